@@ -1,0 +1,159 @@
+"""The seeded deal and the seed commitment (RULES.md sections 3 and 8).
+
+The algorithm, stable across releases (``docs/deal.md`` restates it with test vectors):
+
+1. **Stream.** Block ``i`` (i = 0, 1, 2, ...) is ``SHA-256("dizhu/deal/v1" || seed || u32be(i))``;
+   each block gives eight 32-bit big-endian words, read in order.
+2. **Uniform draw** ``below(n)``: take the next word ``w``; if ``w >= 2**32 - (2**32 mod n)``
+   discard it and take another; return ``w mod n``.
+3. **Shuffle.** Start from the canonical card ids ``0 .. 54*decks - 1`` in order and run
+   Fisher-Yates from the top: for ``i`` from ``len - 1`` down to ``1``, swap positions ``i`` and
+   ``below(i + 1)``.
+4. **Face-up card.** ``f = below(players * hand_size)``: the card at position ``f`` of the
+   shuffled deck (always a dealt card, never the kitty: Decision of section 3).
+5. **Draw.** Position ``p < players * hand_size`` goes to seat ``(dealer + 1 + p) mod players``;
+   the remaining positions are the kitty, in order. The face-up card's seat bids first.
+
+The commitment published before the auction is ``SHA-256(seed)``; the seed is revealed
+when the round is over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+from collections.abc import Iterator, Sequence
+
+from dizhu.rules.cards import Card, cards_by_id
+from dizhu.rules.variants import Variant
+
+__all__ = ["SEED_SIZE", "Deal", "commitment", "deal", "derive_seed", "new_seed", "shuffled_ids"]
+
+SEED_SIZE = 32
+_STREAM_LABEL = b"dizhu/deal/v1"
+_DERIVE_LABEL = b"dizhu/derive/v1"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Deal:
+    """The outcome of a deal: every hand, the kitty, the face-up card and who drew it."""
+
+    variant: Variant
+    dealer: int
+    #: The hands, indexed by seat, each sorted by rank.
+    hands: tuple[tuple[Card, ...], ...]
+    kitty: tuple[Card, ...]
+    face_up: Card
+    #: The seat that drew the face-up card: it bids first.
+    face_up_seat: int
+    #: The round seed, or None for a deal arranged by hand (tests, teaching).
+    seed: bytes | None = None
+
+    @property
+    def commitment(self) -> bytes | None:
+        """SHA-256 of the seed, published before the auction (None for arranged deals)."""
+        return None if self.seed is None else commitment(self.seed)
+
+    @classmethod
+    def arranged(
+        cls,
+        variant: Variant,
+        hands: Sequence[Sequence[Card]],
+        kitty: Sequence[Card],
+        *,
+        dealer: int = 0,
+        face_up_seat: int | None = None,
+    ) -> Deal:
+        """A deal of given hands, not drawn from a seed (for tests and examples).
+
+        The face-up card is the first card of ``face_up_seat`` (default: the seat after
+        the dealer). Raises ``ValueError`` unless the cards are exactly one variant's deck.
+        """
+        seat = (dealer + 1) % variant.players if face_up_seat is None else face_up_seat
+        sorted_hands = tuple(tuple(sorted(hand)) for hand in hands)
+        every_card = [card for hand in sorted_hands for card in hand] + list(kitty)
+        if len(sorted_hands) != variant.players or any(len(h) != variant.hand_size for h in sorted_hands):
+            raise ValueError(f"{variant.name} deals {variant.players} hands of {variant.hand_size} cards")
+        if len(kitty) != variant.kitty_size or sorted(every_card) != sorted(cards_by_id(range(variant.deck_size))):
+            raise ValueError(f"hands and kitty must be exactly the {variant.name} deck")
+        return cls(variant, dealer, sorted_hands, tuple(kitty), sorted_hands[seat][0], seat)
+
+
+def commitment(seed: bytes) -> bytes:
+    """The published commitment to a seed: its SHA-256 digest."""
+    return hashlib.sha256(seed).digest()
+
+
+def new_seed() -> bytes:
+    """A fresh random round seed from the operating system's CSPRNG."""
+    return secrets.token_bytes(SEED_SIZE)
+
+
+def derive_seed(seed: bytes, label: str, index: int) -> bytes:
+    """A seed derived from another, e.g. for the n-th redeal of a round with a given seed.
+
+    ``SHA-256("dizhu/derive/v1" || u8(len(label)) || label || seed || u32be(index))``.
+    """
+    encoded = label.encode()
+    return hashlib.sha256(
+        _DERIVE_LABEL + bytes([len(encoded)]) + encoded + seed + index.to_bytes(4, "big")
+    ).digest()
+
+
+class _Stream:
+    """The deterministic stream of uniform draws of step 1 and 2."""
+
+    def __init__(self, seed: bytes) -> None:
+        self._words = self._generate(seed)
+
+    @staticmethod
+    def _generate(seed: bytes) -> Iterator[int]:
+        counter = 0
+        while True:
+            block = hashlib.sha256(_STREAM_LABEL + seed + counter.to_bytes(4, "big")).digest()
+            for offset in range(0, 32, 4):
+                yield int.from_bytes(block[offset : offset + 4], "big")
+            counter += 1
+
+    def below(self, n: int) -> int:
+        limit = 2**32 - (2**32 % n)
+        while True:
+            word = next(self._words)
+            if word < limit:
+                return word % n
+
+
+def shuffled_ids(seed: bytes, deck_size: int) -> tuple[list[int], _Stream]:
+    """Step 3: the shuffled card ids, and the stream positioned after the shuffle."""
+    stream = _Stream(seed)
+    order = list(range(deck_size))
+    for i in range(deck_size - 1, 0, -1):
+        j = stream.below(i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order, stream
+
+
+def deal(seed: bytes, variant: Variant, dealer: int) -> Deal:
+    """Deal a round of ``variant`` from a 32-byte ``seed``, ``dealer`` dealing."""
+    if len(seed) != SEED_SIZE:
+        raise ValueError(f"a round seed is {SEED_SIZE} bytes, not {len(seed)}")
+    if not 0 <= dealer < variant.players:
+        raise ValueError(f"{variant.name} has no seat {dealer}")
+    order, stream = shuffled_ids(seed, variant.deck_size)
+    players = variant.players
+    dealt = players * variant.hand_size
+    face_up_position = stream.below(dealt)
+    cards = cards_by_id(order)
+    hands: list[list[Card]] = [[] for _ in range(players)]
+    for position in range(dealt):
+        hands[(dealer + 1 + position) % players].append(cards[position])
+    return Deal(
+        variant=variant,
+        dealer=dealer,
+        hands=tuple(tuple(sorted(hand)) for hand in hands),
+        kitty=cards[dealt:],
+        face_up=cards[face_up_position],
+        face_up_seat=(dealer + 1 + face_up_position) % players,
+        seed=seed,
+    )

@@ -1,0 +1,268 @@
+"""One round as an immutable state machine (RULES.md sections 2, 4 and 5).
+
+``start_round(deal)`` gives the state before the first bid; ``apply(state, action)`` checks
+the action against the rules and returns a ``Transition``: the next state and the events
+the action produced. A refused action raises ``IllegalAction`` and changes nothing.
+
+Decisions honoured here:
+
+* the seat that drew the face-up card bids first (section 3);
+* a player who passed may bid again when the turn returns; the auction ends at a bid of 3
+  or when, after a bid, every other player passed in a row (section 4);
+* all players passing before any bid throws the cards in (the redeal and its cap are the
+  table's business, see ``match``);
+* the landlord takes the kitty, which becomes public, and leads the first trick;
+* a trick closes after ``variant.passes_to_close`` passes in a row (counted, never read
+  back from history), and the last player to play leads the next (section 5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+from dizhu.rules.actions import (
+    MAX_BID,
+    Action,
+    Bid,
+    BidMade,
+    CardsPlayed,
+    Event,
+    IllegalAction,
+    LandlordChosen,
+    Play,
+    Refusal,
+    RoundFinished,
+    ThrownIn,
+    TrickClosed,
+)
+from dizhu.rules.cards import Card, format_cards
+from dizhu.rules.combinations import Combination, beats, explain, try_classify
+from dizhu.rules.deal import Deal
+from dizhu.rules.moves import legal_moves
+from dizhu.rules.variants import CombinationKind, HouseRules, Variant
+
+__all__ = ["Phase", "RoundState", "Transition", "apply", "legal_bids", "legal_plays", "start_round"]
+
+
+class Phase(enum.Enum):
+    """Where a round stands."""
+
+    #: Seats bid in turn for the landlord's role.
+    AUCTION = "auction"
+    #: The landlord has the kitty; tricks are being played.
+    PLAY = "play"
+    #: A seat played its last card; the round can be settled.
+    FINISHED = "finished"
+    #: Everybody passed in the auction; the round settles nothing.
+    THROWN_IN = "thrown_in"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RoundState:
+    """Everything about a round at one moment. Never mutated: ``apply`` returns a new one."""
+
+    variant: Variant
+    deal: Deal
+    house_rules: HouseRules
+    phase: Phase
+    #: The seat to act (in FINISHED: the seat that went out; in THROWN_IN: the last to pass).
+    turn: int
+    #: Each seat's cards now, sorted by rank.
+    hands: tuple[tuple[Card, ...], ...]
+    #: The highest bid so far (0 before any bid); once chosen, the landlord's bid.
+    bid: int = 0
+    #: Who made the highest bid.
+    bidder: int | None = None
+    #: Consecutive passes since the last bid (auction) or the last play (trick).
+    passes: int = 0
+    landlord: int | None = None
+    #: The last play of the current trick; None when the seat to act leads.
+    last_play: Combination | None = None
+    last_player: int | None = None
+    #: How many plays doubled the stake (section 9).
+    doublings: int = 0
+    #: How many times each seat played cards (not passes): the spring house rule needs it.
+    plays_made: tuple[int, ...] = ()
+    #: Every accepted action, in order.
+    history: tuple[Action, ...] = ()
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.FINISHED or self.phase is Phase.THROWN_IN
+
+    @property
+    def stake(self) -> int:
+        """The current stake: the bid doubled once per doubling play (spring not included)."""
+        return self.bid << self.doublings
+
+    @property
+    def winner(self) -> int | None:
+        """The seat that went out first, once the round is finished."""
+        return self.turn if self.phase is Phase.FINISHED else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Transition:
+    """The result of an accepted action."""
+
+    state: RoundState
+    events: tuple[Event, ...]
+
+
+def start_round(deal: Deal, house_rules: HouseRules | None = None) -> RoundState:
+    """The state before the first bid; the seat that drew the face-up card bids first."""
+    return RoundState(
+        variant=deal.variant,
+        deal=deal,
+        house_rules=house_rules or HouseRules(),
+        phase=Phase.AUCTION,
+        turn=deal.face_up_seat,
+        hands=deal.hands,
+        plays_made=(0,) * deal.variant.players,
+    )
+
+
+def apply(state: RoundState, action: Action) -> Transition:
+    """Apply ``action`` to ``state``; raises ``IllegalAction`` if the rules refuse it."""
+    seat = action.seat
+    if not 0 <= seat < state.variant.players:
+        raise IllegalAction(Refusal.INVALID_SEAT, f"{state.variant.name} has no seat {seat}")
+    if isinstance(action, Bid):
+        _expect_phase(state, Phase.AUCTION, "bid")
+        _expect_turn(state, seat)
+        return _apply_bid(state, action)
+    _expect_phase(state, Phase.PLAY, "play cards")
+    _expect_turn(state, seat)
+    return _apply_play(state, action)
+
+
+def _expect_phase(state: RoundState, phase: Phase, doing: str) -> None:
+    if state.phase is not phase:
+        raise IllegalAction(Refusal.WRONG_PHASE, f"cannot {doing} in the {state.phase.value} phase")
+
+
+def _expect_turn(state: RoundState, seat: int) -> None:
+    if seat != state.turn:
+        raise IllegalAction(Refusal.NOT_YOUR_TURN, f"it is seat {state.turn}'s turn, not seat {seat}'s")
+
+
+def _next_seat(state: RoundState, seat: int) -> int:
+    return (seat + 1) % state.variant.players
+
+
+def _apply_bid(state: RoundState, bid: Bid) -> Transition:
+    amount = bid.amount
+    if not 0 <= amount <= MAX_BID:
+        raise IllegalAction(Refusal.INVALID_BID, f"a bid is 1, 2 or 3, or 0 to pass; not {amount}")
+    if amount and amount <= state.bid:
+        raise IllegalAction(Refusal.BID_TOO_LOW, f"a bid must be higher than {state.bid}")
+    history = (*state.history, bid)
+    made = BidMade(bid.seat, amount)
+    players = state.variant.players
+    if amount:
+        state = dataclasses.replace(state, bid=amount, bidder=bid.seat, passes=0, history=history)
+        if amount == MAX_BID:
+            return _choose_landlord(state, made)
+        return Transition(dataclasses.replace(state, turn=_next_seat(state, bid.seat)), (made,))
+    passes = state.passes + 1
+    if state.bidder is None and passes == players:
+        thrown = dataclasses.replace(state, phase=Phase.THROWN_IN, passes=passes, history=history)
+        return Transition(thrown, (made, ThrownIn()))
+    state = dataclasses.replace(state, passes=passes, history=history)
+    if state.bidder is not None and passes == state.variant.passes_to_close:
+        return _choose_landlord(state, made)
+    return Transition(dataclasses.replace(state, turn=_next_seat(state, bid.seat)), (made,))
+
+
+def _choose_landlord(state: RoundState, made: BidMade) -> Transition:
+    landlord = state.bidder
+    assert landlord is not None
+    kitty = state.deal.kitty
+    hands = list(state.hands)
+    hands[landlord] = tuple(sorted(hands[landlord] + kitty))
+    chosen = dataclasses.replace(
+        state, phase=Phase.PLAY, turn=landlord, landlord=landlord, passes=0, hands=tuple(hands)
+    )
+    return Transition(chosen, (made, LandlordChosen(landlord, state.bid, kitty)))
+
+
+def _apply_play(state: RoundState, play: Play) -> Transition:
+    seat = play.seat
+    history = (*state.history, play)
+    if play.is_pass:
+        if state.last_play is None:
+            raise IllegalAction(Refusal.MUST_LEAD, "the leader of a trick cannot pass")
+        passed = CardsPlayed(seat, (), None)
+        passes = state.passes + 1
+        if passes == state.variant.passes_to_close:
+            leader = state.last_player
+            assert leader is not None
+            closed = dataclasses.replace(
+                state, turn=leader, passes=0, last_play=None, last_player=None, history=history
+            )
+            return Transition(closed, (passed, TrickClosed(leader)))
+        return Transition(
+            dataclasses.replace(state, turn=_next_seat(state, seat), passes=passes, history=history), (passed,)
+        )
+
+    remaining = _remove_from_hand(state.hands[seat], play.cards)
+    variant = state.variant
+    combination = try_classify(play.cards, variant)
+    if combination is None:
+        raise IllegalAction(
+            Refusal.ILLEGAL_COMBINATION,
+            f"[{format_cards(play.cards)}] is no combination: {explain(play.cards, variant)}",
+        )
+    if state.last_play is not None and not beats(combination, state.last_play):
+        raise IllegalAction(Refusal.DOES_NOT_BEAT, f"{combination} does not beat {state.last_play}")
+
+    doubled = combination.kind is CombinationKind.ROCKET or (
+        combination.kind is CombinationKind.BOMB and combination.size >= variant.min_doubling_bomb_size
+    )
+    hands = list(state.hands)
+    hands[seat] = remaining
+    plays_made = list(state.plays_made)
+    plays_made[seat] += 1
+    played = CardsPlayed(seat, play.cards, combination, doubled)
+    out = not remaining
+    after = dataclasses.replace(
+        state,
+        phase=Phase.FINISHED if out else Phase.PLAY,
+        turn=seat if out else _next_seat(state, seat),
+        hands=tuple(hands),
+        passes=0,
+        last_play=combination,
+        last_player=seat,
+        doublings=state.doublings + doubled,
+        plays_made=tuple(plays_made),
+        history=history,
+    )
+    if out:
+        return Transition(after, (played, RoundFinished(seat, seat == state.landlord)))
+    return Transition(after, (played,))
+
+
+def _remove_from_hand(hand: tuple[Card, ...], cards: tuple[Card, ...]) -> tuple[Card, ...]:
+    played = set(cards)
+    if len(played) != len(cards):
+        raise IllegalAction(Refusal.CARDS_NOT_IN_HAND, f"[{format_cards(cards)}] lists a card twice")
+    remaining = tuple(card for card in hand if card not in played)
+    if len(remaining) + len(played) != len(hand):
+        missing = played.difference(hand)
+        raise IllegalAction(Refusal.CARDS_NOT_IN_HAND, f"the hand holds no [{format_cards(list(missing))}]")
+    return remaining
+
+
+def legal_bids(state: RoundState) -> list[int]:
+    """The amounts the seat to act may bid (0 = pass); empty outside the auction."""
+    if state.phase is not Phase.AUCTION:
+        return []
+    return [0, *range(state.bid + 1, MAX_BID + 1)]
+
+
+def legal_plays(state: RoundState) -> list[Combination]:
+    """The plays the seat to act may make (passing is allowed iff ``state.last_play``)."""
+    if state.phase is not Phase.PLAY:
+        return []
+    return legal_moves(state.hands[state.turn], state.last_play, state.variant)

@@ -1,0 +1,129 @@
+"""A round state to and from plain data and bytes, losslessly (the referee keeps it in Redis).
+
+Cards are stored as canonical ids (see ``Card.id``), combinations as
+``[kind, main_rank, size, [ranks]]``, actions as ``["b", seat, amount]`` or
+``["p", seat, [card ids]]``. ``to_bytes`` is compact JSON; the ``"v"`` field versions the format.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dizhu.rules.actions import Action, Bid, Play
+from dizhu.rules.cards import RANKS, Card, cards_by_id
+from dizhu.rules.combinations import Combination
+from dizhu.rules.deal import Deal
+from dizhu.rules.round import Phase, RoundState
+from dizhu.rules.variants import VARIANTS, CombinationKind, HouseRules
+
+__all__ = ["FORMAT_VERSION", "from_bytes", "from_plain", "to_bytes", "to_plain"]
+
+FORMAT_VERSION = 1
+Plain = dict[str, Any]
+
+
+def _ids(cards: tuple[Card, ...]) -> list[int]:
+    return [card.id for card in cards]
+
+
+def _combination_to_plain(combination: Combination | None) -> list[Any] | None:
+    if combination is None:
+        return None
+    return [int(combination.kind), int(combination.main_rank), combination.size, [int(r) for r in combination.ranks]]
+
+
+def _combination_from_plain(data: list[Any] | None) -> Combination | None:
+    if data is None:
+        return None
+    kind, main, size, ranks = data
+    return Combination(CombinationKind(kind), RANKS[main], size, tuple(RANKS[r] for r in ranks))
+
+
+def _action_to_plain(action: Action) -> list[Any]:
+    if isinstance(action, Bid):
+        return ["b", action.seat, action.amount]
+    return ["p", action.seat, _ids(action.cards)]
+
+
+def _action_from_plain(data: list[Any]) -> Action:
+    tag, seat, value = data
+    if tag == "b":
+        return Bid(seat, value)
+    if tag == "p":
+        return Play(seat, cards_by_id(value))
+    raise ValueError(f"unknown action tag {tag!r}")
+
+
+def to_plain(state: RoundState) -> Plain:
+    """``state`` as JSON-compatible plain data."""
+    deal = state.deal
+    return {
+        "v": FORMAT_VERSION,
+        "variant": state.variant.name,
+        "house_rules": {"spring": state.house_rules.spring},
+        "deal": {
+            "seed": None if deal.seed is None else deal.seed.hex(),
+            "dealer": deal.dealer,
+            "hands": [_ids(hand) for hand in deal.hands],
+            "kitty": _ids(deal.kitty),
+            "face_up": deal.face_up.id,
+            "face_up_seat": deal.face_up_seat,
+        },
+        "phase": state.phase.value,
+        "turn": state.turn,
+        "hands": [_ids(hand) for hand in state.hands],
+        "bid": state.bid,
+        "bidder": state.bidder,
+        "passes": state.passes,
+        "landlord": state.landlord,
+        "last_play": _combination_to_plain(state.last_play),
+        "last_player": state.last_player,
+        "doublings": state.doublings,
+        "plays_made": list(state.plays_made),
+        "history": [_action_to_plain(action) for action in state.history],
+    }
+
+
+def from_plain(data: Plain) -> RoundState:
+    """The state ``to_plain`` produced; raises ``ValueError`` (or ``KeyError``) on foreign data."""
+    if data.get("v") != FORMAT_VERSION:
+        raise ValueError(f"unsupported round state format {data.get('v')!r}")
+    variant = VARIANTS[data["variant"]]
+    plain_deal = data["deal"]
+    deal = Deal(
+        variant=variant,
+        dealer=plain_deal["dealer"],
+        hands=tuple(cards_by_id(hand) for hand in plain_deal["hands"]),
+        kitty=cards_by_id(plain_deal["kitty"]),
+        face_up=cards_by_id([plain_deal["face_up"]])[0],
+        face_up_seat=plain_deal["face_up_seat"],
+        seed=None if plain_deal["seed"] is None else bytes.fromhex(plain_deal["seed"]),
+    )
+    return RoundState(
+        variant=variant,
+        deal=deal,
+        house_rules=HouseRules(**data["house_rules"]),
+        phase=Phase(data["phase"]),
+        turn=data["turn"],
+        hands=tuple(cards_by_id(hand) for hand in data["hands"]),
+        bid=data["bid"],
+        bidder=data["bidder"],
+        passes=data["passes"],
+        landlord=data["landlord"],
+        last_play=_combination_from_plain(data["last_play"]),
+        last_player=data["last_player"],
+        doublings=data["doublings"],
+        plays_made=tuple(data["plays_made"]),
+        history=tuple(_action_from_plain(action) for action in data["history"]),
+    )
+
+
+def to_bytes(state: RoundState) -> bytes:
+    """``state`` as compact JSON bytes."""
+    return json.dumps(to_plain(state), separators=(",", ":")).encode()
+
+
+def from_bytes(data: bytes) -> RoundState:
+    """The state ``to_bytes`` produced."""
+    return from_plain(json.loads(data))

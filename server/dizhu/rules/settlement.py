@@ -1,0 +1,60 @@
+"""Settling a round (RULES.md sections 9 and 10).
+
+The stake is the winning bid, doubled once per doubling play (3p: every bomb and rocket;
+4p: the rocket and bombs of six or more cards), and once more for a spring when that house
+rule is on. The losing side pays: each farmer pays the landlord the stake, or the landlord
+pays each farmer the stake. A thrown-in or void round settles nothing. Every settlement
+sums to zero.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from dizhu.rules.round import Phase, RoundState
+
+__all__ = ["Settlement", "settle"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settlement:
+    """What a finished round pays."""
+
+    #: Units each farmer pays or receives (0 when nothing is settled).
+    stake: int
+    #: Balance changes indexed by seat; they sum to zero.
+    deltas: tuple[int, ...]
+    landlord: int | None = None
+    landlord_won: bool | None = None
+    #: How many plays doubled the stake.
+    doublings: int = 0
+    #: Whether the spring house rule doubled the stake once more.
+    spring: bool = False
+
+    @classmethod
+    def nothing(cls, players: int) -> Settlement:
+        """The settlement of a thrown-in or void round."""
+        return cls(stake=0, deltas=(0,) * players)
+
+
+def _is_spring(state: RoundState, landlord: int, landlord_won: bool) -> bool:
+    if landlord_won:
+        return all(made == 0 for seat, made in enumerate(state.plays_made) if seat != landlord)
+    return state.plays_made[landlord] == 1
+
+
+def settle(state: RoundState) -> Settlement:
+    """The settlement of a round that is over; raises ``ValueError`` while it is still on."""
+    players = state.variant.players
+    if state.phase is Phase.THROWN_IN:
+        return Settlement.nothing(players)
+    if state.phase is not Phase.FINISHED:
+        raise ValueError(f"a round in the {state.phase.value} phase cannot be settled yet")
+    landlord = state.landlord
+    assert landlord is not None
+    landlord_won = state.turn == landlord
+    spring = state.house_rules.spring and _is_spring(state, landlord, landlord_won)
+    stake = state.stake << spring
+    farmer_delta = -stake if landlord_won else stake
+    deltas = tuple(-farmer_delta * (players - 1) if seat == landlord else farmer_delta for seat in range(players))
+    return Settlement(stake, deltas, landlord, landlord_won, state.doublings, spring)
