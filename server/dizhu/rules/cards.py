@@ -73,7 +73,7 @@ class Rank(enum.IntEnum):
 #: Every rank, indexable by value: ``RANKS[i] is Rank(i)``, without the enum call's cost.
 RANKS: tuple[Rank, ...] = tuple(Rank)
 _RANK_SYMBOLS = ("3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "A", "2", "BJ", "RJ")
-_SYMBOL_TO_RANK = {symbol: rank for symbol, rank in zip(_RANK_SYMBOLS, RANKS, strict=True)}
+_SYMBOL_TO_RANK = dict(zip(_RANK_SYMBOLS, RANKS, strict=True))
 _SYMBOL_TO_RANK["10"] = Rank.TEN
 
 

@@ -82,26 +82,26 @@ def _read(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:
     for rank in ranks:
         counts[rank] = counts.get(rank, 0) + 1
     decks = variant.decks
-    for rank, count in counts.items():
-        limit = decks if rank >= _BLACK_JOKER else 4 * decks
+    for counted, count in counts.items():
+        limit = decks if counted >= _BLACK_JOKER else 4 * decks
         if count > limit:
-            return f"the {variant.name} deck holds only {limit} {RANKS[rank].symbol}"
+            return f"the {variant.name} deck holds only {limit} {RANKS[counted].symbol}"
     kinds = variant.kinds
     if len(counts) == 1:
-        rank = ranks[0]
+        only = ranks[0]
         if n == 1:
-            return Combination(Kind.SINGLE, rank, 1, ranks)
+            return Combination(Kind.SINGLE, only, 1, ranks)
         if n == 2:
-            return Combination(Kind.PAIR, rank, 2, ranks)
+            return Combination(Kind.PAIR, only, 2, ranks)
         if n == 3:
-            return Combination(Kind.TRIO, rank, 3, ranks)
-        return Combination(Kind.BOMB, rank, n, ranks)
+            return Combination(Kind.TRIO, only, 3, ranks)
+        return Combination(Kind.BOMB, only, n, ranks)
     if counts.get(_BLACK_JOKER) == decks and counts.get(_RED_JOKER) == decks and n == 2 * decks:
         return Combination(Kind.ROCKET, _RED_JOKER, n, ranks)
 
     by_count: dict[int, list[int]] = {}
-    for rank in sorted(counts):
-        by_count.setdefault(counts[rank], []).append(rank)
+    for counted in sorted(counts):
+        by_count.setdefault(counts[counted], []).append(counted)
     if len(by_count) == 1:
         width, run = next(iter(by_count.items()))
         return _read_sequence(width, run, ranks, n)

@@ -96,9 +96,7 @@ def derive_seed(seed: bytes, label: str, index: int) -> bytes:
     ``SHA-256("dizhu/derive/v1" || u8(len(label)) || label || seed || u32be(index))``.
     """
     encoded = label.encode()
-    return hashlib.sha256(
-        _DERIVE_LABEL + bytes([len(encoded)]) + encoded + seed + index.to_bytes(4, "big")
-    ).digest()
+    return hashlib.sha256(_DERIVE_LABEL + bytes([len(encoded)]) + encoded + seed + index.to_bytes(4, "big")).digest()
 
 
 class _Stream:

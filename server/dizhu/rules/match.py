@@ -52,7 +52,9 @@ class RoundOutcome:
     void: bool
 
 
-def new_match(variant: Variant, first_dealer: int, *, redeal_cap: int | None = None, round_limit: int = 0) -> MatchState:
+def new_match(
+    variant: Variant, first_dealer: int, *, redeal_cap: int | None = None, round_limit: int = 0
+) -> MatchState:
     """A table's totals before its first round."""
     if not 0 <= first_dealer < variant.players:
         raise ValueError(f"{variant.name} has no seat {first_dealer}")

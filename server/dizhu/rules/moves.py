@@ -11,7 +11,8 @@ play costs little and leading with the 4p landlord's 33 cards stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import combinations
 
 from dizhu.rules.cards import RANKS, Card, Rank
@@ -47,63 +48,37 @@ def legal_moves(
 ) -> list[Combination]:
     """Every play ``hand`` can make on ``to_beat`` (None when leading the trick)."""
     counts = _hand_counts(hand)
-    if to_beat is None:
-        return list(_leads(counts, variant))
     moves: list[Combination] = []
+    if to_beat is None:
+        for generate in _lead_generators(variant):
+            generate(moves, counts, None, -1)
+        _bombs(moves, counts, variant, None)
+        _rocket(moves, counts, variant)
+        return moves
     kind = to_beat.kind
     if kind is Kind.ROCKET:
         return moves
     if kind is not Kind.BOMB:
-        moves.extend(_of_kind(kind, counts, variant, to_beat.size, to_beat.main_rank))
-    moves.extend(_bombs(counts, variant, to_beat if kind is Kind.BOMB else None))
-    moves.extend(_rocket(counts, variant))
+        _GENERATORS[kind](moves, counts, to_beat.size, to_beat.main_rank)
+    _bombs(moves, counts, variant, to_beat if kind is Kind.BOMB else None)
+    _rocket(moves, counts, variant)
     return moves
 
 
-def _leads(counts: list[int], variant: Variant) -> Iterator[Combination]:
-    kinds = variant.kinds
-    for kind in CombinationKind:
-        if kind in kinds and kind is not Kind.BOMB and kind is not Kind.ROCKET:
-            yield from _of_kind(kind, counts, variant, None, -1)
-    yield from _bombs(counts, variant, None)
-    yield from _rocket(counts, variant)
+Moves = list[Combination]
+#: Appends the plays of one kind to ``moves``: ``(moves, counts, size or None, above rank)``.
+Generator = Callable[[Moves, list[int], int | None, int], None]
 
 
-def _of_kind(
-    kind: CombinationKind, counts: list[int], variant: Variant, size: int | None, above: int
-) -> Iterator[Combination]:
-    """Plays of one non-bomb ``kind`` with main rank above ``above`` (and ``size`` cards if given)."""
-    if kind is Kind.SINGLE:
-        return _sets(kind, counts, 1, above)
-    if kind is Kind.PAIR:
-        return _sets(kind, counts, 2, above)
-    if kind is Kind.TRIO:
-        return _sets(kind, counts, 3, above)
-    if kind is Kind.TRIO_WITH_SINGLE:
-        return _trio_with(kind, counts, 1, above)
-    if kind is Kind.TRIO_WITH_PAIR:
-        return _trio_with(kind, counts, 2, above)
-    if kind is Kind.STRAIGHT:
-        return _chains(kind, counts, 1, 5, size, above)
-    if kind is Kind.PAIR_SEQUENCE:
-        return _chains(kind, counts, 2, 3, size, above)
-    if kind is Kind.TRIO_SEQUENCE:
-        return _chains(kind, counts, 3, 2, size, above)
-    if kind is Kind.AIRPLANE_WITH_SINGLES:
-        return _airplanes(kind, counts, 1, size, above)
-    if kind is Kind.AIRPLANE_WITH_PAIRS:
-        return _airplanes(kind, counts, 2, size, above)
-    if kind is Kind.QUAD_WITH_TWO_SINGLES:
-        return _quads(kind, counts, 1, above)
-    if kind is Kind.QUAD_WITH_TWO_PAIRS:
-        return _quads(kind, counts, 2, above)
-    raise ValueError(f"{kind.label} is not generated here")
+def _sets(kind: CombinationKind, width: int) -> Generator:
+    """Generator of plays made of ``width`` cards of one rank."""
 
+    def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
+        for rank in range(above + 1, _RANK_COUNT):
+            if counts[rank] >= width:
+                moves.append(Combination(kind, RANKS[rank], width, _REPEAT[rank][width]))
 
-def _sets(kind: CombinationKind, counts: list[int], width: int, above: int) -> Iterator[Combination]:
-    for rank in range(above + 1, _RANK_COUNT):
-        if counts[rank] >= width:
-            yield Combination(kind, RANKS[rank], width, _REPEAT[rank][width])
+    return generate
 
 
 def _kicker_ranks(counts: list[int], width: int, excluded: range) -> list[int]:
@@ -118,15 +93,23 @@ def _joined(parts: Iterable[tuple[int, int]]) -> tuple[Rank, ...]:
     return ranks
 
 
-def _trio_with(kind: CombinationKind, counts: list[int], width: int, above: int) -> Iterator[Combination]:
+def _trio_with(kind: CombinationKind, width: int) -> Generator:
+    """Generator of a trio plus one kicker of ``width`` cards."""
     size = 3 + width
-    for trio in range(above + 1, _TWO + 1):
-        if counts[trio] < 3:
-            continue
-        main = RANKS[trio]
-        for kicker in _kicker_ranks(counts, width, range(trio, trio + 1)):
-            parts = ((kicker, width), (trio, 3)) if kicker < trio else ((trio, 3), (kicker, width))
-            yield Combination(kind, main, size, _joined(parts))
+
+    def generate(moves: Moves, counts: list[int], _size: int | None, above: int) -> None:
+        for trio in range(above + 1, _TWO + 1):
+            if counts[trio] < 3:
+                continue
+            main = RANKS[trio]
+            trio_ranks = _REPEAT[trio][3]
+            for kicker in range(_RANK_COUNT):
+                if counts[kicker] >= width and kicker != trio:
+                    wing = _REPEAT[kicker][width]
+                    ranks = wing + trio_ranks if kicker < trio else trio_ranks + wing
+                    moves.append(Combination(kind, main, size, ranks))
+
+    return generate
 
 
 def _runs(counts: list[int], width: int, min_links: int, links: int | None, above: int) -> Iterator[range]:
@@ -140,55 +123,91 @@ def _runs(counts: list[int], width: int, min_links: int, links: int | None, abov
             high += 1
 
 
-def _chains(
-    kind: CombinationKind, counts: list[int], width: int, min_links: int, size: int | None, above: int
-) -> Iterator[Combination]:
-    links = None if size is None else size // width
-    for run in _runs(counts, width, min_links, links, above):
-        yield Combination(kind, RANKS[run[-1]], width * len(run), _joined((rank, width) for rank in run))
+def _chains(kind: CombinationKind, width: int, min_links: int) -> Generator:
+    """Generator of sequences of ``width`` cards per rank, ``min_links`` ranks or more."""
+
+    def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
+        links = None if size is None else size // width
+        for run in _runs(counts, width, min_links, links, above):
+            moves.append(Combination(kind, RANKS[run[-1]], width * len(run), _joined((rank, width) for rank in run)))
+
+    return generate
 
 
-def _airplanes(
-    kind: CombinationKind, counts: list[int], width: int, size: int | None, above: int
-) -> Iterator[Combination]:
-    links = None if size is None else size // (3 + width)
-    for run in _runs(counts, 3, 2, links, above):
-        main = RANKS[run[-1]]
-        n = len(run)
-        for wings in combinations(_kicker_ranks(counts, width, run), n):
-            if _BLACK_JOKER in wings and _RED_JOKER in wings:
-                continue  # both jokers (3p) or both joker pairs (4p) would be the rocket
-            parts = sorted([(rank, 3) for rank in run] + [(rank, width) for rank in wings])
-            yield Combination(kind, main, (3 + width) * n, _joined(parts))
+def _airplanes(kind: CombinationKind, width: int) -> Generator:
+    """Generator of k consecutive trios with k wings of ``width`` cards, of k other ranks."""
+
+    def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
+        links = None if size is None else size // (3 + width)
+        for run in _runs(counts, 3, 2, links, above):
+            main = RANKS[run[-1]]
+            n = len(run)
+            for wings in combinations(_kicker_ranks(counts, width, run), n):
+                if wings[-1] == _RED_JOKER and _BLACK_JOKER in wings:
+                    continue  # both jokers (3p) or both joker pairs (4p) would be the rocket
+                parts = sorted([(rank, 3) for rank in run] + [(rank, width) for rank in wings])
+                moves.append(Combination(kind, main, (3 + width) * n, _joined(parts)))
+
+    return generate
 
 
-def _quads(kind: CombinationKind, counts: list[int], width: int, above: int) -> Iterator[Combination]:
+def _quads(kind: CombinationKind, width: int) -> Generator:
+    """Generator of four of a rank with two kickers of ``width`` cards, of two other ranks."""
     size = 4 + 2 * width
-    for quad in range(above + 1, _TWO + 1):
-        if counts[quad] < 4:
-            continue
-        main = RANKS[quad]
-        for kickers in combinations(_kicker_ranks(counts, width, range(quad, quad + 1)), 2):
-            if kickers == (_BLACK_JOKER, _RED_JOKER):
-                continue  # both jokers together are the rocket, never kickers
-            parts = sorted([(quad, 4), (kickers[0], width), (kickers[1], width)])
-            yield Combination(kind, main, size, _joined(parts))
+
+    def generate(moves: Moves, counts: list[int], _size: int | None, above: int) -> None:
+        for quad in range(above + 1, _TWO + 1):
+            if counts[quad] < 4:
+                continue
+            main = RANKS[quad]
+            for kickers in combinations(_kicker_ranks(counts, width, range(quad, quad + 1)), 2):
+                if kickers == (_BLACK_JOKER, _RED_JOKER):
+                    continue  # both jokers together are the rocket, never kickers
+                parts = sorted([(quad, 4), (kickers[0], width), (kickers[1], width)])
+                moves.append(Combination(kind, main, size, _joined(parts)))
+
+    return generate
 
 
-def _bombs(counts: list[int], variant: Variant, to_beat: Combination | None) -> Iterator[Combination]:
+#: How to generate each non-bomb kind, in the order of section 6's table.
+_GENERATORS: dict[CombinationKind, Generator] = {
+    Kind.SINGLE: _sets(Kind.SINGLE, 1),
+    Kind.PAIR: _sets(Kind.PAIR, 2),
+    Kind.TRIO: _sets(Kind.TRIO, 3),
+    Kind.TRIO_WITH_SINGLE: _trio_with(Kind.TRIO_WITH_SINGLE, 1),
+    Kind.TRIO_WITH_PAIR: _trio_with(Kind.TRIO_WITH_PAIR, 2),
+    Kind.STRAIGHT: _chains(Kind.STRAIGHT, 1, 5),
+    Kind.PAIR_SEQUENCE: _chains(Kind.PAIR_SEQUENCE, 2, 3),
+    Kind.TRIO_SEQUENCE: _chains(Kind.TRIO_SEQUENCE, 3, 2),
+    Kind.AIRPLANE_WITH_SINGLES: _airplanes(Kind.AIRPLANE_WITH_SINGLES, 1),
+    Kind.AIRPLANE_WITH_PAIRS: _airplanes(Kind.AIRPLANE_WITH_PAIRS, 2),
+    Kind.QUAD_WITH_TWO_SINGLES: _quads(Kind.QUAD_WITH_TWO_SINGLES, 1),
+    Kind.QUAD_WITH_TWO_PAIRS: _quads(Kind.QUAD_WITH_TWO_PAIRS, 2),
+}
+
+
+@functools.cache
+def _lead_generators(variant: Variant) -> list[Generator]:
+    """The generators of the variant's non-bomb kinds, in the order of section 6's table."""
+    return [generate for kind, generate in _GENERATORS.items() if kind in variant.kinds]
+
+
+def _bombs(moves: Moves, counts: list[int], variant: Variant, to_beat: Combination | None) -> None:
     """Bombs stronger than ``to_beat`` (every bomb when None), weakest first."""
     floor = (0, -1) if to_beat is None else (to_beat.size, to_beat.main_rank)
     for size in range(4, variant.max_bomb_size + 1):
         for rank in range(_TWO + 1):
             if counts[rank] >= size and (size, rank) > floor:
-                yield Combination(Kind.BOMB, RANKS[rank], size, _REPEAT[rank][size])
+                moves.append(Combination(Kind.BOMB, RANKS[rank], size, _REPEAT[rank][size]))
 
 
-def _rocket(counts: list[int], variant: Variant) -> Iterator[Combination]:
+def _rocket(moves: Moves, counts: list[int], variant: Variant) -> None:
     decks = variant.decks
     if counts[_BLACK_JOKER] >= decks and counts[_RED_JOKER] >= decks:
-        yield Combination(
-            Kind.ROCKET, Rank.RED_JOKER, 2 * decks, _REPEAT[_BLACK_JOKER][decks] + _REPEAT[_RED_JOKER][decks]
+        moves.append(
+            Combination(
+                Kind.ROCKET, Rank.RED_JOKER, 2 * decks, _REPEAT[_BLACK_JOKER][decks] + _REPEAT[_RED_JOKER][decks]
+            )
         )
 
 

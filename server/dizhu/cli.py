@@ -1,0 +1,78 @@
+"""The ``dizhu`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Sequence
+
+from dizhu.narrate import describe_deal, describe_event, describe_settlement
+from dizhu.rules import (
+    SEED_SIZE,
+    VARIANTS,
+    LandlordChosen,
+    apply,
+    deal,
+    new_seed,
+    settle,
+    start_round,
+)
+from dizhu.rules.random_play import random_action
+
+
+def _seed(text: str) -> bytes:
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a seed is written in hexadecimal") from None
+    if len(seed) != SEED_SIZE:
+        raise argparse.ArgumentTypeError(f"a seed is {SEED_SIZE} bytes ({2 * SEED_SIZE} hex digits)")
+    return seed
+
+
+def _demo_local(args: argparse.Namespace) -> int:
+    """Play one round between random players in this process and narrate it."""
+    variant = VARIANTS[args.variant]
+    seed = args.seed or new_seed()
+    rng = random.Random(seed)
+    dealt = deal(seed, variant, dealer=args.dealer % variant.players)
+    state = start_round(dealt)
+    print("\n".join(describe_deal(dealt)))
+    print("Auction:")
+    landlord: int | None = None
+    while not state.is_over:
+        action = random_action(state, rng)
+        transition = apply(state, action)
+        state = transition.state
+        for event in transition.events:
+            if isinstance(event, LandlordChosen):
+                landlord = event.seat
+            print(describe_event(event, landlord, len(state.hands[action.seat])))
+            if isinstance(event, LandlordChosen):
+                print("Play:")
+    print(describe_settlement(settle(state)))
+    print(f"Seed revealed: {seed.hex()} (check: sha256(seed) == the commitment above).")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dizhu", description="Dou Dizhu referee and rules engine.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="play and narrate a demonstration round")
+    demo.add_argument("--variant", choices=sorted(VARIANTS), default="3p", help="3 or 4 players (default 3p)")
+    demo.add_argument("--seed", type=_seed, help="round seed, 64 hex digits (default: random)")
+    demo.add_argument("--dealer", type=int, default=0, help="dealing seat (default 0)")
+    demo.set_defaults(handler=_demo_local)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = args.handler
+    result: int = handler(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
