@@ -1,0 +1,48 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from typing import ClassVar as _ClassVar
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_REASON_UNSPECIFIED: _ClassVar[ErrorReason]
+    ERROR_REASON_NOT_YOUR_TURN: _ClassVar[ErrorReason]
+    ERROR_REASON_ILLEGAL_COMBINATION: _ClassVar[ErrorReason]
+    ERROR_REASON_DOES_NOT_BEAT: _ClassVar[ErrorReason]
+    ERROR_REASON_CARDS_NOT_IN_HAND: _ClassVar[ErrorReason]
+    ERROR_REASON_MUST_LEAD: _ClassVar[ErrorReason]
+    ERROR_REASON_BID_TOO_LOW: _ClassVar[ErrorReason]
+    ERROR_REASON_WRONG_PHASE: _ClassVar[ErrorReason]
+    ERROR_REASON_STALE_STATE: _ClassVar[ErrorReason]
+    ERROR_REASON_TABLE_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_TABLE_FULL: _ClassVar[ErrorReason]
+    ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
+    ERROR_REASON_PERMISSION_DENIED: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_ARGUMENT: _ClassVar[ErrorReason]
+    ERROR_REASON_TABLE_CLOSED: _ClassVar[ErrorReason]
+    ERROR_REASON_SEAT_TAKEN: _ClassVar[ErrorReason]
+    ERROR_REASON_REQUEST_ID_REUSED: _ClassVar[ErrorReason]
+    ERROR_REASON_SEQUENCE_OUT_OF_RANGE: _ClassVar[ErrorReason]
+    ERROR_REASON_UNAVAILABLE: _ClassVar[ErrorReason]
+    ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
+ERROR_REASON_UNSPECIFIED: ErrorReason
+ERROR_REASON_NOT_YOUR_TURN: ErrorReason
+ERROR_REASON_ILLEGAL_COMBINATION: ErrorReason
+ERROR_REASON_DOES_NOT_BEAT: ErrorReason
+ERROR_REASON_CARDS_NOT_IN_HAND: ErrorReason
+ERROR_REASON_MUST_LEAD: ErrorReason
+ERROR_REASON_BID_TOO_LOW: ErrorReason
+ERROR_REASON_WRONG_PHASE: ErrorReason
+ERROR_REASON_STALE_STATE: ErrorReason
+ERROR_REASON_TABLE_NOT_FOUND: ErrorReason
+ERROR_REASON_TABLE_FULL: ErrorReason
+ERROR_REASON_UNAUTHENTICATED: ErrorReason
+ERROR_REASON_PERMISSION_DENIED: ErrorReason
+ERROR_REASON_INVALID_ARGUMENT: ErrorReason
+ERROR_REASON_TABLE_CLOSED: ErrorReason
+ERROR_REASON_SEAT_TAKEN: ErrorReason
+ERROR_REASON_REQUEST_ID_REUSED: ErrorReason
+ERROR_REASON_SEQUENCE_OUT_OF_RANGE: ErrorReason
+ERROR_REASON_UNAVAILABLE: ErrorReason
+ERROR_REASON_INTERNAL: ErrorReason

@@ -1,0 +1,188 @@
+from dizhu.v1 import cards_pb2 as _cards_pb2
+from dizhu.v1 import events_pb2 as _events_pb2
+from dizhu.v1 import table_pb2 as _table_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SeatToken(_message.Message):
+    __slots__ = ("seat", "player_name", "token")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    player_name: str
+    token: str
+    def __init__(self, seat: _Optional[int] = ..., player_name: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+
+class CreateTableRequest(_message.Message):
+    __slots__ = ("request_id", "settings", "seeds", "player_names")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    SEEDS_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_NAMES_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    settings: _table_pb2.TableSettings
+    seeds: _containers.RepeatedScalarFieldContainer[bytes]
+    player_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, request_id: _Optional[str] = ..., settings: _Optional[_Union[_table_pb2.TableSettings, _Mapping]] = ..., seeds: _Optional[_Iterable[bytes]] = ..., player_names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CreateTableResponse(_message.Message):
+    __slots__ = ("table_id", "creator_token", "seat_tokens", "table")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATOR_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    creator_token: str
+    seat_tokens: _containers.RepeatedCompositeFieldContainer[SeatToken]
+    table: _table_pb2.TableView
+    def __init__(self, table_id: _Optional[str] = ..., creator_token: _Optional[str] = ..., seat_tokens: _Optional[_Iterable[_Union[SeatToken, _Mapping]]] = ..., table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class JoinTableRequest(_message.Message):
+    __slots__ = ("table_id", "request_id", "expected_version", "player_name", "seat")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_NAME_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    request_id: str
+    expected_version: int
+    player_name: str
+    seat: int
+    def __init__(self, table_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_version: _Optional[int] = ..., player_name: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
+
+class JoinTableResponse(_message.Message):
+    __slots__ = ("seat", "seat_token", "table")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    seat_token: str
+    table: _table_pb2.TableView
+    def __init__(self, seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class GetTableRequest(_message.Message):
+    __slots__ = ("table_id",)
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    def __init__(self, table_id: _Optional[str] = ...) -> None: ...
+
+class GetTableResponse(_message.Message):
+    __slots__ = ("table",)
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    table: _table_pb2.TableView
+    def __init__(self, table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class LeaveTableRequest(_message.Message):
+    __slots__ = ("table_id", "request_id", "expected_version")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    request_id: str
+    expected_version: int
+    def __init__(self, table_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_version: _Optional[int] = ...) -> None: ...
+
+class LeaveTableResponse(_message.Message):
+    __slots__ = ("table",)
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    table: _table_pb2.TableView
+    def __init__(self, table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class CloseTableRequest(_message.Message):
+    __slots__ = ("table_id", "request_id", "expected_version")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    request_id: str
+    expected_version: int
+    def __init__(self, table_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_version: _Optional[int] = ...) -> None: ...
+
+class CloseTableResponse(_message.Message):
+    __slots__ = ("standings", "table")
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    standings: _containers.RepeatedCompositeFieldContainer[_table_pb2.Standing]
+    table: _table_pb2.TableView
+    def __init__(self, standings: _Optional[_Iterable[_Union[_table_pb2.Standing, _Mapping]]] = ..., table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class BidRequest(_message.Message):
+    __slots__ = ("table_id", "request_id", "expected_version", "amount")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    request_id: str
+    expected_version: int
+    amount: int
+    def __init__(self, table_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_version: _Optional[int] = ..., amount: _Optional[int] = ...) -> None: ...
+
+class BidResponse(_message.Message):
+    __slots__ = ("table",)
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    table: _table_pb2.TableView
+    def __init__(self, table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class PlayRequest(_message.Message):
+    __slots__ = ("table_id", "request_id", "expected_version", "cards")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    request_id: str
+    expected_version: int
+    cards: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
+    def __init__(self, table_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_version: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ...) -> None: ...
+
+class PlayResponse(_message.Message):
+    __slots__ = ("combination", "table")
+    COMBINATION_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    combination: _cards_pb2.Combination
+    table: _table_pb2.TableView
+    def __init__(self, combination: _Optional[_Union[_cards_pb2.Combination, _Mapping]] = ..., table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class SettleRequest(_message.Message):
+    __slots__ = ("table_id", "request_id", "expected_version")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    request_id: str
+    expected_version: int
+    def __init__(self, table_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_version: _Optional[int] = ...) -> None: ...
+
+class SettleResponse(_message.Message):
+    __slots__ = ("settlement", "reveal", "standings", "table")
+    SETTLEMENT_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    settlement: _table_pb2.RoundSettlement
+    reveal: _table_pb2.DealReveal
+    standings: _containers.RepeatedCompositeFieldContainer[_table_pb2.Standing]
+    table: _table_pb2.TableView
+    def __init__(self, settlement: _Optional[_Union[_table_pb2.RoundSettlement, _Mapping]] = ..., reveal: _Optional[_Union[_table_pb2.DealReveal, _Mapping]] = ..., standings: _Optional[_Iterable[_Union[_table_pb2.Standing, _Mapping]]] = ..., table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class WatchTableRequest(_message.Message):
+    __slots__ = ("table_id", "after_sequence")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    after_sequence: int
+    def __init__(self, table_id: _Optional[str] = ..., after_sequence: _Optional[int] = ...) -> None: ...
+
+class WatchTableResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: _events_pb2.TableEvent
+    def __init__(self, event: _Optional[_Union[_events_pb2.TableEvent, _Mapping]] = ...) -> None: ...
