@@ -56,14 +56,10 @@ _MAX_HAND = 20
 
 # RLCard writes one character per card: 'B' / 'R' for the black / red joker.
 _TO_RLCARD: dict[str, str] = {r: (r[0] if r in _JOKERS else r) for r in RANKS}
-_FROM_CHAR: dict[str, str] = {"B": "BJ", "R": "RJ"} | {
-    r: r for r in RANKS if r not in _JOKERS
-}
+_FROM_CHAR: dict[str, str] = {"B": "BJ", "R": "RJ"} | {r: r for r in RANKS if r not in _JOKERS}
 
 # DouZero's integer card codes.
-_TO_DOUZERO: dict[str, int] = dict(
-    zip(RANKS, (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 20, 30), strict=True)
-)
+_TO_DOUZERO: dict[str, int] = dict(zip(RANKS, (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 20, 30), strict=True))
 _FROM_DOUZERO: dict[int, str] = {v: k for k, v in _TO_DOUZERO.items()}
 
 # OpenSpiel dou_dizhu constants (open_spiel/games/dou_dizhu/dou_dizhu_utils.h).
@@ -112,10 +108,11 @@ def _parse_hand(hand: str) -> list[str]:
     return tokens
 
 
-def _check_subset(play: list[str], pool: Counter[str], what: str) -> None:
-    need = Counter(play)
-    if any(need[r] > pool[r] for r in need):
-        raise ValueError(f"{what} is not available")
+def _check_fits(hand: list[str], play: list[str]) -> None:
+    """Raise ``ValueError`` unless *hand* and *play* fit in one 54-card deck."""
+    total = Counter(hand) + Counter(play)
+    if any(n > (1 if r in _JOKERS else 4) for r, n in total.items()):
+        raise ValueError("hand and to_beat don't fit in one deck")
 
 
 def _from_chars(chars: str) -> str:
@@ -187,11 +184,7 @@ def rlcard_legal_moves(hand: str, to_beat: str | None) -> set[str]:
     target_tokens = _parse(to_beat, "play")
     if not target_tokens:
         raise ValueError("to_beat must be a play, not a pass (use None to lead)")
-    _check_subset(
-        target_tokens,
-        Counter({r: 1 if r in _JOKERS else 4 for r in RANKS}) - Counter(cards),
-        f"to_beat {to_beat!r} together with hand {hand!r}",
-    )
+    _check_fits(cards, target_tokens)
     target = "".join(_TO_RLCARD[r] for r in target_tokens)
     if target not in utils.CARD_TYPE[0]:
         raise ValueError(f"RLCard has no action {to_beat!r} ({target!r})")
@@ -200,9 +193,7 @@ def rlcard_legal_moves(hand: str, to_beat: str | None) -> set[str]:
     from rlcard.games.doudizhu.player import DoudizhuPlayer  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     player = DoudizhuPlayer(0, None)
-    player.set_current_hand(
-        [Card(r, "") if r in _JOKERS else Card("S", r) for r in cards]
-    )
+    player.set_current_hand([Card(r, "") if r in _JOKERS else Card("S", r) for r in cards])
     leader = DoudizhuPlayer(2, None)
     leader.played_cards = target
     answers = utils.get_gt_cards(player, leader)
@@ -342,6 +333,48 @@ def _os_preference(entry: tuple[int, str]) -> tuple[int, int, int]:
     return (1, -len(chain), -_RANK_INDEX[_FROM_CHAR[chain[0]]])
 
 
+def _os_deal(cards: list[str], target: list[str] | None) -> tuple[list[list[int]], list[int], int | None]:
+    """Choose OpenSpiel card ids for the three seats.
+
+    Returns ``(seats, fillers, beater)``: seat 0 (the landlord, 20 cards with
+    the 3 undealt ones last) holds *cards* plus *fillers*; seat 2 holds
+    *target* and *beater*, a card higher than the lowest filler.
+    """
+    pools = _os_card_pools()
+    p0 = _os_take(pools, cards)
+    p2: list[int] = []
+    beater: int | None = None
+    if target is not None:
+        _check_fits(cards, target)
+        p2 = _os_take(pools, target)
+    rest = sorted((c for pool in pools.values() for c in pool), key=_os_rank_of)
+    if target is not None:
+        beater = rest.pop()  # the highest card left
+        p2.append(beater)
+    n_fill = _MAX_HAND - len(cards)
+    fillers, rest = rest[:n_fill], rest[n_fill:]
+    if beater is not None and _os_rank_of(fillers[0]) >= _os_rank_of(beater):
+        raise ValueError("no filler card lower than player 2's beater")
+    # OpenSpiel never starts a chain at a rank its holder has all four of, so
+    # keep player 2 (who must lead *to_beat*) below four of any rank.
+    held = Counter(_os_rank_of(c) for c in p2)
+    p1: list[int] = []
+    for card in rest:
+        rank = _os_rank_of(card)
+        if len(p2) < 17 and held[rank] < 3:
+            p2.append(card)
+            held[rank] += 1
+        else:
+            p1.append(card)
+    while len(p2) < 17:  # pragma: no cover - only if the pool is degenerate
+        p2.append(p1.pop())
+    return [p0 + fillers, p1, p2], fillers, beater
+
+
+def _os_solo(card: int) -> int:
+    return _OS_PLAY_BASE + _os_rank_of(card)
+
+
 def openspiel_legal_moves(hand: str, to_beat: str | None) -> set[str]:
     """Legal plays (pass excluded) OpenSpiel's ``dou_dizhu`` allows for *hand*.
 
@@ -350,7 +383,7 @@ def openspiel_legal_moves(hand: str, to_beat: str | None) -> set[str]:
     chosen through the explicit chance outcomes, player 0 bids 3 and becomes
     landlord holding *hand* plus filler cards, and sheds the fillers as solos
     the others pass on.  For *to_beat*, player 2 beats the last filler, wins
-    the trick and leads *to_beat*; player 1 passes.  Then
+    the trick and leads *to_beat*, which player 0 must answer.  Then
     ``state.legal_actions()`` is read and decoded.
 
     Limits (``ValueError`` otherwise): *hand* must be non-empty; with
@@ -358,12 +391,24 @@ def openspiel_legal_moves(hand: str, to_beat: str | None) -> set[str]:
     one deck, and *to_beat* is an OpenSpiel action.  An ambiguous *to_beat*
     (``"3 3 3 4 4 4 5 5 5 6 6 6"``) is read as the plain chain first, else as
     the airplane with the longest, then highest, chain.
+
+    OpenSpiel quirks relative to our rules (see also ``/tmp/peers_notes.md``):
+
+    * No four+two types at all (quad + two solos / two pairs are missing).
+    * A bomb may be played on a rocket (bombs are added for any non-bomb
+      previous play, the rocket included).
+    * A solo/pair/trio chain never *starts* at a rank the player holds all four
+      of: with ``4 4 4 4 5 6 7 8`` the straight ``4 5 6 7 8`` is missing.
+    * Airplane solo wings may repeat a rank up to three times (``333444 55``,
+      ``333444555 777``, ``333444555 666``), never both jokers, never a chain
+      rank; so ``333444555666`` is also two airplane+solo action ids.
     """
     pyspiel = _pyspiel()
     cards = _parse_hand(hand)
     if not cards:
         raise ValueError("hand must not be empty")
     target = _parse(to_beat, "play") if to_beat is not None else None
+    candidates: tuple[tuple[int, str], ...] = ()
     if target is not None:
         if not target:
             raise ValueError("to_beat must be a play, not a pass (use None to lead)")
@@ -371,72 +416,34 @@ def openspiel_legal_moves(hand: str, to_beat: str | None) -> set[str]:
             raise ValueError("OpenSpiel can't face a play with a 20-card hand")
         if len(target) > 15:
             raise ValueError("to_beat has more than 15 cards (leader would go out)")
-        candidates = _openspiel_ids_by_play().get(_join(target))
+        candidates = _openspiel_ids_by_play().get(_join(target), ())
         if not candidates:
             raise ValueError(f"OpenSpiel has no action for {to_beat!r}")
+    seats, fillers, beater = _os_deal(cards, target)
 
-    pools = _os_card_pools()
-    p0 = _os_take(pools, cards)
-    p2: list[int] = []
-    if target is not None:
-        total = Counter(cards) + Counter(target)
-        if any(n > (1 if r in _JOKERS else 4) for r, n in total.items()):
-            raise ValueError("hand and to_beat don't fit in one deck")
-        p2 = _os_take(pools, target)
-    rest = sorted((c for pool in pools.values() for c in pool), key=_os_rank_of)
-    n_fill = _MAX_HAND - len(cards)
-    y_card: int | None = None
-    if target is not None:
-        y_card = rest.pop()  # P2's highest remaining card beats the last filler
-        p2.append(y_card)
-    fillers = rest[:n_fill]
-    rest = rest[n_fill:]
-    if y_card is not None and _os_rank_of(fillers[0]) >= _os_rank_of(y_card):
-        raise ValueError("no filler card lower than player 2's beater")
-    p0 += fillers
-    need2 = 17 - len(p2)
-    p2 += rest[:need2]
-    p1 = rest[need2:]
-    if (len(p0), len(p1), len(p2)) != (20, 17, 17):  # pragma: no cover
-        raise RuntimeError("bad OpenSpiel deal")
-
-    game = pyspiel.load_game("dou_dizhu")
-    state = game.new_initial_state()
+    state = pyspiel.load_game("dou_dizhu").new_initial_state()
     state.apply_action(0)  # face-up card is the first dealt: player 0 bids first
-    hands = [p0[:17], p1, p2]
     for k in range(51):  # deal action k goes to player k % 3; P0 keeps 3 back
-        state.apply_action(_OS_DEAL_BASE + hands[k % 3][k // 3])
+        state.apply_action(_OS_DEAL_BASE + seats[k % 3][k // 3])
     state.apply_action(_OS_BID_3)  # player 0 is landlord and leads
 
-    # Shed fillers as solos; play the lowest one last so player 2 can beat it.
+    # Shed fillers as solos; the lowest goes last so player 2 can beat it.
     order = sorted(fillers, key=_os_rank_of, reverse=True)
-    if target is not None and y_card is not None and candidates:
-        for card in order[:-1]:
-            for action in (_OS_PLAY_BASE + _os_rank_of(card), _OS_PASS, _OS_PASS):
-                state.apply_action(action)
-        state.apply_action(_OS_PLAY_BASE + _os_rank_of(order[-1]))
-        state.apply_action(_OS_PASS)
-        state.apply_action(_OS_PLAY_BASE + _os_rank_of(y_card))
-        state.apply_action(_OS_PASS)
-        state.apply_action(_OS_PASS)  # trick won by player 2, who leads
-        legal = set(state.legal_actions())
+    shed = order if beater is None else order[:-1]
+    for action in [a for card in shed for a in (_os_solo(card), _OS_PASS, _OS_PASS)]:
+        state.apply_action(action)
+    if beater is not None:
+        for action in (_os_solo(order[-1]), _OS_PASS, _os_solo(beater), _OS_PASS, _OS_PASS):
+            state.apply_action(action)
+        legal = set(state.legal_actions())  # player 2 leads now
         usable = sorted((c for c in candidates if c[0] in legal), key=_os_preference)
         if not usable:  # pragma: no cover - player 2 holds the cards
             raise ValueError(f"player 2 can't lead {to_beat!r} in OpenSpiel")
         state.apply_action(usable[0][0])
-        state.apply_action(_OS_PASS)
-    else:
-        for card in order:
-            for action in (_OS_PLAY_BASE + _os_rank_of(card), _OS_PASS, _OS_PASS):
-                state.apply_action(action)
 
     if state.current_player() != 0:  # pragma: no cover - sanity check
         raise RuntimeError("failed to steer the OpenSpiel game")
-    return {
-        _openspiel_decode(state.action_to_string(0, a))
-        for a in state.legal_actions()
-        if a != _OS_PASS
-    }
+    return {_openspiel_decode(state.action_to_string(0, a)) for a in state.legal_actions() if a != _OS_PASS}
 
 
 def openspiel_random_rounds(n: int, seed: int) -> float:
@@ -484,13 +491,16 @@ def douzero_legal_moves(hand: str, to_beat: str | None) -> set[str]:
     ``[to_beat]`` (empty when leading).  ``douzero.env`` imports no torch, so
     ``pip install --no-deps douzero`` suffices.
 
-    Raises ``ValueError`` if DouZero's ``move_detector`` rejects *to_beat*.
+    Raises ``ValueError`` if DouZero's ``move_detector`` rejects *to_beat* or
+    *hand* and *to_beat* don't fit in one deck.
 
     DouZero quirks relative to our rules: wings are drawn from the leftover
     cards, so airplane+solo wings may repeat a rank, include both jokers or
     even a whole bomb (``333444555666 7777``); four+two solos may be a pair
     or both jokers; ``3333 4444`` is read as four+two pairs; chains have no
-    upper length bound (20 cards bound them anyway).
+    upper length bound (20 cards bound them anyway).  Airplane+solo plays are
+    compared by their *highest* trio, wing trios included, so
+    ``TTTJJJQQQ 333`` can't beat ``555666777 KKK``.
     """
     game_env_cls, move_detector = _douzero_game_env()
     cards = _parse_hand(hand)
@@ -500,7 +510,9 @@ def douzero_legal_moves(hand: str, to_beat: str | None) -> set[str]:
     if to_beat is None:
         env.card_play_action_seq = []
     else:
-        move = [_TO_DOUZERO[r] for r in _parse(to_beat, "play")]
+        target = _parse(to_beat, "play")
+        _check_fits(cards, target)
+        move = [_TO_DOUZERO[r] for r in target]
         if not move:
             raise ValueError("to_beat must be a play, not a pass (use None to lead)")
         kind = move_detector.get_move_type(list(move))["type"]
@@ -561,10 +573,7 @@ def _main() -> None:
     report("RLCard play action space", lambda: len(rlcard_action_space()))
     report(
         "OpenSpiel play action ids / distinct plays",
-        lambda: (
-            f"{len(openspiel_action_catalogue())} / "
-            f"{len(set(openspiel_action_catalogue().values()))}"
-        ),
+        lambda: f"{len(openspiel_action_catalogue())} / {len(set(openspiel_action_catalogue().values()))}",
     )
     for name, fn in (
         ("RLCard", rlcard_legal_moves),
