@@ -42,11 +42,11 @@ from dizhu.rules.cards import (
 )
 from dizhu.rules.combinations import Combination, NotACombination, beats, classify, explain, try_classify
 from dizhu.rules.deal import SEED_SIZE, Deal, commitment, deal, derive_seed, new_seed
-from dizhu.rules.match import MatchState, RoundOutcome, new_match, record_round, standings
+from dizhu.rules.match import MatchState, RoundOutcome, book_settlement, new_match, record_round, standings
 from dizhu.rules.moves import legal_moves, pick_cards
 from dizhu.rules.round import Phase, RoundState, Transition, apply, legal_bids, legal_plays, start_round
 from dizhu.rules.serialization import from_bytes, from_plain, to_bytes, to_plain
-from dizhu.rules.settlement import Settlement, settle
+from dizhu.rules.settlement import Settlement, forfeit, settle
 from dizhu.rules.variants import FOUR_PLAYER, THREE_PLAYER, VARIANTS, CombinationKind, HouseRules, Variant
 from dizhu.rules.visibility import RoundView, view_for
 
@@ -88,6 +88,7 @@ __all__ = [
     "Variant",
     "apply",
     "beats",
+    "book_settlement",
     "card_by_id",
     "cards_by_id",
     "classify",
@@ -95,6 +96,7 @@ __all__ = [
     "deal",
     "derive_seed",
     "explain",
+    "forfeit",
     "format_cards",
     "format_ranks",
     "from_bytes",

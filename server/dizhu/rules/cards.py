@@ -166,9 +166,9 @@ class NotationError(ValueError):
     """Raised when a string is not valid card notation; the message says where and why."""
 
 
-def _tokens(text: str) -> list[tuple[Rank, Suit | None, int]]:
-    """Split notation into (rank, suit or None, copy) tokens."""
-    tokens: list[tuple[Rank, Suit | None, int]] = []
+def _tokens(text: str) -> list[tuple[Rank, Suit | None, int | None]]:
+    """Split notation into (rank, suit or None, copy or None) tokens; None: not written."""
+    tokens: list[tuple[Rank, Suit | None, int | None]] = []
     upper = text.upper()
     i = 0
     while i < len(text):
@@ -190,7 +190,7 @@ def _tokens(text: str) -> list[tuple[Rank, Suit | None, int]]:
                 raise NotationError(f"{text!r}: a joker has no suit (position {i})")
             suit = _SUIT_LETTERS[text[i].lower()]
             i += 1
-        copy = 0
+        copy: int | None = None
         if i < len(text) and text[i] == "'":
             copy = 1
             i += 1
@@ -206,34 +206,35 @@ def parse_ranks(text: str) -> tuple[Rank, ...]:
 def parse_cards(text: str, decks: int = 1) -> tuple[Card, ...]:
     """Parse notation into distinct physical cards from ``decks`` decks, sorted by rank.
 
-    A card written without a suit takes the lowest-id card of that rank not yet taken, so
-    ``parse_cards("333")`` is three distinct threes. Asking for a card twice, or for more
-    cards of a rank than the decks hold, is a ``NotationError``.
+    A card written without a suit takes the lowest-id card of that rank (and of the second
+    deck if marked ``'``) not yet taken, so ``parse_cards("333")`` is three distinct threes.
+    Cards written in full are taken first. Asking for a card twice, for more cards of a
+    rank than the decks hold, or for a second-deck card with one deck is a ``NotationError``.
     """
-    available = list(make_deck(decks))
     taken: set[Card] = set()
-    explicit: list[Card] = []
-    by_rank: list[Rank] = []
+    cards: list[Card] = []
+    unsuited: list[tuple[Rank, int | None]] = []
     for rank, suit, copy in _tokens(text):
-        if suit is None and not (rank.is_joker and copy):
-            by_rank.append(rank)
+        if copy is not None and copy >= decks:
+            raise NotationError(f"{text!r}: {rank.symbol}' needs a second deck")
+        if suit is None and not (rank.is_joker and copy is not None):
+            unsuited.append((rank, copy))
             continue
-        card = Card(rank, suit if suit is not None else Suit.NONE, copy)
-        if card.copy >= decks:
-            raise NotationError(f"{text!r}: {card} needs a second deck")
+        card = Card(rank, Suit.NONE if suit is None else suit, copy or 0)
         if card in taken:
             raise NotationError(f"{text!r}: {card} is listed twice")
         taken.add(card)
-        explicit.append(card)
-    for rank in by_rank:
-        for card in available:
-            if card.rank == rank and card not in taken:
+        cards.append(card)
+    deck = make_deck(decks)
+    for rank, copy in unsuited:
+        for card in deck:
+            if card.rank == rank and (copy is None or card.copy == copy) and card not in taken:
                 taken.add(card)
-                explicit.append(card)
+                cards.append(card)
                 break
         else:
             raise NotationError(f"{text!r}: {decks} deck(s) hold no further {rank.symbol}")
-    return tuple(sorted(explicit))
+    return tuple(sorted(cards))
 
 
 def format_ranks(ranks: Iterable[int]) -> str:

@@ -14,7 +14,7 @@ from dizhu.rules.round import Phase, RoundState
 from dizhu.rules.settlement import Settlement, settle
 from dizhu.rules.variants import Variant
 
-__all__ = ["MatchState", "RoundOutcome", "new_match", "record_round", "standings"]
+__all__ = ["MatchState", "RoundOutcome", "book_settlement", "new_match", "record_round", "standings"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,14 +71,22 @@ def record_round(match: MatchState, state: RoundState) -> RoundOutcome:
     settlement = settle(state)
     if state.phase is Phase.THROWN_IN and match.redeals < match.redeal_cap:
         return RoundOutcome(dataclasses.replace(match, redeals=match.redeals + 1), settlement, redeal=True, void=False)
-    next_match = dataclasses.replace(
+    return RoundOutcome(
+        book_settlement(match, settlement), settlement, redeal=False, void=state.phase is Phase.THROWN_IN
+    )
+
+
+def book_settlement(match: MatchState, settlement: Settlement) -> MatchState:
+    """Close the current round with ``settlement`` (also a forfeit's): balances move, the deal passes on."""
+    if match.is_over:
+        raise ValueError("the table has played its last round")
+    return dataclasses.replace(
         match,
         dealer=(match.dealer + 1) % match.variant.players,
         rounds_played=match.rounds_played + 1,
         redeals=0,
         balances=tuple(b + d for b, d in zip(match.balances, settlement.deltas, strict=True)),
     )
-    return RoundOutcome(next_match, settlement, redeal=False, void=state.phase is Phase.THROWN_IN)
 
 
 def standings(match: MatchState) -> list[tuple[int, int, int]]:

@@ -13,7 +13,7 @@ import dataclasses
 
 from dizhu.rules.round import Phase, RoundState
 
-__all__ = ["Settlement", "settle"]
+__all__ = ["Settlement", "forfeit", "settle"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,3 +58,20 @@ def settle(state: RoundState) -> Settlement:
     farmer_delta = -stake if landlord_won else stake
     deltas = tuple(-farmer_delta * (players - 1) if seat == landlord else farmer_delta for seat in range(players))
     return Settlement(stake, deltas, landlord, landlord_won, state.doublings, spring)
+
+
+def forfeit(state: RoundState, seat: int) -> Settlement:
+    """The settlement when ``seat`` forfeits a round in play: its side loses the current stake.
+
+    A forfeit during the auction, before there is a landlord, abandons the round instead:
+    nothing is settled.
+    """
+    players = state.variant.players
+    landlord = state.landlord
+    if state.phase is not Phase.PLAY or landlord is None:
+        return Settlement.nothing(players)
+    landlord_won = seat != landlord
+    stake = state.stake
+    farmer_delta = -stake if landlord_won else stake
+    deltas = tuple(-farmer_delta * (players - 1) if s == landlord else farmer_delta for s in range(players))
+    return Settlement(stake, deltas, landlord, landlord_won, state.doublings)

@@ -1,0 +1,27 @@
+"""The codebase's own checks, run with the suite so that CI enforces them: ruff and mypy --strict."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=600)
+
+
+class TestCodebase:
+    def test_ruff_finds_nothing(self) -> None:
+        result = _run(sys.executable, "-m", "ruff", "check", "--no-cache", ".")
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    def test_ruff_format_is_applied(self) -> None:
+        result = _run(sys.executable, "-m", "ruff", "format", "--check", "--no-cache", ".")
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    def test_mypy_strict_passes_on_server(self) -> None:
+        result = _run(sys.executable, "-m", "mypy", "--no-incremental")
+        assert result.returncode == 0, result.stdout + result.stderr
