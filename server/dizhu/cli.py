@@ -7,6 +7,7 @@ import random
 import sys
 from collections.abc import Sequence
 
+from dizhu.config import add_server_arguments
 from dizhu.narrate import describe_deal, describe_event, describe_settlement
 from dizhu.rules import (
     SEED_SIZE,
@@ -56,6 +57,22 @@ def _demo_local(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """Run the referee until SIGTERM / SIGINT."""
+    import asyncio
+
+    from dizhu.config import config_from_args
+    from dizhu.logs import configure_logging
+    from dizhu.service.server import run, run_workers
+
+    config = config_from_args(args)
+    configure_logging(config.log_format, config.log_level)
+    if config.workers > 1:
+        return run_workers(config)
+    asyncio.run(run(config))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dizhu", description="Dou Dizhu referee and rules engine.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -64,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=_seed, help="round seed, 64 hex digits (default: random)")
     demo.add_argument("--dealer", type=int, default=0, help="dealing seat (default 0)")
     demo.set_defaults(handler=_demo_local)
+    serve = commands.add_parser("serve", help="run the referee (gRPC), with an embedded Redis unless REDIS_URL is set")
+    add_server_arguments(serve)
+    serve.set_defaults(handler=_serve)
     return parser
 
 

@@ -1,0 +1,92 @@
+"""Server configuration, from command-line flags with environment variables as defaults.
+
+Every flag has an environment variable (``DIZHU_<FLAG>``, and the conventional ``REDIS_URL``);
+a flag given on the command line wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from pathlib import Path
+
+__all__ = ["ServerConfig", "add_server_arguments", "config_from_args"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ServerConfig:
+    #: Where to listen, ``host:port``; port 0 picks a free one.
+    address: str = "127.0.0.1:50051"
+    #: An external Redis; None starts an embedded redis-server keeping its data in ``data_dir``.
+    redis_url: str | None = None
+    data_dir: Path = Path("var/redis")
+    #: ``json`` (one JSON object per line) or ``console`` (for people).
+    log_format: str = "json"
+    log_level: str = "info"
+    #: Worker processes sharing the port (SO_REUSEPORT).
+    workers: int = 1
+    #: Seconds in-flight calls get to finish on SIGTERM.
+    grace_s: float = 10.0
+    #: How long a closed table's keys are kept.
+    finished_ttl_s: int = 7 * 24 * 3600
+    #: How long a request id's answer is kept for retries.
+    answer_ttl_s: int = 24 * 3600
+    #: Events kept per table before the oldest are trimmed.
+    events_maxlen: int = 10_000
+    #: API keys CreateTable requires; empty: anyone may create tables.
+    api_keys: tuple[str, ...] = ()
+    #: Port for Prometheus metrics (/metrics); 0 disables them.
+    metrics_port: int = 0
+    #: Redis key prefix.
+    key_prefix: str = "dizhu"
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    d = ServerConfig()
+    parser.add_argument("--address", default=_env("DIZHU_ADDRESS", d.address), help="host:port to listen on")
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL"),
+        help="external Redis (env REDIS_URL); default: an embedded redis-server",
+    )
+    parser.add_argument("--data-dir", type=Path, default=Path(_env("DIZHU_DATA_DIR", str(d.data_dir))))
+    parser.add_argument("--log-format", choices=["json", "console"], default=_env("DIZHU_LOG_FORMAT", d.log_format))
+    parser.add_argument("--log-level", default=_env("DIZHU_LOG_LEVEL", d.log_level))
+    parser.add_argument("--workers", type=int, default=int(_env("DIZHU_WORKERS", str(d.workers))))
+    parser.add_argument("--grace", type=float, default=float(_env("DIZHU_GRACE_S", str(d.grace_s))))
+    parser.add_argument("--finished-ttl", type=int, default=int(_env("DIZHU_FINISHED_TTL_S", str(d.finished_ttl_s))))
+    parser.add_argument("--answer-ttl", type=int, default=int(_env("DIZHU_ANSWER_TTL_S", str(d.answer_ttl_s))))
+    parser.add_argument("--events-maxlen", type=int, default=int(_env("DIZHU_EVENTS_MAXLEN", str(d.events_maxlen))))
+    parser.add_argument(
+        "--api-key",
+        action="append",
+        default=[key for key in _env("DIZHU_API_KEYS", "").split(",") if key],
+        help="require this key (x-api-key metadata) for CreateTable; repeatable (env DIZHU_API_KEYS, comma-separated)",
+    )
+    parser.add_argument("--metrics-port", type=int, default=int(_env("DIZHU_METRICS_PORT", str(d.metrics_port))))
+    parser.add_argument("--key-prefix", default=_env("DIZHU_KEY_PREFIX", d.key_prefix))
+
+
+def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    if args.workers < 1:
+        raise SystemExit("--workers must be at least 1")
+    return ServerConfig(
+        address=args.address,
+        redis_url=args.redis_url or None,
+        data_dir=args.data_dir,
+        log_format=args.log_format,
+        log_level=args.log_level,
+        workers=args.workers,
+        grace_s=args.grace,
+        finished_ttl_s=args.finished_ttl,
+        answer_ttl_s=args.answer_ttl,
+        events_maxlen=args.events_maxlen,
+        api_keys=tuple(args.api_key),
+        metrics_port=args.metrics_port,
+        key_prefix=args.key_prefix,
+    )

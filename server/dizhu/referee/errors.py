@@ -1,0 +1,224 @@
+"""Every refusal the referee can give, each with its machine-readable reason and status.
+
+The hierarchy (``reason`` is ``google.rpc.ErrorInfo.reason``; ``code`` the gRPC status name)::
+
+    RefereeError
+    ├── InvalidArgument      INVALID_ARGUMENT     malformed input; carries field violations
+    ├── IllegalCombination   INVALID_ARGUMENT     the cards form no combination
+    ├── RequestIdReused      INVALID_ARGUMENT     a request id already used for another request
+    ├── TableNotFound        NOT_FOUND            no such table (or it expired)
+    ├── Unauthenticated      UNAUTHENTICATED      no token, a malformed one, or one not of this table
+    ├── PermissionDenied     PERMISSION_DENIED    a valid token used for another role
+    ├── StaleState           ABORTED              expected_version is not the table's version
+    ├── SequenceOutOfRange   OUT_OF_RANGE         a resume point beyond the latest event
+    ├── Unavailable          UNAVAILABLE          the store is unreachable or the server is stopping
+    ├── Internal             INTERNAL             anything unexpected; the message stays generic
+    └── (FAILED_PRECONDITION) TableClosed, TableFull, SeatTaken, WrongPhase, NotYourTurn,
+                              BidTooLow, MustLead, CardsNotInHand, DoesNotBeat
+
+The referee layer knows nothing of gRPC: the service maps ``code`` to a status.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dizhu.rules import IllegalAction, Refusal
+
+__all__ = [
+    "BidTooLow",
+    "CardsNotInHand",
+    "DoesNotBeat",
+    "IllegalCombination",
+    "Internal",
+    "InvalidArgument",
+    "MustLead",
+    "NotYourTurn",
+    "PermissionDenied",
+    "RefereeError",
+    "RequestIdReused",
+    "SeatTaken",
+    "SequenceOutOfRange",
+    "StaleState",
+    "TableClosed",
+    "TableFull",
+    "TableNotFound",
+    "Unauthenticated",
+    "Unavailable",
+    "WrongPhase",
+    "from_refusal",
+]
+
+
+class RefereeError(Exception):
+    """A refused request. ``metadata`` holds string facts for ``ErrorInfo.metadata``."""
+
+    reason: ClassVar[str] = "INTERNAL"
+    code: ClassVar[str] = "INTERNAL"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        metadata: dict[str, str] | None = None,
+        violations: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.metadata = dict(metadata or {})
+        #: ``(field path, description)`` pairs for ``google.rpc.BadRequest``.
+        self.violations = violations
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.message}"
+
+
+class InvalidArgument(RefereeError):
+    """When a request is malformed: unknown enum values, bad cards, ids, names, seeds."""
+
+    reason = "INVALID_ARGUMENT"
+    code = "INVALID_ARGUMENT"
+
+    def __init__(self, field: str, description: str, *, metadata: dict[str, str] | None = None) -> None:
+        super().__init__(f"{field}: {description}", metadata=metadata, violations=((field, description),))
+
+
+class IllegalCombination(RefereeError):
+    """When the cards played form no combination of the table's variant."""
+
+    reason = "ILLEGAL_COMBINATION"
+    code = "INVALID_ARGUMENT"
+
+
+class RequestIdReused(RefereeError):
+    """When a request id already answered is sent with another method or other fields."""
+
+    reason = "REQUEST_ID_REUSED"
+    code = "INVALID_ARGUMENT"
+
+
+class TableNotFound(RefereeError):
+    """When no table has the id (or it has expired)."""
+
+    reason = "TABLE_NOT_FOUND"
+    code = "NOT_FOUND"
+
+
+class Unauthenticated(RefereeError):
+    """When a call needs a token and has none, a malformed one, or one not valid for the table."""
+
+    reason = "UNAUTHENTICATED"
+    code = "UNAUTHENTICATED"
+
+
+class PermissionDenied(RefereeError):
+    """When a valid token is used for something its role may not do (a seat closing the table)."""
+
+    reason = "PERMISSION_DENIED"
+    code = "PERMISSION_DENIED"
+
+
+class StaleState(RefereeError):
+    """When ``expected_version`` is not the table's current version."""
+
+    reason = "STALE_STATE"
+    code = "ABORTED"
+
+
+class SequenceOutOfRange(RefereeError):
+    """When a stream is resumed after a sequence number the table has not reached."""
+
+    reason = "SEQUENCE_OUT_OF_RANGE"
+    code = "OUT_OF_RANGE"
+
+
+class Unavailable(RefereeError):
+    """When the store cannot be reached, or the server is shutting down; retry with the same request id."""
+
+    reason = "UNAVAILABLE"
+    code = "UNAVAILABLE"
+
+
+class Internal(RefereeError):
+    """When something unexpected happened; details are logged, never sent."""
+
+    reason = "INTERNAL"
+    code = "INTERNAL"
+
+
+class _FailedPrecondition(RefereeError):
+    code = "FAILED_PRECONDITION"
+
+
+class TableClosed(_FailedPrecondition):
+    """When a closed table is asked to change."""
+
+    reason = "TABLE_CLOSED"
+
+
+class TableFull(_FailedPrecondition):
+    """When JoinTable finds no free seat."""
+
+    reason = "TABLE_FULL"
+
+
+class SeatTaken(_FailedPrecondition):
+    """When JoinTable asks for a seat that is occupied or reserved."""
+
+    reason = "SEAT_TAKEN"
+
+
+class WrongPhase(_FailedPrecondition):
+    """When a call does not fit the table's phase (a bid during play, Settle before any round ended)."""
+
+    reason = "WRONG_PHASE"
+
+
+class NotYourTurn(_FailedPrecondition):
+    """When the caller's seat is not the seat to act."""
+
+    reason = "NOT_YOUR_TURN"
+
+
+class BidTooLow(_FailedPrecondition):
+    """When a bid is not higher than the highest bid so far."""
+
+    reason = "BID_TOO_LOW"
+
+
+class MustLead(_FailedPrecondition):
+    """When the leader of a trick passes."""
+
+    reason = "MUST_LEAD"
+
+
+class CardsNotInHand(_FailedPrecondition):
+    """When a card played is not in the caller's hand, or is listed twice."""
+
+    reason = "CARDS_NOT_IN_HAND"
+
+
+class DoesNotBeat(_FailedPrecondition):
+    """When the combination does not beat the last play of the trick."""
+
+    reason = "DOES_NOT_BEAT"
+
+
+_BY_REFUSAL: dict[Refusal, type[RefereeError]] = {
+    Refusal.WRONG_PHASE: WrongPhase,
+    Refusal.NOT_YOUR_TURN: NotYourTurn,
+    Refusal.BID_TOO_LOW: BidTooLow,
+    Refusal.MUST_LEAD: MustLead,
+    Refusal.CARDS_NOT_IN_HAND: CardsNotInHand,
+    Refusal.ILLEGAL_COMBINATION: IllegalCombination,
+    Refusal.DOES_NOT_BEAT: DoesNotBeat,
+}
+
+
+def from_refusal(refusal: IllegalAction, metadata: dict[str, str]) -> RefereeError:
+    """The referee error for a rules-core refusal."""
+    if refusal.reason is Refusal.INVALID_BID:
+        return InvalidArgument("amount", refusal.message, metadata=metadata)
+    if refusal.reason is Refusal.INVALID_SEAT:
+        return Internal(refusal.message, metadata=metadata)
+    return _BY_REFUSAL[refusal.reason](refusal.message, metadata=metadata)

@@ -1,0 +1,342 @@
+"""A table as the referee keeps it: settings, seats, the running match and the current deal.
+
+Immutable like the rules core's states; every command returns a new ``TableState`` whose
+``version`` is one higher. ``encode`` / ``decode`` give the compact bytes kept in the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from typing import Any
+
+from dizhu.rules import (
+    VARIANTS,
+    HouseRules,
+    MatchState,
+    RoundState,
+    Settlement,
+    Variant,
+    cards_by_id,
+    from_plain,
+    to_plain,
+)
+from dizhu.rules.cards import Card
+
+__all__ = [
+    "ClockSettings",
+    "CloseReason",
+    "NextRound",
+    "Reveal",
+    "RoundResult",
+    "RoundResultKind",
+    "Seat",
+    "TableSettings",
+    "TableState",
+    "TableStatus",
+    "TimeoutPolicy",
+    "decode",
+    "encode",
+]
+
+_FORMAT_VERSION = 1
+
+
+class TimeoutPolicy(enum.Enum):
+    """What happens when a seat's time runs out."""
+
+    #: Pass when allowed, otherwise make the smallest legal play (bid: pass).
+    AUTO_PLAY = "auto_play"
+    #: The offender's side loses the round at the current stake.
+    FORFEIT = "forfeit"
+
+
+class NextRound(enum.Enum):
+    """When the next round is dealt after one ends."""
+
+    #: In the same change that ends a round.
+    AUTOMATIC = "automatic"
+    #: Once every seated player has called Settle.
+    WHEN_ALL_SETTLED = "when_all_settled"
+
+
+class TableStatus(enum.Enum):
+    """Where a table stands."""
+
+    #: A seat is free and no deal is running.
+    WAITING = "waiting"
+    #: A deal is running (auction or play).
+    IN_ROUND = "in_round"
+    #: A round ended; waiting for every seat to settle (``NextRound.WHEN_ALL_SETTLED``).
+    ROUND_OVER = "round_over"
+    #: Closed by its creator or by the round limit: readable, never changed again.
+    CLOSED = "closed"
+
+
+class CloseReason(enum.Enum):
+    """Why a table closed."""
+
+    CLOSED_BY_CREATOR = "closed_by_creator"
+    ROUND_LIMIT = "round_limit"
+
+
+class RoundResultKind(enum.Enum):
+    """How a round ended."""
+
+    LANDLORD_WON = "landlord_won"
+    FARMERS_WON = "farmers_won"
+    #: Thrown in once more than the redeal cap allows: settles nothing.
+    VOID = "void"
+    #: Left during the auction, or the table closed mid-round: settles nothing.
+    ABANDONED = "abandoned"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClockSettings:
+    """Time limits per decision, in milliseconds; ``decision_ms == 0`` means no clock."""
+
+    decision_ms: int = 0
+    first_decision_ms: int = 0
+    bank_ms: int = 0
+    policy: TimeoutPolicy = TimeoutPolicy.AUTO_PLAY
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TableSettings:
+    """Everything fixed when a table is created."""
+
+    variant: Variant
+    house_rules: HouseRules = dataclasses.field(default_factory=HouseRules)
+    clock: ClockSettings = dataclasses.field(default_factory=ClockSettings)
+    #: Rounds to play; 0 for no limit.
+    round_limit: int = 0
+    #: Consecutive redeals allowed before a round is void.
+    redeal_cap: int = 10
+    next_round: NextRound = NextRound.AUTOMATIC
+    first_dealer: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Seat:
+    """A seat: free when ``token_hash`` is None."""
+
+    name: str = ""
+    #: SHA-256 of the seat's bearer token; tokens themselves are never stored.
+    token_hash: bytes | None = None
+    #: Pre-assigned by the creator (its token went back to the creator).
+    reserved: bool = False
+
+    @property
+    def occupied(self) -> bool:
+        return self.token_hash is not None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reveal:
+    """A deal made public once it is over: seed and every hand as dealt."""
+
+    round: int
+    deal_number: int
+    seed: bytes | None
+    hands: tuple[tuple[Card, ...], ...]
+    kitty: tuple[Card, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RoundResult:
+    """How the last round ended and what it settled."""
+
+    round: int
+    kind: RoundResultKind
+    settlement: Settlement
+    reveal: Reveal
+    bid: int = 0
+    winner: int | None = None
+    forfeited_by: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TableState:
+    """A table at one version."""
+
+    table_id: str
+    settings: TableSettings
+    #: Per-round seeds preset by the creator (round n's first deal uses ``seeds[n-1]``).
+    seeds: tuple[bytes, ...]
+    creator_hash: bytes
+    seats: tuple[Seat, ...]
+    match: MatchState
+    status: TableStatus = TableStatus.WAITING
+    version: int = 1
+    created_ms: int = 0
+    updated_ms: int = 0
+    #: The running deal, or the last one once it is over.
+    round: RoundState | None = None
+    #: How many deals the current round has had (1 + redeals).
+    deal_number: int = 0
+    last_result: RoundResult | None = None
+    #: Seats whose Settle the next deal still waits for (``NextRound.WHEN_ALL_SETTLED``).
+    awaiting_settle: frozenset[int] = frozenset()
+    close_reason: CloseReason | None = None
+
+    @property
+    def variant(self) -> Variant:
+        return self.settings.variant
+
+    @property
+    def round_number(self) -> int:
+        """The current round, from 1 (the next one while waiting)."""
+        return self.match.rounds_played + 1
+
+    @property
+    def is_full(self) -> bool:
+        return all(seat.occupied for seat in self.seats)
+
+    @property
+    def deal_running(self) -> bool:
+        return self.status is TableStatus.IN_ROUND
+
+
+def _cards(ids: list[int]) -> tuple[Card, ...]:
+    return cards_by_id(ids)
+
+
+def _ids(cards: tuple[Card, ...]) -> list[int]:
+    return [card.id for card in cards]
+
+
+def _settlement_plain(settlement: Settlement) -> dict[str, Any]:
+    return {
+        "stake": settlement.stake,
+        "deltas": list(settlement.deltas),
+        "landlord": settlement.landlord,
+        "landlord_won": settlement.landlord_won,
+        "doublings": settlement.doublings,
+        "spring": settlement.spring,
+    }
+
+
+def _result_plain(result: RoundResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    reveal = result.reveal
+    return {
+        "round": result.round,
+        "kind": result.kind.value,
+        "settlement": _settlement_plain(result.settlement),
+        "reveal": {
+            "round": reveal.round,
+            "deal": reveal.deal_number,
+            "seed": None if reveal.seed is None else reveal.seed.hex(),
+            "hands": [_ids(hand) for hand in reveal.hands],
+            "kitty": _ids(reveal.kitty),
+        },
+        "bid": result.bid,
+        "winner": result.winner,
+        "forfeited_by": result.forfeited_by,
+    }
+
+
+def _result_from_plain(data: dict[str, Any] | None) -> RoundResult | None:
+    if data is None:
+        return None
+    s = data["settlement"]
+    r = data["reveal"]
+    return RoundResult(
+        round=data["round"],
+        kind=RoundResultKind(data["kind"]),
+        settlement=Settlement(
+            s["stake"], tuple(s["deltas"]), s["landlord"], s["landlord_won"], s["doublings"], s["spring"]
+        ),
+        reveal=Reveal(
+            round=r["round"],
+            deal_number=r["deal"],
+            seed=None if r["seed"] is None else bytes.fromhex(r["seed"]),
+            hands=tuple(_cards(hand) for hand in r["hands"]),
+            kitty=_cards(r["kitty"]),
+        ),
+        bid=data["bid"],
+        winner=data["winner"],
+        forfeited_by=data["forfeited_by"],
+    )
+
+
+def encode(table: TableState) -> bytes:
+    """The table as compact JSON bytes (cards as ids, the round via the rules core's format)."""
+    settings = table.settings
+    match = table.match
+    plain = {
+        "v": _FORMAT_VERSION,
+        "id": table.table_id,
+        "settings": {
+            "variant": settings.variant.name,
+            "spring": settings.house_rules.spring,
+            "clock": [
+                settings.clock.decision_ms,
+                settings.clock.first_decision_ms,
+                settings.clock.bank_ms,
+                settings.clock.policy.value,
+            ],
+            "round_limit": settings.round_limit,
+            "redeal_cap": settings.redeal_cap,
+            "next_round": settings.next_round.value,
+            "first_dealer": settings.first_dealer,
+        },
+        "seeds": [seed.hex() for seed in table.seeds],
+        "creator": table.creator_hash.hex(),
+        "seats": [[s.name, None if s.token_hash is None else s.token_hash.hex(), s.reserved] for s in table.seats],
+        "match": [match.dealer, match.rounds_played, match.redeals, list(match.balances)],
+        "status": table.status.value,
+        "version": table.version,
+        "created": table.created_ms,
+        "updated": table.updated_ms,
+        "round": None if table.round is None else to_plain(table.round),
+        "deal": table.deal_number,
+        "result": _result_plain(table.last_result),
+        "awaiting": sorted(table.awaiting_settle),
+        "close": None if table.close_reason is None else table.close_reason.value,
+    }
+    return json.dumps(plain, separators=(",", ":")).encode()
+
+
+def decode(data: bytes) -> TableState:
+    """The table ``encode`` produced."""
+    plain = json.loads(data)
+    if plain.get("v") != _FORMAT_VERSION:
+        raise ValueError(f"unsupported table format {plain.get('v')!r}")
+    s = plain["settings"]
+    variant = VARIANTS[s["variant"]]
+    decision, first, bank, policy = s["clock"]
+    settings = TableSettings(
+        variant=variant,
+        house_rules=HouseRules(spring=s["spring"]),
+        clock=ClockSettings(decision, first, bank, TimeoutPolicy(policy)),
+        round_limit=s["round_limit"],
+        redeal_cap=s["redeal_cap"],
+        next_round=NextRound(s["next_round"]),
+        first_dealer=s["first_dealer"],
+    )
+    dealer, rounds_played, redeals, balances = plain["match"]
+    return TableState(
+        table_id=plain["id"],
+        settings=settings,
+        seeds=tuple(bytes.fromhex(seed) for seed in plain["seeds"]),
+        creator_hash=bytes.fromhex(plain["creator"]),
+        seats=tuple(
+            Seat(name, None if token is None else bytes.fromhex(token), reserved)
+            for name, token, reserved in plain["seats"]
+        ),
+        match=MatchState(
+            variant, dealer, settings.redeal_cap, settings.round_limit, rounds_played, redeals, tuple(balances)
+        ),
+        status=TableStatus(plain["status"]),
+        version=plain["version"],
+        created_ms=plain["created"],
+        updated_ms=plain["updated"],
+        round=None if plain["round"] is None else from_plain(plain["round"]),
+        deal_number=plain["deal"],
+        last_result=_result_from_plain(plain["result"]),
+        awaiting_settle=frozenset(plain["awaiting"]),
+        close_reason=None if plain["close"] is None else CloseReason(plain["close"]),
+    )

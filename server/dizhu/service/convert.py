@@ -1,0 +1,386 @@
+"""Between the contract (``dizhu.v1`` messages) and the referee's domain values.
+
+Inbound conversions validate and raise ``InvalidArgument`` naming the offending field.
+Outbound, ``table_view`` is the single place a table becomes what one caller may see: the
+round part goes through the rules core's ``view_for``, so a hand never reaches anyone but
+its seat before the round is over.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Sequence
+from typing import cast
+
+from dizhu.referee import events as ev
+from dizhu.referee.auth import Principal, Role
+from dizhu.referee.errors import InvalidArgument
+from dizhu.referee.table import (
+    ClockSettings,
+    CloseReason,
+    NextRound,
+    Reveal,
+    RoundResult,
+    RoundResultKind,
+    TableSettings,
+    TableState,
+    TableStatus,
+    TimeoutPolicy,
+)
+from dizhu.rules import (
+    FOUR_PLAYER,
+    RANKS,
+    THREE_PLAYER,
+    Bid,
+    Card,
+    Combination,
+    HouseRules,
+    Phase,
+    Play,
+    Rank,
+    Suit,
+    Variant,
+    try_classify,
+    view_for,
+)
+from dizhu.v1 import cards_pb2, events_pb2, table_pb2
+
+__all__ = [
+    "cards_from_proto",
+    "cards_to_proto",
+    "combination_to_proto",
+    "event_to_proto",
+    "ranks_from_proto",
+    "settings_from_proto",
+    "standings_to_proto",
+    "table_view",
+    "variant_from_proto",
+]
+
+_VARIANTS = {cards_pb2.VARIANT_THREE_PLAYER: THREE_PLAYER, cards_pb2.VARIANT_FOUR_PLAYER: FOUR_PLAYER}
+_VARIANT_TO_PB = {variant.name: pb for pb, variant in _VARIANTS.items()}
+#: Proto enum numbers are the core's values plus one (0 is UNSPECIFIED).
+_PB_RANKS = tuple(cast(cards_pb2.Rank, rank + 1) for rank in RANKS)
+_PB_SUITS = tuple(cast(cards_pb2.Suit, suit + 1) for suit in Suit)
+
+
+def variant_from_proto(value: int, field: str = "variant") -> Variant:
+    variant = _VARIANTS.get(cast(cards_pb2.Variant, value))
+    if variant is None:
+        raise InvalidArgument(field, "choose VARIANT_THREE_PLAYER or VARIANT_FOUR_PLAYER")
+    return variant
+
+
+def variant_to_proto(variant: Variant) -> cards_pb2.Variant:
+    return _VARIANT_TO_PB[variant.name]
+
+
+def _rank_from_proto(value: int, field: str) -> Rank:
+    if not 1 <= value <= len(RANKS):
+        raise InvalidArgument(field, f"{value} is not a rank")
+    return RANKS[value - 1]
+
+
+def cards_from_proto(cards: Iterable[cards_pb2.Card], variant: Variant, field: str = "cards") -> tuple[Card, ...]:
+    """Canonical cards of ``variant``; anything else is INVALID_ARGUMENT naming the card."""
+    result = []
+    for index, card in enumerate(cards):
+        rank = _rank_from_proto(card.rank, f"{field}[{index}].rank")
+        if rank.is_joker != (card.suit == cards_pb2.SUIT_JOKER) or not 1 <= card.suit <= len(_PB_SUITS):
+            raise InvalidArgument(f"{field}[{index}].suit", "jokers have SUIT_JOKER, every other card a real suit")
+        if card.copy >= variant.decks:
+            raise InvalidArgument(f"{field}[{index}].copy", f"{variant.name} has {variant.decks} deck(s)")
+        result.append(Card(rank, Suit(card.suit - 1), card.copy))
+    return tuple(result)
+
+
+def ranks_from_proto(ranks: Iterable[int], field: str) -> tuple[Rank, ...]:
+    return tuple(_rank_from_proto(value, f"{field}[{index}]") for index, value in enumerate(ranks))
+
+
+def card_to_proto(card: Card) -> cards_pb2.Card:
+    return cards_pb2.Card(rank=_PB_RANKS[card.rank], suit=_PB_SUITS[card.suit], copy=card.copy)
+
+
+def cards_to_proto(cards: Iterable[Card]) -> list[cards_pb2.Card]:
+    """Cards in canonical id order (the contract's order for hands, kitties and plays)."""
+    return [card_to_proto(card) for card in sorted(cards, key=lambda card: card.id)]
+
+
+def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
+    return cards_pb2.Combination(
+        kind=cast(cards_pb2.CombinationKind, int(combination.kind)),
+        main_rank=_PB_RANKS[combination.main_rank],
+        size=combination.size,
+        ranks=[_PB_RANKS[rank] for rank in combination.ranks],
+    )
+
+
+def _ms(duration: datetime.timedelta) -> int:
+    return int(duration / datetime.timedelta(milliseconds=1))
+
+
+def settings_from_proto(settings: table_pb2.TableSettings) -> TableSettings:
+    variant = variant_from_proto(settings.variant, "settings.variant")
+    clock = settings.clock
+    decision_ms = _ms(clock.decision_time.ToTimedelta())
+    first_ms = _ms(clock.first_decision_time.ToTimedelta()) if clock.HasField("first_decision_time") else decision_ms
+    bank_ms = _ms(clock.time_bank.ToTimedelta())
+    if min(decision_ms, first_ms, bank_ms) < 0:
+        raise InvalidArgument("settings.clock", "durations cannot be negative")
+    policy = {
+        table_pb2.TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy.AUTO_PLAY,
+        table_pb2.TIMEOUT_POLICY_AUTO_PLAY: TimeoutPolicy.AUTO_PLAY,
+        table_pb2.TIMEOUT_POLICY_FORFEIT: TimeoutPolicy.FORFEIT,
+    }.get(clock.timeout_policy)
+    if policy is None:
+        raise InvalidArgument("settings.clock.timeout_policy", "unknown timeout policy")
+    next_round = {
+        table_pb2.NEXT_ROUND_UNSPECIFIED: NextRound.AUTOMATIC,
+        table_pb2.NEXT_ROUND_AUTOMATIC: NextRound.AUTOMATIC,
+        table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED: NextRound.WHEN_ALL_SETTLED,
+    }.get(settings.next_round)
+    if next_round is None:
+        raise InvalidArgument("settings.next_round", "unknown next-round policy")
+    return TableSettings(
+        variant=variant,
+        house_rules=HouseRules(spring=settings.house_rules.spring),
+        clock=ClockSettings(decision_ms, first_ms, bank_ms, policy),
+        round_limit=settings.round_limit,
+        redeal_cap=settings.max_redeals if settings.HasField("max_redeals") else variant.default_redeal_cap,
+        next_round=next_round,
+        first_dealer=settings.first_dealer if settings.HasField("first_dealer") else None,
+    )
+
+
+def _duration(ms: int) -> datetime.timedelta:
+    return datetime.timedelta(milliseconds=ms)
+
+
+def settings_to_proto(settings: TableSettings) -> table_pb2.TableSettings:
+    clock = settings.clock
+    message = table_pb2.TableSettings(
+        variant=variant_to_proto(settings.variant),
+        house_rules=table_pb2.HouseRules(spring=settings.house_rules.spring),
+        round_limit=settings.round_limit,
+        max_redeals=settings.redeal_cap,
+        next_round=(
+            table_pb2.NEXT_ROUND_AUTOMATIC
+            if settings.next_round is NextRound.AUTOMATIC
+            else table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED
+        ),
+    )
+    if clock.decision_ms:
+        message.clock.decision_time.FromTimedelta(_duration(clock.decision_ms))
+        message.clock.first_decision_time.FromTimedelta(_duration(clock.first_decision_ms))
+        message.clock.time_bank.FromTimedelta(_duration(clock.bank_ms))
+        message.clock.timeout_policy = (
+            table_pb2.TIMEOUT_POLICY_AUTO_PLAY
+            if clock.policy is TimeoutPolicy.AUTO_PLAY
+            else table_pb2.TIMEOUT_POLICY_FORFEIT
+        )
+    if settings.first_dealer is not None:
+        message.first_dealer = settings.first_dealer
+    return message
+
+
+_OUTCOMES = {
+    RoundResultKind.LANDLORD_WON: table_pb2.ROUND_OUTCOME_LANDLORD_WON,
+    RoundResultKind.FARMERS_WON: table_pb2.ROUND_OUTCOME_FARMERS_WON,
+    RoundResultKind.VOID: table_pb2.ROUND_OUTCOME_VOID,
+    RoundResultKind.ABANDONED: table_pb2.ROUND_OUTCOME_ABANDONED,
+}
+_CLOSE_REASONS = {
+    CloseReason.CLOSED_BY_CREATOR: table_pb2.CLOSE_REASON_CLOSED_BY_CREATOR,
+    CloseReason.ROUND_LIMIT: table_pb2.CLOSE_REASON_ROUND_LIMIT,
+}
+
+
+def reveal_to_proto(reveal: Reveal) -> table_pb2.DealReveal:
+    return table_pb2.DealReveal(
+        round=reveal.round,
+        deal_number=reveal.deal_number,
+        seed=reveal.seed or b"",
+        hands=[table_pb2.DealtHand(seat=seat, cards=cards_to_proto(hand)) for seat, hand in enumerate(reveal.hands)],
+        kitty=cards_to_proto(reveal.kitty),
+    )
+
+
+def settlement_to_proto(result: RoundResult) -> table_pb2.RoundSettlement:
+    settlement = result.settlement
+    message = table_pb2.RoundSettlement(
+        round=result.round,
+        outcome=_OUTCOMES[result.kind],
+        bid=result.bid,
+        doublings=settlement.doublings,
+        spring=settlement.spring,
+        stake=settlement.stake,
+        balance_changes=list(settlement.deltas),
+    )
+    if settlement.landlord is not None:
+        message.landlord_seat = settlement.landlord
+    if result.winner is not None:
+        message.winner_seat = result.winner
+    if result.forfeited_by is not None:
+        message.forfeited_seat = result.forfeited_by
+    return message
+
+
+def standings_to_proto(standings: Sequence[ev.Standing]) -> list[table_pb2.Standing]:
+    return [table_pb2.Standing(place=s.place, seat=s.seat, player_name=s.name, balance=s.balance) for s in standings]
+
+
+def _phase(table: TableState) -> table_pb2.Phase:
+    if table.status is TableStatus.CLOSED:
+        return table_pb2.PHASE_CLOSED
+    if table.status is TableStatus.ROUND_OVER:
+        return table_pb2.PHASE_ROUND_OVER
+    if table.status is TableStatus.WAITING or table.round is None:
+        return table_pb2.PHASE_WAITING_FOR_PLAYERS
+    return table_pb2.PHASE_AUCTION if table.round.phase is Phase.AUCTION else table_pb2.PHASE_PLAY
+
+
+def _viewer_seat(principal: Principal) -> int | None:
+    return principal.seat if principal.role is Role.SEAT else None
+
+
+def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
+    """``table`` as ``principal`` may see it."""
+    seat = _viewer_seat(principal)
+    running = table.status is TableStatus.IN_ROUND and table.round is not None
+    view = table_pb2.TableView(
+        table_id=table.table_id,
+        settings=settings_to_proto(table.settings),
+        version=table.version,
+        phase=_phase(table),
+        round=table.round_number if table.status is not TableStatus.CLOSED else table.match.rounds_played,
+        deal_number=table.deal_number if running else 0,
+        redeals=table.match.redeals,
+        dealer_seat=table.match.dealer,
+    )
+    if table.close_reason is not None:
+        view.close_reason = _CLOSE_REASONS[table.close_reason]
+    hand_sizes = [0] * table.variant.players
+    if running and table.round is not None:
+        round_view = view_for(table.round, seat)
+        hand_sizes = list(round_view.hand_sizes)
+        view.turn_seat = round_view.turn
+        view.face_up_card.CopyFrom(card_to_proto(round_view.face_up))
+        view.face_up_seat = round_view.face_up_seat
+        view.seed_commitment = round_view.commitment or b""
+        view.bids.extend(
+            table_pb2.AuctionBid(seat=action.seat, amount=action.amount)
+            for action in round_view.history
+            if isinstance(action, Bid)
+        )
+        view.highest_bid = round_view.bid
+        if round_view.landlord is not None:
+            view.landlord_seat = round_view.landlord
+        if round_view.kitty is not None and round_view.landlord is not None:
+            view.kitty.extend(cards_to_proto(round_view.kitty))
+        _fill_trick(view, [action for action in round_view.history if isinstance(action, Play)], table.variant)
+        view.doublings = round_view.doublings
+        view.stake = round_view.stake
+        if round_view.hand is not None:
+            view.your_hand.extend(cards_to_proto(round_view.hand))
+    for index, s in enumerate(table.seats):
+        view.seats.append(
+            table_pb2.SeatView(
+                seat=index,
+                occupied=s.occupied,
+                player_name=s.name,
+                connected=s.occupied,
+                cards_left=hand_sizes[index],
+                balance=table.match.balances[index],
+            )
+        )
+    if seat is not None:
+        view.your_seat = seat
+    if table.last_result is not None:
+        view.last_settlement.CopyFrom(settlement_to_proto(table.last_result))
+        view.last_reveal.CopyFrom(reveal_to_proto(table.last_result.reveal))
+    return view
+
+
+def _fill_trick(view: table_pb2.TableView, plays: list[Play], variant: Variant) -> None:
+    """The current trick's plays and how many tricks closed, recounted from the plays so far."""
+    trick: list[Play] = []
+    passes = 0
+    completed = 0
+    for action in plays:
+        trick.append(action)
+        if not action.is_pass:
+            passes = 0
+            continue
+        passes += 1
+        if passes == variant.passes_to_close:
+            completed += 1
+            trick = []
+            passes = 0
+    view.tricks_completed = completed
+    if trick:
+        view.trick.leader_seat = trick[0].seat
+    for action in trick:
+        message = table_pb2.TrickPlay(seat=action.seat, cards=cards_to_proto(action.cards))
+        combination = try_classify(action.cards, variant) if action.cards else None
+        if combination is not None:
+            message.combination.CopyFrom(combination_to_proto(combination))
+        view.trick.plays.append(message)
+
+
+def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.TableEvent:
+    """One event as ``viewer`` (a seat, or None for a spectator) may see it."""
+    message = events_pb2.TableEvent()
+    if isinstance(event, ev.SeatJoined):
+        message.seat_joined.CopyFrom(events_pb2.SeatJoined(seat=event.seat, player_name=event.name))
+    elif isinstance(event, ev.SeatLeft):
+        message.seat_left.CopyFrom(events_pb2.SeatLeft(seat=event.seat, player_name=event.name))
+    elif isinstance(event, ev.DealStarted):
+        started = events_pb2.DealStarted(
+            round=event.round,
+            deal_number=event.deal_number,
+            dealer_seat=event.dealer,
+            face_up_card=card_to_proto(event.face_up),
+            face_up_seat=event.face_up_seat,
+            seed_commitment=event.commitment or b"",
+        )
+        if viewer is not None:
+            started.your_hand.extend(cards_to_proto(event.hands[viewer]))
+        message.deal_started.CopyFrom(started)
+    elif isinstance(event, ev.BidMade):
+        message.bid_made.CopyFrom(events_pb2.BidMade(seat=event.seat, amount=event.amount, timed_out=event.timed_out))
+    elif isinstance(event, ev.DealThrownIn):
+        message.deal_thrown_in.CopyFrom(
+            events_pb2.DealThrownIn(reveal=reveal_to_proto(event.reveal), round_void=event.round_void)
+        )
+    elif isinstance(event, ev.LandlordChosen):
+        message.landlord_chosen.CopyFrom(
+            events_pb2.LandlordChosen(landlord_seat=event.seat, bid=event.bid, kitty=cards_to_proto(event.kitty))
+        )
+    elif isinstance(event, ev.CardsPlayed):
+        played = events_pb2.CardsPlayed(
+            seat=event.seat,
+            cards=cards_to_proto(event.cards),
+            cards_left=event.cards_left,
+            timed_out=event.timed_out,
+            stake=event.stake,
+            trick_closed=event.trick_closed,
+        )
+        if event.combination is not None:
+            played.combination.CopyFrom(combination_to_proto(event.combination))
+        message.cards_played.CopyFrom(played)
+    elif isinstance(event, ev.RoundEnded):
+        message.round_ended.CopyFrom(
+            events_pb2.RoundEnded(
+                settlement=settlement_to_proto(event.result),
+                reveal=reveal_to_proto(event.result.reveal),
+                balances=list(event.balances),
+            )
+        )
+    elif isinstance(event, ev.SeatSettled):
+        message.seat_settled.CopyFrom(events_pb2.SeatSettled(seat=event.seat, round=event.round))
+    elif isinstance(event, ev.TableClosed):
+        message.table_closed.CopyFrom(
+            events_pb2.TableClosed(reason=_CLOSE_REASONS[event.reason], standings=standings_to_proto(event.standings))
+        )
+    return message

@@ -1,0 +1,53 @@
+"""How events are kept in the table's stream, so each viewer later gets only what it may see.
+
+A stored event is a small envelope of serialized ``TableEvent`` messages: the spectators'
+version first, then, only for events that differ per seat (a deal, which carries the
+seat's own hand), one version per seat::
+
+    u8 n | n x (u32be length | TableEvent bytes)      n = 1, or 1 + players
+
+``sequence`` is not stored: it is the stream entry's id, filled in when read.
+"""
+
+from __future__ import annotations
+
+import datetime
+import struct
+
+from dizhu.referee import events as ev
+from dizhu.service.convert import event_to_proto
+from dizhu.v1 import events_pb2
+
+__all__ = ["decode_event", "encode_event"]
+
+_LENGTH = struct.Struct(">I")
+
+
+def encode_event(event: ev.TableEvent, players: int, version: int, time: datetime.datetime) -> bytes:
+    viewers: list[int | None] = [None]
+    if isinstance(event, ev.DealStarted):
+        viewers += list(range(players))
+    parts = [bytes([len(viewers)])]
+    for viewer in viewers:
+        message = event_to_proto(event, viewer)
+        message.version = version
+        message.time.FromDatetime(time)
+        body = message.SerializeToString()
+        parts += [_LENGTH.pack(len(body)), body]
+    return b"".join(parts)
+
+
+def decode_event(payload: bytes, viewer: int | None, sequence: int) -> events_pb2.TableEvent:
+    """The version of a stored event that ``viewer`` (a seat, or None) may see."""
+    count = payload[0]
+    wanted = 0 if viewer is None or count == 1 else 1 + viewer
+    offset = 1
+    for index in range(count):
+        (length,) = _LENGTH.unpack_from(payload, offset)
+        offset += _LENGTH.size
+        if index == wanted:
+            message: events_pb2.TableEvent = events_pb2.TableEvent.FromString(payload[offset : offset + length])
+            message.sequence = sequence
+            return message
+        offset += length
+    raise ValueError("stored event has no version for this viewer")

@@ -1,0 +1,171 @@
+"""Load, decide, save: how one request changes one table, safely under concurrency.
+
+Every mutation is: one Redis round trip to read the table and the caller's recorded answer
+for the request id; the pure referee command; one atomic compare-and-set that writes the
+new state, appends its events and records the answer. A retry of an answered request gets
+the first answer back (never applied twice); a request that loses a race to a concurrent
+change is decided again on the new state (so two conflicting requests never both apply, and
+the loser gets the precise reason, e.g. NOT_YOUR_TURN or STALE_STATE).
+
+Answers are keyed by the caller's token hash, so one seat can never read another's answer,
+and carry a fingerprint of the request so a reused request id is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from google.protobuf.message import Message
+
+from dizhu.referee import decode, encode
+from dizhu.referee.auth import Principal, resolve
+from dizhu.referee.commands import Context, Created, Outcome
+from dizhu.referee.errors import InvalidArgument, RequestIdReused, TableNotFound, Unavailable
+from dizhu.referee.table import TableState, TableStatus
+from dizhu.service.event_codec import encode_event
+from dizhu.store import SaveOutcome, TableStore
+from dizhu.store.keys import validate_request_id, validate_table_id
+
+__all__ = ["Gateway"]
+
+ResponseT = TypeVar("ResponseT", bound=Message)
+_FINGERPRINT = 32
+_MAX_ATTEMPTS = 16
+
+
+def _fingerprint(method: str, request: Message) -> bytes:
+    return hashlib.sha256(method.encode() + b"\0" + request.SerializeToString(deterministic=True)).digest()
+
+
+def _answer_principal(token: str | None) -> str:
+    return "anon" if token is None else hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+def _valid_table_id(table_id: str) -> str:
+    try:
+        return validate_table_id(table_id)
+    except ValueError:
+        raise InvalidArgument("table_id", "a table id is 1..128 characters of [A-Za-z0-9._:-]") from None
+
+
+def _valid_request_id(request_id: str) -> str:
+    if not request_id:
+        raise InvalidArgument("request_id", "every change needs a request_id (a fresh UUID per decision)")
+    try:
+        return validate_request_id(request_id)
+    except ValueError:
+        raise InvalidArgument("request_id", "a request id is 1..128 printable ASCII characters") from None
+
+
+class Gateway:
+    """Runs referee commands against the store for the table service."""
+
+    def __init__(self, store: TableStore, *, now: Callable[[], float] = time.time) -> None:
+        self._store = store
+        self._now = now
+
+    def _now_ms(self) -> int:
+        return int(self._now() * 1000)
+
+    async def read(self, table_id: str, token: str | None) -> tuple[TableState, Principal]:
+        """The table and who the caller is (no request id, nothing written)."""
+        loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
+        if loaded.state is None:
+            raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
+        table = decode(loaded.state)
+        return table, resolve(table, token)
+
+    def _replay(self, answer: bytes, fingerprint: bytes, parse: Callable[[bytes], ResponseT]) -> ResponseT:
+        if answer[:_FINGERPRINT] != fingerprint:
+            raise RequestIdReused("this request_id was already used for a different request")
+        return parse(answer[_FINGERPRINT:])
+
+    def _events(self, outcome: Outcome, now_ms: int) -> list[bytes]:
+        when = datetime.datetime.fromtimestamp(now_ms / 1000, tz=datetime.UTC)
+        players = outcome.table.variant.players
+        return [encode_event(event, players, outcome.table.version, when) for event in outcome.events]
+
+    async def mutate(
+        self,
+        method: str,
+        request: Message,
+        table_id: str,
+        token: str | None,
+        expected_version: int,
+        command: Callable[[TableState, Context], Outcome],
+        respond: Callable[[Outcome, Principal], ResponseT],
+        parse: Callable[[bytes], ResponseT],
+    ) -> ResponseT:
+        """Apply ``command`` to the table once, whatever the retries and races."""
+        table_id = _valid_table_id(table_id)
+        request_id = _valid_request_id(getattr(request, "request_id", ""))
+        fingerprint = _fingerprint(method, request)
+        answer_principal = _answer_principal(token)
+        for _ in range(_MAX_ATTEMPTS):
+            loaded = await self._store.load(table_id, answer_principal, request_id)
+            if loaded.state is None:
+                raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
+            if loaded.answer is not None:
+                return self._replay(loaded.answer, fingerprint, parse)
+            table = decode(loaded.state)
+            now_ms = self._now_ms()
+            principal = resolve(table, token)
+            outcome = command(table, Context(principal, now_ms, expected_version))
+            response = respond(outcome, principal)
+            if not outcome.changed:
+                return response
+            saved = await self._store.save(
+                table_id,
+                table.version,
+                outcome.table.version,
+                encode(outcome.table),
+                self._events(outcome, now_ms),
+                answer_principal,
+                request_id,
+                fingerprint + response.SerializeToString(),
+                finished=outcome.table.status is TableStatus.CLOSED,
+            )
+            if saved.outcome is SaveOutcome.SAVED:
+                return response
+            if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
+                return self._replay(saved.answer, fingerprint, parse)
+        raise Unavailable("the table changed too often under this request; retry with the same request_id")
+
+    async def create(
+        self,
+        request: Message,
+        api_principal: str,
+        build: Callable[[str, int], Created],
+        respond: Callable[[Created], ResponseT],
+        parse: Callable[[bytes], ResponseT],
+    ) -> ResponseT:
+        """Create a table whose id derives from the request id, so a retry finds its first answer."""
+        request_id = _valid_request_id(getattr(request, "request_id", ""))
+        fingerprint = _fingerprint("CreateTable", request)
+        digest = hashlib.sha256(f"create\0{api_principal}\0{request_id}".encode()).digest()
+        table_id = base64.b32encode(digest).decode().rstrip("=").lower()[:20]
+        loaded = await self._store.load(table_id, "create", request_id)
+        if loaded.answer is not None:
+            return self._replay(loaded.answer, fingerprint, parse)
+        now_ms = self._now_ms()
+        created = build(table_id, now_ms)
+        response = respond(created)
+        saved = await self._store.create(
+            table_id,
+            encode(created.outcome.table),
+            created.outcome.table.version,
+            self._events(created.outcome, now_ms),
+            "create",
+            request_id,
+            fingerprint + response.SerializeToString(),
+        )
+        if saved.outcome is SaveOutcome.SAVED:
+            return response
+        if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
+            return self._replay(saved.answer, fingerprint, parse)
+        raise RequestIdReused("this request_id already created a table whose answer has expired")

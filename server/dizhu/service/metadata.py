@@ -1,0 +1,46 @@
+"""Reading credentials from call metadata: ``authorization: Bearer <token>`` and ``x-api-key``."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Collection
+
+from dizhu.referee.errors import Unauthenticated
+from dizhu.service.errors import ServicerContext
+
+__all__ = ["api_principal", "bearer_token"]
+
+_BEARER = "bearer "
+_MAX_TOKEN = 256
+
+
+def _metadata(context: ServicerContext, key: str) -> list[str]:
+    values = []
+    for item_key, value in context.invocation_metadata() or ():
+        if item_key == key:
+            values.append(value.decode(errors="replace") if isinstance(value, bytes) else value)
+    return values
+
+
+def bearer_token(context: ServicerContext) -> str | None:
+    """The bearer token sent, None if none; UNAUTHENTICATED if the header is malformed."""
+    values = _metadata(context, "authorization")
+    if not values:
+        return None
+    if len(values) > 1:
+        raise Unauthenticated("send one authorization header")
+    value = values[0]
+    if not value.lower().startswith(_BEARER) or not 0 < len(value) - len(_BEARER) <= _MAX_TOKEN:
+        raise Unauthenticated("the authorization metadata must be 'Bearer <token>'")
+    return value[len(_BEARER) :].strip()
+
+
+def api_principal(context: ServicerContext, api_keys: Collection[str]) -> str:
+    """Who creates a table: a hash of the API key sent, "public" if the server requires none."""
+    sent = _metadata(context, "x-api-key")
+    if not api_keys:
+        return "public"
+    if len(sent) != 1 or not any(hmac.compare_digest(sent[0].encode(), key.encode()) for key in api_keys):
+        raise Unauthenticated("CreateTable needs a valid x-api-key")
+    return hashlib.sha256(sent[0].encode()).hexdigest()[:32]

@@ -1,0 +1,165 @@
+"""Building and running the gRPC server: services, health, reflection, graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import signal
+from collections.abc import AsyncIterator
+
+import grpc
+import structlog
+from grpc_health.v1 import _async as health_aio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from redis.asyncio import Redis
+
+from dizhu.config import ServerConfig
+from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.service.gateway import Gateway
+from dizhu.service.rules_servicer import RulesServicer
+from dizhu.service.table_servicer import TableServicer
+from dizhu.store import TableStore
+from dizhu.v1 import rules_service_pb2, rules_service_pb2_grpc, table_service_pb2, table_service_pb2_grpc
+
+__all__ = ["Referee", "create_server", "run", "running_referee"]
+
+_log = structlog.get_logger("dizhu.server")
+_SERVICES = (
+    table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
+    rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
+)
+
+
+class Referee:
+    """A running server and what it needs, stopped in the right order."""
+
+    def __init__(self, server: grpc.aio.Server, port: int, health_servicer: health_aio.HealthServicer) -> None:
+        self.server = server
+        self.port = port
+        self.health = health_servicer
+
+    async def stop(self, grace_s: float) -> None:
+        """Health NOT_SERVING first, then let in-flight calls finish within ``grace_s``."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace_s)
+
+
+async def create_server(config: ServerConfig, store: TableStore) -> Referee:
+    """A started server bound to ``config.address`` (port 0 picks one: see ``Referee.port``)."""
+    options = [
+        ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
+        # The kernel balances connections, not calls: recycle connections so clients rebalance.
+        ("grpc.max_connection_age_ms", 5 * 60 * 1000),
+        ("grpc.max_connection_age_grace_ms", 30 * 1000),
+    ]
+    server = grpc.aio.server(options=options)
+    table_service_pb2_grpc.add_TableServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        TableServicer(Gateway(store), api_keys=config.api_keys), server
+    )
+    rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)  # type: ignore[no-untyped-call]
+    health_servicer = health_aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
+    port = server.add_insecure_port(config.address)
+    if port == 0:
+        raise OSError(f"could not bind {config.address}")
+    await server.start()
+    for name in ("", *_SERVICES):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return Referee(server, port, health_servicer)
+
+
+@contextlib.asynccontextmanager
+async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
+    """A referee with its store (an embedded Redis when ``config.redis_url`` is None)."""
+    embedded: EmbeddedRedis | None = None
+    url = config.redis_url
+    if url is None:
+        embedded = EmbeddedRedis(config.data_dir, appendonly=True)
+        await embedded.astart()
+        url = embedded.url
+        _log.info("embedded_redis_started", url=url, data_dir=str(config.data_dir))
+    redis = Redis.from_url(url, socket_timeout=10, health_check_interval=30)
+    try:
+        store = TableStore(
+            redis,
+            prefix=config.key_prefix,
+            finished_ttl_s=config.finished_ttl_s,
+            answer_ttl_s=config.answer_ttl_s,
+            events_maxlen=config.events_maxlen,
+        )
+        await store.load_scripts()
+        referee = await create_server(config, store)
+        try:
+            yield referee
+        finally:
+            await referee.stop(config.grace_s)
+    finally:
+        await redis.aclose()
+        if embedded is not None:
+            await embedded.astop()
+
+
+async def run(config: ServerConfig) -> None:
+    """Serve until SIGTERM or SIGINT, then stop gracefully."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    async with running_referee(config) as referee:
+        _log.info("serving", address=config.address, port=referee.port)
+        await stop.wait()
+        _log.info("stopping", grace_s=config.grace_s)
+    _log.info("stopped")
+
+
+def _worker(config: ServerConfig) -> None:
+    """One worker process: its own event loop and gRPC server on the shared port."""
+    from dizhu.logs import configure_logging
+
+    configure_logging(config.log_format, config.log_level)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns ^C into SIGTERM for everyone
+    asyncio.run(run(config))
+
+
+def run_workers(config: ServerConfig) -> int:
+    """Serve with ``config.workers`` processes sharing one port (SO_REUSEPORT).
+
+    The parent starts the embedded Redis if needed, then spawns the workers (never forks:
+    gRPC does not survive a fork) and forwards SIGTERM / SIGINT to them.
+    """
+    import multiprocessing
+
+    embedded: EmbeddedRedis | None = None
+    if config.redis_url is None:
+        embedded = EmbeddedRedis(config.data_dir, appendonly=True).start()
+        config = dataclasses.replace(config, redis_url=embedded.url)
+        _log.info("embedded_redis_started", url=embedded.url, data_dir=str(config.data_dir))
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_worker, args=(config,), name=f"dizhu-worker-{n}") for n in range(config.workers)]
+    for worker in workers:
+        worker.start()
+    stopping = False
+
+    def forward(signum: int, _: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for worker in workers:
+            if worker.pid is not None and worker.is_alive():
+                os.kill(worker.pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    _log.info("workers_started", workers=config.workers, address=config.address)
+    for worker in workers:
+        worker.join()
+    if embedded is not None:
+        embedded.stop()
+    failed = [worker.name for worker in workers if worker.exitcode not in (0, -signal.SIGTERM)]
+    if failed and not stopping:
+        _log.error("workers_failed", workers=failed)
+        return 1
+    return 0

@@ -1,0 +1,184 @@
+"""``dizhu.v1.TableService``: thin handlers that convert, delegate to the referee, convert back."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from dizhu.referee import commands
+from dizhu.referee import events as ev
+from dizhu.referee.auth import Principal, Role
+from dizhu.referee.commands import Context, Created, Outcome
+from dizhu.referee.errors import InvalidArgument, WrongPhase
+from dizhu.referee.table import TableState
+from dizhu.service import convert
+from dizhu.service.errors import ServicerContext, guarded
+from dizhu.service.gateway import Gateway
+from dizhu.service.metadata import api_principal, bearer_token
+from dizhu.v1 import table_pb2, table_service_pb2_grpc
+from dizhu.v1 import table_service_pb2 as pb
+
+__all__ = ["TableServicer"]
+
+
+def _require_version(expected_version: int) -> None:
+    if not expected_version:
+        raise InvalidArgument("expected_version", "Bid and Play need the table version the decision was made on")
+
+
+def _viewed(outcome: Outcome, principal: Principal) -> table_pb2.TableView:
+    return convert.table_view(outcome.table, principal)
+
+
+class TableServicer(table_service_pb2_grpc.TableServiceServicer):
+    """Table lifecycle and moves; every table lives in the store, none in this process."""
+
+    def __init__(self, gateway: Gateway, *, api_keys: Collection[str] = ()) -> None:
+        self._gateway = gateway
+        self._api_keys = frozenset(api_keys)
+
+    @guarded
+    async def CreateTable(self, request: pb.CreateTableRequest, context: ServicerContext) -> pb.CreateTableResponse:
+        principal = api_principal(context, self._api_keys)
+        settings = convert.settings_from_proto(request.settings)
+
+        def build(table_id: str, now_ms: int) -> Created:
+            return commands.create_table(table_id, settings, list(request.seeds), list(request.player_names), now_ms)
+
+        def respond(created: Created) -> pb.CreateTableResponse:
+            return pb.CreateTableResponse(
+                table_id=created.outcome.table.table_id,
+                creator_token=created.creator_token,
+                seat_tokens=[pb.SeatToken(seat=s, player_name=n, token=t) for s, n, t in created.seat_tokens],
+                table=convert.table_view(created.outcome.table, Principal(Role.CREATOR)),
+            )
+
+        return await self._gateway.create(request, principal, build, respond, pb.CreateTableResponse.FromString)
+
+    @guarded
+    async def JoinTable(self, request: pb.JoinTableRequest, context: ServicerContext) -> pb.JoinTableResponse:
+        seat = request.seat if request.HasField("seat") else None
+        joined: list[commands.Joined] = []
+
+        def command(table: TableState, ctx: Context) -> Outcome:
+            result = commands.join(table, ctx, request.player_name, seat)
+            joined.append(result)
+            return result.outcome
+
+        def respond(outcome: Outcome, _: Principal) -> pb.JoinTableResponse:
+            result = joined[-1]
+            return pb.JoinTableResponse(
+                seat=result.seat,
+                seat_token=result.token,
+                table=convert.table_view(outcome.table, Principal(Role.SEAT, result.seat)),
+            )
+
+        # Joining needs no token: the answer is keyed by the request id alone.
+        return await self._gateway.mutate(
+            "JoinTable",
+            request,
+            request.table_id,
+            None,
+            request.expected_version,
+            command,
+            respond,
+            pb.JoinTableResponse.FromString,
+        )
+
+    @guarded
+    async def GetTable(self, request: pb.GetTableRequest, context: ServicerContext) -> pb.GetTableResponse:
+        table, principal = await self._gateway.read(request.table_id, bearer_token(context))
+        return pb.GetTableResponse(table=convert.table_view(table, principal))
+
+    @guarded
+    async def LeaveTable(self, request: pb.LeaveTableRequest, context: ServicerContext) -> pb.LeaveTableResponse:
+        return await self._gateway.mutate(
+            "LeaveTable",
+            request,
+            request.table_id,
+            bearer_token(context),
+            request.expected_version,
+            commands.leave,
+            lambda outcome, _: pb.LeaveTableResponse(table=_viewed(outcome, Principal(Role.SPECTATOR))),
+            pb.LeaveTableResponse.FromString,
+        )
+
+    @guarded
+    async def CloseTable(self, request: pb.CloseTableRequest, context: ServicerContext) -> pb.CloseTableResponse:
+        return await self._gateway.mutate(
+            "CloseTable",
+            request,
+            request.table_id,
+            bearer_token(context),
+            request.expected_version,
+            commands.close,
+            lambda outcome, principal: pb.CloseTableResponse(
+                standings=convert.standings_to_proto(commands.table_standings(outcome.table)),
+                table=_viewed(outcome, principal),
+            ),
+            pb.CloseTableResponse.FromString,
+        )
+
+    @guarded
+    async def Bid(self, request: pb.BidRequest, context: ServicerContext) -> pb.BidResponse:
+        _require_version(request.expected_version)
+        return await self._gateway.mutate(
+            "Bid",
+            request,
+            request.table_id,
+            bearer_token(context),
+            request.expected_version,
+            lambda table, ctx: commands.bid(table, ctx, request.amount),
+            lambda outcome, principal: pb.BidResponse(table=_viewed(outcome, principal)),
+            pb.BidResponse.FromString,
+        )
+
+    @guarded
+    async def Play(self, request: pb.PlayRequest, context: ServicerContext) -> pb.PlayResponse:
+        _require_version(request.expected_version)
+
+        def command(table: TableState, ctx: Context) -> Outcome:
+            cards = convert.cards_from_proto(request.cards, table.variant)
+            return commands.play(table, ctx, cards)
+
+        def respond(outcome: Outcome, principal: Principal) -> pb.PlayResponse:
+            response = pb.PlayResponse(table=_viewed(outcome, principal))
+            for event in outcome.events:
+                if isinstance(event, ev.CardsPlayed) and event.combination is not None:
+                    response.combination.CopyFrom(convert.combination_to_proto(event.combination))
+                    break
+            return response
+
+        return await self._gateway.mutate(
+            "Play",
+            request,
+            request.table_id,
+            bearer_token(context),
+            request.expected_version,
+            command,
+            respond,
+            pb.PlayResponse.FromString,
+        )
+
+    @guarded
+    async def Settle(self, request: pb.SettleRequest, context: ServicerContext) -> pb.SettleResponse:
+        def respond(outcome: Outcome, principal: Principal) -> pb.SettleResponse:
+            result = outcome.table.last_result
+            if result is None:  # settle_round refuses before this can happen
+                raise WrongPhase("no round has ended yet")
+            return pb.SettleResponse(
+                settlement=convert.settlement_to_proto(result),
+                reveal=convert.reveal_to_proto(result.reveal),
+                standings=convert.standings_to_proto(commands.table_standings(outcome.table)),
+                table=_viewed(outcome, principal),
+            )
+
+        return await self._gateway.mutate(
+            "Settle",
+            request,
+            request.table_id,
+            bearer_token(context),
+            request.expected_version,
+            commands.settle_round,
+            respond,
+            pb.SettleResponse.FromString,
+        )

@@ -1,0 +1,22 @@
+"""Where tables live: state, event streams and recorded answers in Redis.
+
+``TableStore`` is the whole API; the key layout is in :mod:`dizhu.store.keys`, the Lua
+scripts in :mod:`dizhu.store.scripts`, the guarantees in docs/store.md.
+"""
+
+from __future__ import annotations
+
+from dizhu.store.keys import TableKeys, table_keys, validate_principal, validate_request_id, validate_table_id
+from dizhu.store.redis_store import Loaded, Saved, SaveOutcome, TableStore
+
+__all__ = [
+    "Loaded",
+    "SaveOutcome",
+    "Saved",
+    "TableKeys",
+    "TableStore",
+    "table_keys",
+    "validate_principal",
+    "validate_request_id",
+    "validate_table_id",
+]

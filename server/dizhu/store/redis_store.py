@@ -1,0 +1,296 @@
+"""The table store: each table's state, event stream and recorded answers in Redis.
+
+The store knows bytes and integers only -- no game, no protobuf. Every referee process holds
+its own :class:`TableStore` over the same Redis, and the store makes their writes safe:
+
+- :meth:`TableStore.save` is one ``EVALSHA`` that checks the request id (idempotency), then
+  the expected version (compare-and-set), and only then writes the state, appends the events
+  and records the answer -- all or nothing, never interleaved with another writer.
+- :meth:`TableStore.load` is one round trip, and reads state and answer atomically.
+
+The key layout is in :mod:`dizhu.store.keys`, the scripts in :mod:`dizhu.store.scripts`,
+the guarantees in docs/store.md.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from redis.asyncio import Redis
+
+from dizhu.store import scripts
+from dizhu.store.keys import TableKeys, table_keys, validate_principal
+
+__all__ = ["Loaded", "SaveOutcome", "Saved", "TableStore"]
+
+DAY_S: Final = 24 * 60 * 60
+_EVENT_FIELD: Final = b"e"
+# The highest sub-id of a stream id: "<n>-<MAX>" is the last id any entry of sequence n can have.
+_MAX_SUB_ID: Final = 2**64 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What :meth:`TableStore.load` read, all at one instant."""
+
+    state: bytes | None
+    """The table's state, or ``None`` if there is no such table (never created, or expired)."""
+    version: int
+    """The table's version; 0 when there is no table."""
+    answer: bytes | None
+    """The answer recorded for the ``(principal, request_id)`` asked about, if any."""
+    sequence: int = 0
+    """The sequence number of the table's last event (0 before any): a snapshot of
+    ``state`` is followed by the events after this one."""
+
+
+class SaveOutcome(enum.Enum):
+    """How a :meth:`TableStore.create` or :meth:`TableStore.save` ended."""
+
+    SAVED = "SAVED"
+    """Written: the state, the events and the answer, all at once."""
+    CONFLICT = "CONFLICT"
+    """Nothing written: the version moved on (or, for ``create``, the table already exists;
+    for ``save``, it does not exist). The caller reloads and decides again."""
+    DUPLICATE = "DUPLICATE"
+    """Nothing written: this request id already has an answer, which is returned."""
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """The result of :meth:`TableStore.create` or :meth:`TableStore.save`."""
+
+    outcome: SaveOutcome
+    answer: bytes | None = None
+    """The answer recorded first, for :attr:`SaveOutcome.DUPLICATE`; else ``None``."""
+    first_sequence: int = 0
+    """For :attr:`SaveOutcome.SAVED`: the sequence number of the first appended event (with no
+    events, the number the next one will get); else 0."""
+    version: int = 0
+    """The table's version after the call: the new one when saved, the stored one otherwise
+    (0 if there is no table) -- what a ``STALE_STATE`` error reports as ``current_version``."""
+
+
+class TableStore:
+    """Tables in Redis, shared by any number of referee processes.
+
+    ``redis`` must return bytes (the default ``decode_responses=False``). On a server-streaming
+    handler keep ``block_ms`` of :meth:`read_events` well below the client's ``socket_timeout``.
+
+    Raises :class:`ValueError` for a malformed table id, principal or request id (see
+    :mod:`dizhu.store.keys`), and lets ``redis.exceptions.RedisError`` through.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        prefix: str = "dizhu",
+        finished_ttl_s: int = 7 * DAY_S,
+        answer_ttl_s: int = DAY_S,
+        events_maxlen: int = 10_000,
+    ) -> None:
+        if redis.connection_pool.connection_kwargs.get("decode_responses"):
+            raise ValueError("TableStore needs a Redis client with decode_responses=False")
+        if finished_ttl_s < 1 or answer_ttl_s < 1 or events_maxlen < 1:
+            raise ValueError("finished_ttl_s, answer_ttl_s and events_maxlen must be positive")
+        table_keys(prefix, "x")  # validates the prefix now rather than at the first call
+        self._redis = redis
+        self._prefix = prefix
+        self.finished_ttl_s: Final = finished_ttl_s
+        self.answer_ttl_s: Final = answer_ttl_s
+        self.events_maxlen: Final = events_maxlen
+        self._load = redis.register_script(scripts.LOAD)
+        self._create = redis.register_script(scripts.CREATE)
+        self._save = redis.register_script(scripts.SAVE)
+
+    def keys(self, table_id: str) -> TableKeys:
+        """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
+        return table_keys(self._prefix, table_id)
+
+    async def load_scripts(self) -> None:
+        """Load the scripts into the server now (optional: they load on first use anyway).
+
+        Call it at start-up to check the connection and spare the first requests a
+        ``NOSCRIPT`` round trip.
+        """
+        for script in (self._load, self._create, self._save):
+            script.sha = await self._redis.script_load(script.script)
+
+    async def load(self, table_id: str, principal: str, request_id: str | None) -> Loaded:
+        """Read the table and the answer recorded for ``(principal, request_id)``: one round trip.
+
+        Without a ``request_id`` only the state is read (``answer`` is ``None``).
+        """
+        keys = self.keys(table_id)
+        if request_id is None:
+            validate_principal(principal)
+            version, data, seq = await self._redis.hmget(keys.state, ["version", "data", "seq"])
+            answer = None
+        else:
+            version, data, seq, answer = await self._load(keys=[keys.state, keys.answer(principal, request_id)])
+        return Loaded(state=_bytes(data), version=_int(version), answer=_bytes(answer), sequence=_int(seq))
+
+    async def create(
+        self,
+        table_id: str,
+        state: bytes,
+        version: int,
+        events: Sequence[bytes],
+        principal: str,
+        request_id: str | None,
+        answer: bytes | None,
+    ) -> Saved:
+        """Create the table, atomically, only if it does not exist yet.
+
+        Writes ``state`` at ``version``, appends ``events`` (sequence numbers 1, 2, ...) and
+        records ``answer`` for ``(principal, request_id)``. If the table exists: ``DUPLICATE``
+        with the recorded answer when this request id has one, else ``CONFLICT``.
+
+        Creation is deduplicated per table: to make a retried "create" return its first
+        answer, derive ``table_id`` from the request (e.g. a hash of principal and request id).
+        """
+        if version < 1:
+            raise ValueError(f"a table's first version must be positive, not {version}")
+        keys = self.keys(table_id)
+        script_keys = [keys.state, keys.events]
+        if request_id is not None:
+            script_keys.append(keys.answer(principal, request_id))
+        else:
+            validate_principal(principal)
+        args: list[bytes | str | int] = [
+            version,
+            state,
+            self.events_maxlen,
+            self.answer_ttl_s,
+            "1" if answer is not None and request_id is not None else "0",
+            answer or b"",
+            *events,
+        ]
+        return _saved(await self._create(keys=script_keys, args=args))
+
+    async def save(
+        self,
+        table_id: str,
+        expected_version: int,
+        new_version: int,
+        state: bytes,
+        events: Sequence[bytes],
+        principal: str,
+        request_id: str | None,
+        answer: bytes | None,
+        *,
+        finished: bool = False,
+    ) -> Saved:
+        """Replace the state if the stored version is ``expected_version``: one ``EVALSHA``.
+
+        In order: if ``(principal, request_id)`` has an answer → ``DUPLICATE`` with it; if the
+        table is missing or its version is not ``expected_version`` → ``CONFLICT``; else writes
+        ``state`` at ``new_version``, appends ``events`` after the table's last sequence (the
+        stream trimmed to about ``events_maxlen``), records ``answer`` for ``answer_ttl_s``
+        seconds and returns ``SAVED``. ``finished=True`` makes the table's state and events
+        expire after ``finished_ttl_s``; ``False`` removes any such expiry.
+        """
+        if not 0 < expected_version < new_version:
+            raise ValueError(f"versions must grow from a positive one, not {expected_version} → {new_version}")
+        keys = self.keys(table_id)
+        script_keys = [keys.state, keys.events]
+        if request_id is not None:
+            script_keys.append(keys.answer(principal, request_id))
+        else:
+            validate_principal(principal)
+        answer_ttl_s = min(self.answer_ttl_s, self.finished_ttl_s) if finished else self.answer_ttl_s
+        args: list[bytes | str | int] = [
+            expected_version,
+            new_version,
+            state,
+            self.events_maxlen,
+            answer_ttl_s,
+            "1" if answer is not None and request_id is not None else "0",
+            answer or b"",
+            self.finished_ttl_s if finished else 0,
+            *events,
+        ]
+        return _saved(await self._save(keys=script_keys, args=args))
+
+    async def read_events(
+        self, table_id: str, after_sequence: int, count: int = 1000, block_ms: int | None = None
+    ) -> list[tuple[int, bytes]]:
+        """Up to ``count`` events with a sequence number above ``after_sequence``, in order.
+
+        With ``block_ms``, waits up to that long for the first such event when there is none
+        yet (``XREAD BLOCK``; 0 waits for ever) and returns ``[]`` on timeout. Events older
+        than :meth:`oldest_sequence` are gone: a reader that far behind needs a fresh snapshot.
+        """
+        if after_sequence < 0 or count < 1:
+            raise ValueError("after_sequence must be >= 0 and count >= 1")
+        events_key = self.keys(table_id).events
+        if block_ms is None:
+            entries = await self._redis.xrange(events_key, min=f"{after_sequence + 1}-0", count=count)
+        else:
+            reply = await self._redis.xread(
+                {events_key: f"{after_sequence}-{_MAX_SUB_ID}"}, count=count, block=block_ms
+            )
+            entries = _xread_entries(reply)
+        return [_event(entry) for entry in entries or ()]
+
+    async def oldest_sequence(self, table_id: str) -> int | None:
+        """The sequence number of the oldest event still kept, or ``None`` if none is."""
+        entries = await self._redis.xrange(self.keys(table_id).events, count=1)
+        return _event(entries[0])[0] if entries else None
+
+    async def last_sequence(self, table_id: str) -> int:
+        """The sequence number of the table's last event; 0 before any (or with no table)."""
+        return _int(await self._redis.hget(self.keys(table_id).state, "seq"))
+
+    async def delete(self, table_id: str) -> None:
+        """Delete every key of the table, answers included (for tests and admin: uses ``SCAN``)."""
+        keys = self.keys(table_id)
+        doomed = [keys.state, keys.events]
+        doomed.extend([key async for key in self._redis.scan_iter(match=f"{keys.answer_prefix}*", count=1000)])
+        await self._redis.delete(*doomed)
+
+
+def _bytes(value: object) -> bytes | None:
+    """A bulk reply as bytes (``None`` stays ``None``)."""
+    if value is None or isinstance(value, bytes):
+        return value
+    raise TypeError(f"expected bytes from Redis, got {type(value).__name__}: is decode_responses on?")
+
+
+def _int(value: object) -> int:
+    """A decimal bulk reply as an int; ``None`` (no such key or field) is 0."""
+    raw = _bytes(value)
+    return 0 if raw is None else int(raw)
+
+
+def _event(entry: Any) -> tuple[int, bytes]:
+    """``(sequence, payload)`` of a stream entry ``(b"<seq>-1", {b"e": payload})``."""
+    entry_id, fields = entry
+    payload = _bytes(fields[_EVENT_FIELD])
+    assert payload is not None
+    return int(entry_id.split(b"-", 1)[0]), payload
+
+
+def _saved(reply: list[Any]) -> Saved:
+    outcome, answer, first_sequence, version = reply
+    return Saved(
+        outcome=SaveOutcome(outcome.decode()),
+        answer=answer,
+        first_sequence=int(first_sequence),
+        version=_int(version),
+    )
+
+
+def _xread_entries(reply: Any) -> list[Any]:
+    """The entries of the one stream in an ``XREAD`` reply (RESP2 list or RESP3 map)."""
+    if not reply:
+        return []
+    if isinstance(reply, dict):  # RESP3: {stream: [entries]}
+        (entries,) = reply.values()
+        return list(entries[0] if entries and isinstance(entries[0], list) else entries)
+    ((_stream, entries),) = reply
+    return list(entries)

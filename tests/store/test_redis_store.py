@@ -1,0 +1,401 @@
+"""TableStore against a real Redis: atomicity, idempotency, events, expiry, key layout."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis.asyncio
+from redis.crc import key_slot
+
+from dizhu.store import Loaded, Saved, SaveOutcome, TableStore, table_keys
+
+TABLE = "t-1"
+ALICE = "seat-0"
+BOB = "seat-1"
+
+
+async def _create(store: TableStore, table: str = TABLE, *, events: int = 1, request_id: str = "create-1") -> Saved:
+    return await store.create(
+        table, b"state-1", 1, [f"created-{i}".encode() for i in range(events)], ALICE, request_id, b"answer-create"
+    )
+
+
+async def _save(
+    store: TableStore,
+    expected: int,
+    *,
+    events: int = 1,
+    request_id: str | None = None,
+    principal: str = ALICE,
+    finished: bool = False,
+    table: str = TABLE,
+) -> Saved:
+    new = expected + 1
+    return await store.save(
+        table,
+        expected,
+        new,
+        f"state-{new}".encode(),
+        [f"v{new}-e{i}".encode() for i in range(events)],
+        principal,
+        request_id,
+        None if request_id is None else f"answer-{request_id}".encode(),
+        finished=finished,
+    )
+
+
+class TestLoad:
+    async def test_a_missing_table_loads_as_no_state_at_version_zero(self, store: TableStore) -> None:
+        assert await store.load(TABLE, ALICE, "r-1") == Loaded(state=None, version=0, answer=None, sequence=0)
+        assert await store.load(TABLE, ALICE, None) == Loaded(state=None, version=0, answer=None, sequence=0)
+
+    async def test_a_created_table_loads_with_its_state_version_and_last_sequence(self, store: TableStore) -> None:
+        await _create(store, events=2)
+        assert await store.load(TABLE, BOB, None) == Loaded(state=b"state-1", version=1, answer=None, sequence=2)
+
+    async def test_the_answer_is_loaded_for_its_principal_and_request_id_only(self, store: TableStore) -> None:
+        await _create(store)
+        await _save(store, 1, request_id="r-1")
+        assert (await store.load(TABLE, ALICE, "r-1")).answer == b"answer-r-1"
+        assert (await store.load(TABLE, BOB, "r-1")).answer is None
+        assert (await store.load(TABLE, ALICE, "r-2")).answer is None
+
+
+class TestCreate:
+    async def test_create_writes_state_events_and_answer(self, store: TableStore) -> None:
+        saved = await _create(store, events=3)
+        assert saved == Saved(SaveOutcome.SAVED, answer=None, first_sequence=1, version=1)
+        assert await store.load(TABLE, ALICE, "create-1") == Loaded(b"state-1", 1, b"answer-create", sequence=3)
+        assert await store.read_events(TABLE, 0) == [(1, b"created-0"), (2, b"created-1"), (3, b"created-2")]
+
+    async def test_creating_again_with_the_same_request_id_returns_the_first_answer(self, store: TableStore) -> None:
+        await _create(store)
+        again = await store.create(TABLE, b"other", 1, [b"other"], ALICE, "create-1", b"other-answer")
+        assert again == Saved(SaveOutcome.DUPLICATE, answer=b"answer-create", version=1)
+        assert await store.read_events(TABLE, 0) == [(1, b"created-0")]
+
+    async def test_creating_an_existing_table_with_another_request_id_conflicts(self, store: TableStore) -> None:
+        await _create(store)
+        again = await store.create(TABLE, b"other", 1, [b"other"], BOB, "create-2", b"other-answer")
+        assert again == Saved(SaveOutcome.CONFLICT, version=1)
+        assert await store.load(TABLE, BOB, "create-2") == Loaded(b"state-1", 1, None, sequence=1)
+
+    async def test_create_without_a_request_id_records_no_answer(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        saved = await store.create(TABLE, b"s", 1, [], ALICE, None, None)
+        assert saved.outcome is SaveOutcome.SAVED
+        assert sorted(await redis_client.keys("*")) == [b"dizhu:{t:t-1}:state"]
+
+    async def test_create_replaces_a_stream_left_without_its_table(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await redis_client.xadd(store.keys(TABLE).events, {"e": b"stale"}, id="7-1")
+        await _create(store)
+        assert await store.read_events(TABLE, 0) == [(1, b"created-0")]
+
+
+class TestSave:
+    async def test_a_save_at_the_stored_version_is_written(self, store: TableStore) -> None:
+        await _create(store)
+        saved = await _save(store, 1, events=2, request_id="r-1")
+        assert saved == Saved(SaveOutcome.SAVED, answer=None, first_sequence=2, version=2)
+        assert await store.load(TABLE, ALICE, "r-1") == Loaded(b"state-2", 2, b"answer-r-1", sequence=3)
+
+    async def test_a_save_at_another_version_conflicts_and_writes_nothing(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await _create(store)
+        await _save(store, 1)
+        before = {key: await redis_client.dump(key) for key in await redis_client.keys("*")}
+        saved = await _save(store, 1, events=2, request_id="late")
+        assert saved == Saved(SaveOutcome.CONFLICT, version=2)
+        assert {key: await redis_client.dump(key) for key in await redis_client.keys("*")} == before
+
+    async def test_a_save_to_a_missing_table_conflicts_and_creates_nothing(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        assert await _save(store, 1, request_id="r-1") == Saved(SaveOutcome.CONFLICT, version=0)
+        assert await redis_client.keys("*") == []
+
+    async def test_a_repeated_request_id_returns_the_first_answer_and_applies_nothing(self, store: TableStore) -> None:
+        await _create(store)
+        await _save(store, 1, request_id="r-1")
+        retry = await store.save(TABLE, 2, 3, b"retry", [b"retry"], ALICE, "r-1", b"second answer")
+        assert retry == Saved(SaveOutcome.DUPLICATE, answer=b"answer-r-1", version=2)
+        assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2)
+
+    async def test_a_duplicate_wins_over_a_conflict(self, store: TableStore) -> None:
+        await _create(store)
+        await _save(store, 1, request_id="r-1")
+        await _save(store, 2)
+        retry = await _save(store, 1, request_id="r-1")
+        assert retry == Saved(SaveOutcome.DUPLICATE, answer=b"answer-r-1", version=3)
+
+    async def test_the_same_request_id_of_another_principal_is_another_request(self, store: TableStore) -> None:
+        await _create(store)
+        await _save(store, 1, request_id="r-1", principal=ALICE)
+        assert (await _save(store, 2, request_id="r-1", principal=BOB)).outcome is SaveOutcome.SAVED
+
+    async def test_a_save_without_events_keeps_the_sequence(self, store: TableStore) -> None:
+        await _create(store, events=2)
+        assert (await _save(store, 1, events=0)).first_sequence == 3
+        assert await store.last_sequence(TABLE) == 2
+
+    @pytest.mark.parametrize(("expected", "new"), [(0, 1), (2, 2), (3, 2), (-1, 5)])
+    async def test_versions_that_do_not_grow_from_a_positive_one_are_refused(
+        self, store: TableStore, expected: int, new: int
+    ) -> None:
+        with pytest.raises(ValueError, match="versions"):
+            await store.save(TABLE, expected, new, b"s", [], ALICE, None, None)
+
+
+class TestEvents:
+    async def test_events_are_numbered_consecutively_across_saves(self, store: TableStore) -> None:
+        await _create(store, events=2)
+        assert (await _save(store, 1, events=3)).first_sequence == 3
+        assert (await _save(store, 2, events=1)).first_sequence == 6
+        events = await store.read_events(TABLE, 0)
+        assert [sequence for sequence, _ in events] == [1, 2, 3, 4, 5, 6]
+        assert events[2:] == [(3, b"v2-e0"), (4, b"v2-e1"), (5, b"v2-e2"), (6, b"v3-e0")]
+        assert await store.last_sequence(TABLE) == 6
+
+    @pytest.mark.parametrize("after", [0, 1, 3, 5, 6, 9])
+    async def test_read_events_returns_exactly_the_events_after_the_given_sequence(
+        self, store: TableStore, after: int
+    ) -> None:
+        await _create(store, events=2)
+        await _save(store, 1, events=4)
+        assert [sequence for sequence, _ in await store.read_events(TABLE, after)] == list(range(after + 1, 7))
+
+    async def test_read_events_returns_at_most_count_events(self, store: TableStore) -> None:
+        await _create(store, events=5)
+        assert [sequence for sequence, _ in await store.read_events(TABLE, 1, count=2)] == [2, 3]
+
+    async def test_read_events_of_a_missing_table_is_empty(self, store: TableStore) -> None:
+        assert await store.read_events(TABLE, 0) == []
+        assert await store.read_events(TABLE, 0, block_ms=10) == []
+        assert await store.oldest_sequence(TABLE) is None
+        assert await store.last_sequence(TABLE) == 0
+
+    @pytest.mark.parametrize("protocol", [2, 3])
+    async def test_a_blocking_read_returns_the_next_event_when_it_is_saved(
+        self, store: TableStore, redis_url: str, protocol: int
+    ) -> None:
+        await _create(store, events=2)
+        reader = redis.asyncio.Redis.from_url(redis_url, protocol=protocol)
+        try:
+            tail = asyncio.create_task(TableStore(reader).read_events(TABLE, 2, block_ms=5000))
+            await asyncio.sleep(0.05)
+            assert not tail.done()
+            await _save(store, 1, events=2)
+            assert await asyncio.wait_for(tail, 5) == [(3, b"v2-e0"), (4, b"v2-e1")]
+        finally:
+            await reader.aclose()
+
+    async def test_a_blocking_read_returns_waiting_events_at_once_and_nothing_on_timeout(
+        self, store: TableStore
+    ) -> None:
+        await _create(store, events=3)
+        assert await store.read_events(TABLE, 1, block_ms=0) == [(2, b"created-1"), (3, b"created-2")]
+        assert await store.read_events(TABLE, 3, block_ms=20) == []
+
+    async def test_trimming_moves_the_oldest_sequence_but_never_below_maxlen_events(self, make_store: Any) -> None:
+        store: TableStore = make_store(events_maxlen=10)
+        await _create(store, events=1)
+        assert await store.oldest_sequence(TABLE) == 1
+        for version in range(1, 31):
+            await _save(store, version, events=10)
+        oldest = await store.oldest_sequence(TABLE)
+        assert oldest is not None
+        assert 1 < oldest <= 301 - 10 + 1
+        kept = await store.read_events(TABLE, 0, count=10_000)
+        assert [sequence for sequence, _ in kept] == list(range(oldest, 302))
+
+
+class TestExpiry:
+    async def test_a_finished_table_expires_with_all_its_keys(
+        self, make_store: Any, redis_client: redis.asyncio.Redis
+    ) -> None:
+        store: TableStore = make_store(finished_ttl_s=600, answer_ttl_s=3600)
+        await _create(store)
+        assert await redis_client.ttl(store.keys(TABLE).state) == -1
+        await _save(store, 1, request_id="last", finished=True)
+        ttls = {key: await redis_client.ttl(key) for key in await redis_client.keys("*")}
+        assert len(ttls) == 4  # state, events, and the answers of create and of the last save
+        keys = store.keys(TABLE)
+        assert 590 <= ttls[keys.state.encode()] <= 600
+        assert 590 <= ttls[keys.events.encode()] <= 600
+        assert 590 <= ttls[keys.answer(ALICE, "last").encode()] <= 600
+        assert all(0 < ttl <= 3600 for ttl in ttls.values())
+
+    async def test_a_table_saved_unfinished_again_no_longer_expires(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await _create(store)
+        await _save(store, 1, finished=True)
+        await _save(store, 2)
+        keys = store.keys(TABLE)
+        assert await redis_client.ttl(keys.state) == -1
+        assert await redis_client.ttl(keys.events) == -1
+
+    async def test_answers_expire_after_the_answer_ttl(
+        self, make_store: Any, redis_client: redis.asyncio.Redis
+    ) -> None:
+        store: TableStore = make_store(answer_ttl_s=120)
+        await _create(store)
+        await _save(store, 1, request_id="r-1")
+        assert 110 <= await redis_client.ttl(store.keys(TABLE).answer(ALICE, "r-1")) <= 120
+
+
+class TestConcurrency:
+    async def test_of_50_saves_racing_from_one_version_exactly_one_is_saved(self, store: TableStore) -> None:
+        await _create(store)
+        results = await asyncio.gather(
+            *(store.save(TABLE, 1, 2, f"s{i}".encode(), [f"e{i}".encode()], ALICE, f"r-{i}", b"a") for i in range(50))
+        )
+        outcomes = [result.outcome for result in results]
+        assert outcomes.count(SaveOutcome.SAVED) == 1
+        assert outcomes.count(SaveOutcome.CONFLICT) == 49
+        winner = outcomes.index(SaveOutcome.SAVED)
+        assert await store.load(TABLE, ALICE, None) == Loaded(f"s{winner}".encode(), 2, None, sequence=2)
+        assert await store.read_events(TABLE, 1) == [(2, f"e{winner}".encode())]
+
+    async def test_of_50_retries_of_one_request_exactly_one_applies(self, store: TableStore) -> None:
+        await _create(store)
+        results = await asyncio.gather(*(_save(store, 1, request_id="r-1") for _ in range(50)))
+        assert [result.outcome for result in results].count(SaveOutcome.SAVED) == 1
+        assert {result.answer for result in results if result.outcome is not SaveOutcome.SAVED} == {b"answer-r-1"}
+
+    async def test_two_stores_over_separate_connections_see_each_others_writes(
+        self, store: TableStore, second_client: redis.asyncio.Redis
+    ) -> None:
+        other = TableStore(second_client)
+        await _create(store)
+        assert (await other.load(TABLE, ALICE, "create-1")).answer == b"answer-create"
+        assert (await _save(other, 1, request_id="r-1")).outcome is SaveOutcome.SAVED
+        assert await _save(store, 1) == Saved(SaveOutcome.CONFLICT, version=2)
+        assert await store.load(TABLE, ALICE, "r-1") == Loaded(b"state-2", 2, b"answer-r-1", sequence=2)
+
+
+class TestKeys:
+    def test_every_key_of_a_table_hashes_to_the_slot_of_its_tag(self) -> None:
+        keys = table_keys("dizhu", "table:42")
+        slots = {key_slot(key.encode()) for key in (keys.state, keys.events, keys.answer(ALICE, "r:1"))}
+        assert slots == {key_slot(b"t:table:42")}
+
+    async def test_the_stored_keys_follow_the_documented_layout(
+        self, make_store: Any, redis_client: redis.asyncio.Redis
+    ) -> None:
+        store: TableStore = make_store(prefix="game")
+        await _create(store)
+        assert sorted(await redis_client.keys("*")) == [
+            b"game:{t:t-1}:answer:seat-0:create-1",
+            b"game:{t:t-1}:events",
+            b"game:{t:t-1}:state",
+        ]
+        assert await redis_client.hgetall(b"game:{t:t-1}:state") == {
+            b"version": b"1",
+            b"data": b"state-1",
+            b"seq": b"1",
+        }
+
+    @pytest.mark.parametrize(
+        ("table_id", "principal", "request_id"),
+        [
+            ("", ALICE, "r"),
+            ("x" * 129, ALICE, "r"),
+            ("a}b", ALICE, "r"),
+            ("a b", ALICE, "r"),
+            ("a*", ALICE, "r"),
+            ("t", "", "r"),
+            ("t", "seat:0", "r"),
+            ("t", "x" * 129, "r"),
+            ("t", ALICE, ""),
+            ("t", ALICE, "r" * 129),
+            ("t", ALICE, "caf\u00e9"),
+            ("t", ALICE, "line\nbreak"),
+        ],
+    )
+    async def test_malformed_ids_raise_value_error_and_touch_nothing(
+        self, store: TableStore, redis_client: redis.asyncio.Redis, table_id: str, principal: str, request_id: str
+    ) -> None:
+        with pytest.raises(ValueError, match="invalid"):
+            await store.load(table_id, principal, request_id)
+        with pytest.raises(ValueError, match="invalid"):
+            await store.create(table_id, b"s", 1, [], principal, request_id, b"a")
+        with pytest.raises(ValueError, match="invalid"):
+            await store.save(table_id, 1, 2, b"s", [], principal, request_id, b"a")
+        assert await redis_client.keys("*") == []
+
+    @pytest.mark.parametrize("request_id", ["550e8400-e29b-41d4-a716-446655440000", "a:b.c_d-e", "any ~printable!"])
+    async def test_request_ids_may_be_any_printable_ascii(self, store: TableStore, request_id: str) -> None:
+        await store.create(TABLE, b"s", 1, [], ALICE, request_id, b"a")
+        assert (await store.load(TABLE, ALICE, request_id)).answer == b"a"
+
+    def test_a_malformed_prefix_or_a_decoding_client_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="prefix"):
+            TableStore(redis.asyncio.Redis(), prefix="{x}")
+        with pytest.raises(ValueError, match="decode_responses"):
+            TableStore(redis.asyncio.Redis(decode_responses=True))
+
+    async def test_delete_removes_every_key_of_the_table_and_only_those(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await _create(store)
+        await _save(store, 1, request_id="r-1")
+        await _create(store, "t-10")
+        await store.delete(TABLE)
+        assert all(b"{t:t-10}" in key for key in await redis_client.keys("*"))
+        assert (await store.load(TABLE, ALICE, "r-1")) == Loaded(None, 0, None)
+
+
+class TestRoundTrips:
+    @staticmethod
+    def _count_commands(client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        sent: list[str] = []
+        original = client.execute_command
+
+        async def counting(*args: Any, **options: Any) -> Any:
+            sent.append(str(args[0]))
+            return await original(*args, **options)
+
+        monkeypatch.setattr(client, "execute_command", counting)
+        return sent
+
+    @pytest.mark.parametrize("request_id", ["r-1", None])
+    async def test_load_is_one_command(
+        self, store: TableStore, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch, request_id: str
+    ) -> None:
+        await _create(store)
+        await store.load_scripts()
+        sent = self._count_commands(redis_client, monkeypatch)
+        await store.load(TABLE, ALICE, request_id)
+        assert len(sent) == 1
+
+    async def test_save_is_one_evalsha(
+        self, store: TableStore, redis_client: redis.asyncio.Redis, monkeypatch: pytest.MonkeyPatch, redis_url: str
+    ) -> None:
+        await _create(store)
+        await store.load_scripts()
+        observer = redis.asyncio.Redis.from_url(redis_url)
+        try:
+            await observer.config_resetstat()
+            sent = self._count_commands(redis_client, monkeypatch)
+            await _save(store, 1, events=3, request_id="r-1", finished=True)
+            stats = await observer.info("commandstats")
+        finally:
+            await observer.aclose()
+        assert sent == ["EVALSHA"]
+        assert stats["cmdstat_evalsha"]["calls"] == 1
+        assert "cmdstat_eval" not in stats
+        assert "cmdstat_script" not in stats
+
+    async def test_scripts_load_by_themselves_after_a_script_flush(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await redis_client.script_flush()
+        assert (await _create(store)).outcome is SaveOutcome.SAVED
+        assert (await store.load(TABLE, ALICE, "create-1")).answer == b"answer-create"
