@@ -154,7 +154,7 @@ def cards_in(value: Any, memo: dict[int, tuple[Any, frozenset[Card]]] | None = N
 
 def refusal(state: RoundState, action: Bid | Play) -> Refusal:
     """The reason ``apply`` refuses ``action``, after checking that ``state`` did not change."""
-    before = dataclasses.replace(state)
+    before = state._replace()
     with pytest.raises(IllegalAction) as refused:
         apply(state, action)
     assert state == before

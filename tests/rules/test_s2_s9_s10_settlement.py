@@ -68,7 +68,7 @@ class TestStake:
         self, variant: Variant, amount: int, doublings: int
     ) -> None:
         finished = scenario_round(variant, "farmers win", amount=amount)
-        state = dataclasses.replace(finished, doublings=doublings)
+        state = finished._replace(doublings=doublings)
         assert state.stake == settle(state).stake == amount * 2**doublings
 
     @pytest.mark.parametrize("amount", [1, 2, 3])
@@ -186,7 +186,7 @@ class TestSpring:
         assert state.stake == 2
 
     def test_a_thrown_in_round_is_never_a_spring(self, variant: Variant) -> None:
-        state = dataclasses.replace(thrown_in(variant), house_rules=SPRING)
+        state = thrown_in(variant)._replace(house_rules=SPRING)
         assert settle(state) == Settlement.nothing(variant.players)
 
 

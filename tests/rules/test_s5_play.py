@@ -6,8 +6,6 @@ ranks spelled below; the rest of each hand is filled from the remaining deck.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from helpers import SCENARIOS, advance, arranged_round, cards_of, make_landlord, play, refusal, scenario_round
 
@@ -229,7 +227,7 @@ class TestRefusals:
 
     def test_a_refused_play_leaves_the_turn_and_hand_as_they_were(self, variant: Variant) -> None:
         state = after_lead(variant, "9")
-        snapshot = dataclasses.replace(state)
+        snapshot = state._replace()
         for action in (Play(1, cards_of(state, 1, "4")), Play(0), Play(1, cards_of(state, 2, "4"))):
             with pytest.raises(IllegalAction):
                 apply(state, action)

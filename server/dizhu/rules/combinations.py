@@ -7,11 +7,12 @@ reading. Kickers never matter for comparison; suits never matter at all.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from dizhu.rules.cards import RANKS, Card, Rank, format_ranks
-from dizhu.rules.variants import CombinationKind, Variant
+from dizhu.rules.variants import VARIANTS, CombinationKind, Variant
 
 __all__ = ["Combination", "NotACombination", "beats", "classify", "explain", "try_classify"]
 
@@ -190,9 +191,15 @@ def _read_quad(
     return "four of a rank take two singles or two pairs, of two other ranks"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _read_cached(ranks: tuple[Rank, ...], variant_name: str) -> Combination | str:
+    """``_read`` remembered: plays repeat endlessly (there are only ~13k distinct valid ones)."""
+    return _read(ranks, VARIANTS[variant_name])
+
+
 def try_classify(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> Combination | None:
     """The combination ``cards`` form in ``variant``, or None."""
-    reading = _read(_ranks_of(cards), variant)
+    reading = _read_cached(_ranks_of(cards), variant.name)
     return reading if isinstance(reading, Combination) else None
 
 
@@ -202,7 +209,7 @@ def classify(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> Combin
     Raises ``NotACombination`` with the reason when they form none.
     """
     ranks = _ranks_of(cards)
-    reading = _read(ranks, variant)
+    reading = _read_cached(ranks, variant.name)
     if isinstance(reading, str):
         raise NotACombination(f"[{format_ranks(ranks)}] is no combination: {reading}")
     return reading
@@ -210,7 +217,7 @@ def classify(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> Combin
 
 def explain(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> str | None:
     """Why ``cards`` are no combination in ``variant``, or None when they are one."""
-    reading = _read(_ranks_of(cards), variant)
+    reading = _read_cached(_ranks_of(cards), variant.name)
     return reading if isinstance(reading, str) else None
 
 

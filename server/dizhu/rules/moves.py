@@ -212,7 +212,8 @@ def _rocket(moves: Moves, counts: list[int], variant: Variant) -> None:
 
 
 def pick_cards(hand: Sequence[Card], play: Combination) -> tuple[Card, ...]:
-    """Concrete cards from ``hand`` that make up ``play``: the lowest suits of each rank.
+    """Concrete cards from ``hand`` that make up ``play``: the first of each rank in ``hand``
+    (the lowest suits, for a hand sorted as the rules core keeps them).
 
     Raises ``ValueError`` if the hand does not hold the play.
     """
@@ -220,7 +221,7 @@ def pick_cards(hand: Sequence[Card], play: Combination) -> tuple[Card, ...]:
     for rank in play.ranks:
         needed[rank] += 1
     picked: list[Card] = []
-    for card in sorted(hand):
+    for card in hand:
         if needed[card.rank]:
             needed[card.rank] -= 1
             picked.append(card)
