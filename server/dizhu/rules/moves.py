@@ -28,6 +28,12 @@ _ACE = int(Rank.ACE)
 _TWO = int(Rank.TWO)
 _RANK_COUNT = len(RANKS)
 
+#: Builds a ``Combination`` from its four fields without the named tuple's keyword handling:
+#: leading with a big hand creates hundreds of plays.
+_combination: Callable[[tuple[CombinationKind, Rank, int, tuple[Rank, ...]]], Combination] = functools.partial(
+    tuple.__new__, Combination
+)
+
 #: ``_REPEAT[r][c]`` is rank ``r`` written ``c`` times: the building block of every play.
 _REPEAT: tuple[tuple[tuple[Rank, ...], ...], ...] = tuple(
     tuple((rank,) * count for count in range(9)) for rank in RANKS
@@ -76,7 +82,7 @@ def _sets(kind: CombinationKind, width: int) -> Generator:
     def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
         for rank in range(above + 1, _RANK_COUNT):
             if counts[rank] >= width:
-                moves.append(Combination(kind, RANKS[rank], width, _REPEAT[rank][width]))
+                moves.append(_combination((kind, RANKS[rank], width, _REPEAT[rank][width])))
 
     return generate
 
@@ -93,6 +99,28 @@ def _joined(parts: Iterable[tuple[int, int]]) -> tuple[Rank, ...]:
     return ranks
 
 
+#: ``_CHAIN[w][low][n]``: the ranks of ``n`` consecutive ranks from ``low``, each ``w`` times.
+_CHAIN: tuple[tuple[tuple[tuple[Rank, ...], ...], ...], ...] = tuple(
+    tuple(
+        tuple(_joined((rank, width) for rank in range(low, low + n)) for n in range(_ACE + 2 - low))
+        for low in range(_ACE + 1)
+    )
+    for width in range(4)
+)
+
+
+def _with_wings(chain: tuple[Rank, ...], low: int, wings: tuple[int, ...], width: int) -> tuple[Rank, ...]:
+    """``chain`` (starting at rank ``low``) with ``width`` cards of each wing rank, in rank order."""
+    below: tuple[Rank, ...] = ()
+    above: tuple[Rank, ...] = ()
+    for rank in wings:
+        if rank < low:
+            below += _REPEAT[rank][width]
+        else:
+            above += _REPEAT[rank][width]
+    return below + chain + above
+
+
 def _trio_with(kind: CombinationKind, width: int) -> Generator:
     """Generator of a trio plus one kicker of ``width`` cards."""
     size = 3 + width
@@ -107,7 +135,7 @@ def _trio_with(kind: CombinationKind, width: int) -> Generator:
                 if counts[kicker] >= width and kicker != trio:
                     wing = _REPEAT[kicker][width]
                     ranks = wing + trio_ranks if kicker < trio else trio_ranks + wing
-                    moves.append(Combination(kind, main, size, ranks))
+                    moves.append(_combination((kind, main, size, ranks)))
 
     return generate
 
@@ -129,7 +157,7 @@ def _chains(kind: CombinationKind, width: int, min_links: int) -> Generator:
     def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
         links = None if size is None else size // width
         for run in _runs(counts, width, min_links, links, above):
-            moves.append(Combination(kind, RANKS[run[-1]], width * len(run), _joined((rank, width) for rank in run)))
+            moves.append(_combination((kind, RANKS[run[-1]], width * len(run), _CHAIN[width][run.start][len(run)])))
 
     return generate
 
@@ -142,11 +170,12 @@ def _airplanes(kind: CombinationKind, width: int) -> Generator:
         for run in _runs(counts, 3, 2, links, above):
             main = RANKS[run[-1]]
             n = len(run)
+            chain = _CHAIN[3][run.start][n]
+            total = (3 + width) * n
             for wings in combinations(_kicker_ranks(counts, width, run), n):
                 if wings[-1] == _RED_JOKER and _BLACK_JOKER in wings:
                     continue  # both jokers (3p) or both joker pairs (4p) would be the rocket
-                parts = sorted([(rank, 3) for rank in run] + [(rank, width) for rank in wings])
-                moves.append(Combination(kind, main, (3 + width) * n, _joined(parts)))
+                moves.append(_combination((kind, main, total, _with_wings(chain, run.start, wings, width))))
 
     return generate
 
@@ -163,8 +192,7 @@ def _quads(kind: CombinationKind, width: int) -> Generator:
             for kickers in combinations(_kicker_ranks(counts, width, range(quad, quad + 1)), 2):
                 if kickers == (_BLACK_JOKER, _RED_JOKER):
                     continue  # both jokers together are the rocket, never kickers
-                parts = sorted([(quad, 4), (kickers[0], width), (kickers[1], width)])
-                moves.append(Combination(kind, main, size, _joined(parts)))
+                moves.append(_combination((kind, main, size, _with_wings(_REPEAT[quad][4], quad, kickers, width))))
 
     return generate
 

@@ -183,9 +183,7 @@ def _choose_landlord(state: RoundState, made: BidMade) -> Transition:
     kitty = state.deal.kitty
     hands = list(state.hands)
     hands[landlord] = tuple(sorted(hands[landlord] + kitty))
-    chosen = state._replace(
-        phase=Phase.PLAY, turn=landlord, landlord=landlord, passes=0, hands=tuple(hands)
-    )
+    chosen = state._replace(phase=Phase.PLAY, turn=landlord, landlord=landlord, passes=0, hands=tuple(hands))
     return Transition(chosen, (made, LandlordChosen(landlord, state.bid, kitty)))
 
 
@@ -200,13 +198,9 @@ def _apply_play(state: RoundState, play: Play) -> Transition:
         if passes == state.variant.passes_to_close:
             leader = state.last_player
             assert leader is not None
-            closed = state._replace(
-                turn=leader, passes=0, last_play=None, last_player=None, history=history
-            )
+            closed = state._replace(turn=leader, passes=0, last_play=None, last_player=None, history=history)
             return Transition(closed, (passed, TrickClosed(leader)))
-        return Transition(
-            state._replace(turn=_next_seat(state, seat), passes=passes, history=history), (passed,)
-        )
+        return Transition(state._replace(turn=_next_seat(state, seat), passes=passes, history=history), (passed,))
 
     remaining = _remove_from_hand(state.hands[seat], play.cards)
     variant = state.variant
