@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,3 +26,29 @@ class TestCodebase:
     def test_mypy_strict_passes_on_server(self) -> None:
         result = _run(sys.executable, "-m", "mypy", "--no-incremental")
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _buf() -> str:
+    buf = Path(sys.executable).parent / "buf"
+    assert buf.exists(), "the buf CLI is missing: pip install -e '.[test]' installs it (package buf-bin)"
+    return str(buf)
+
+
+class TestContract:
+    def test_buf_lint_passes(self) -> None:
+        result = subprocess.run(
+            [_buf(), "lint"], cwd=ROOT / "proto", capture_output=True, text=True, check=False, timeout=300
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    def test_generated_stubs_match_the_protos(self) -> None:
+        result = subprocess.run(
+            ["bash", "scripts/gen_protos", "--check"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+            env={**os.environ, "PYTHON": sys.executable},
+        )
+        assert result.returncode == 0, "stubs drifted; run scripts/gen_protos\n" + result.stdout + result.stderr

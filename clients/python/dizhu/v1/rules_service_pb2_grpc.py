@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class RulesServiceStub:
-    """Stateless helpers over the rules (RULES.md §6-7), for bots and front ends: classify a
+    """Stateless helpers over the rules (docs/rules.md §6-7), for bots and front ends: classify a
     card set, list the legal moves of a hand, compare two plays. They need no table and
     no token, change nothing, and answer exactly as the referee judges plays at a table.
     Card sets are given as a CardSet: exact cards or ranks only. Errors follow
@@ -60,7 +60,7 @@ class RulesServiceStub:
 
 
 class RulesServiceServicer:
-    """Stateless helpers over the rules (RULES.md §6-7), for bots and front ends: classify a
+    """Stateless helpers over the rules (docs/rules.md §6-7), for bots and front ends: classify a
     card set, list the legal moves of a hand, compare two plays. They need no table and
     no token, change nothing, and answer exactly as the referee judges plays at a table.
     Card sets are given as a CardSet: exact cards or ranks only. Errors follow
@@ -72,7 +72,7 @@ class RulesServiceServicer:
 
     def Classify(self, request, context):
         """Reads a card set as a combination of the variant: every reading, which by the rules
-        is none or exactly one (RULES.md §7, "one reading per card set"), and a reason
+        is none or exactly one (docs/rules.md §7, "one reading per card set"), and a reason
         when there is none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -89,7 +89,7 @@ class RulesServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Compare(self, request, context):
-        """Says whether play b beats play a (RULES.md §7), with both classifications.
+        """Says whether play b beats play a (docs/rules.md §7), with both classifications.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -122,7 +122,7 @@ def add_RulesServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RulesService:
-    """Stateless helpers over the rules (RULES.md §6-7), for bots and front ends: classify a
+    """Stateless helpers over the rules (docs/rules.md §6-7), for bots and front ends: classify a
     card set, list the legal moves of a hand, compare two plays. They need no table and
     no token, change nothing, and answer exactly as the referee judges plays at a table.
     Card sets are given as a CardSet: exact cards or ranks only. Errors follow

@@ -104,7 +104,7 @@ class TableSettings(_message.Message):
     def __init__(self, variant: _Optional[_Union[_cards_pb2.Variant, str]] = ..., house_rules: _Optional[_Union[HouseRules, _Mapping]] = ..., clock: _Optional[_Union[ClockSettings, _Mapping]] = ..., round_limit: _Optional[int] = ..., max_redeals: _Optional[int] = ..., next_round: _Optional[_Union[NextRound, str]] = ..., first_dealer: _Optional[int] = ...) -> None: ...
 
 class SeatView(_message.Message):
-    __slots__ = ("seat", "occupied", "player_name", "connected", "cards_left", "balance", "time_bank_left")
+    __slots__ = ("seat", "occupied", "player_name", "connected", "cards_left", "balance", "time_bank_left", "timeouts")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     OCCUPIED_FIELD_NUMBER: _ClassVar[int]
     PLAYER_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +112,7 @@ class SeatView(_message.Message):
     CARDS_LEFT_FIELD_NUMBER: _ClassVar[int]
     BALANCE_FIELD_NUMBER: _ClassVar[int]
     TIME_BANK_LEFT_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     occupied: bool
     player_name: str
@@ -119,7 +120,8 @@ class SeatView(_message.Message):
     cards_left: int
     balance: int
     time_bank_left: _duration_pb2.Duration
-    def __init__(self, seat: _Optional[int] = ..., occupied: _Optional[bool] = ..., player_name: _Optional[str] = ..., connected: _Optional[bool] = ..., cards_left: _Optional[int] = ..., balance: _Optional[int] = ..., time_bank_left: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    timeouts: int
+    def __init__(self, seat: _Optional[int] = ..., occupied: _Optional[bool] = ..., player_name: _Optional[str] = ..., connected: _Optional[bool] = ..., cards_left: _Optional[int] = ..., balance: _Optional[int] = ..., time_bank_left: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeouts: _Optional[int] = ...) -> None: ...
 
 class AuctionBid(_message.Message):
     __slots__ = ("seat", "amount")

@@ -24,10 +24,11 @@ _sym_db = _symbol_database.Default()
 
 from dizhu.v1 import cards_pb2 as dizhu_dot_v1_dot_cards__pb2
 from dizhu.v1 import events_pb2 as dizhu_dot_v1_dot_events__pb2
+from dizhu.v1 import replay_pb2 as dizhu_dot_v1_dot_replay__pb2
 from dizhu.v1 import table_pb2 as dizhu_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x64izhu/v1/table_service.proto\x12\x08\x64izhu.v1\x1a\x14\x64izhu/v1/cards.proto\x1a\x15\x64izhu/v1/events.proto\x1a\x14\x64izhu/v1/table.proto\"=\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"x\n\x12\x43reateTableRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12)\n\x08settings\x18\x02 \x01(\x0b\x32\x17.dizhu.v1.TableSettings\x12\r\n\x05seeds\x18\x03 \x03(\x0c\x12\x14\n\x0cplayer_names\x18\x04 \x03(\t\"\x8c\x01\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12(\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x13.dizhu.v1.SeatToken\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\x83\x01\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x13\n\x0bplayer_name\x18\x04 \x01(\t\x12\x11\n\x04seat\x18\x05 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"Y\n\x11JoinTableResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\"\n\x05table\x18\x03 \x01(\x0b\x32\x13.dizhu.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"6\n\x10GetTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"8\n\x12LeaveTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11\x43loseTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"_\n\x12\x43loseTableResponse\x12%\n\tstandings\x18\x01 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\\\n\nBidRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x0e\n\x06\x61mount\x18\x04 \x01(\r\"1\n\x0b\x42idResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"l\n\x0bPlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x1d\n\x05\x63\x61rds\x18\x04 \x03(\x0b\x32\x0e.dizhu.v1.Card\"^\n\x0cPlayResponse\x12*\n\x0b\x63ombination\x18\x01 \x01(\x0b\x32\x15.dizhu.v1.Combination\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"O\n\rSettleRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"\xb0\x01\n\x0eSettleResponse\x12-\n\nsettlement\x18\x01 \x01(\x0b\x32\x19.dizhu.v1.RoundSettlement\x12$\n\x06reveal\x18\x02 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12%\n\tstandings\x18\x03 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"U\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04H\x00\x88\x01\x01\x42\x11\n\x0f_after_sequence\"9\n\x12WatchTableResponse\x12#\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x14.dizhu.v1.TableEvent2\x95\x05\n\x0cTableService\x12O\n\x0b\x43reateTable\x12\x1c.dizhu.v1.CreateTableRequest\x1a\x1d.dizhu.v1.CreateTableResponse\"\x03\x90\x02\x02\x12I\n\tJoinTable\x12\x1a.dizhu.v1.JoinTableRequest\x1a\x1b.dizhu.v1.JoinTableResponse\"\x03\x90\x02\x02\x12\x46\n\x08GetTable\x12\x19.dizhu.v1.GetTableRequest\x1a\x1a.dizhu.v1.GetTableResponse\"\x03\x90\x02\x01\x12L\n\nLeaveTable\x12\x1b.dizhu.v1.LeaveTableRequest\x1a\x1c.dizhu.v1.LeaveTableResponse\"\x03\x90\x02\x02\x12L\n\nCloseTable\x12\x1b.dizhu.v1.CloseTableRequest\x1a\x1c.dizhu.v1.CloseTableResponse\"\x03\x90\x02\x02\x12\x37\n\x03\x42id\x12\x14.dizhu.v1.BidRequest\x1a\x15.dizhu.v1.BidResponse\"\x03\x90\x02\x02\x12:\n\x04Play\x12\x15.dizhu.v1.PlayRequest\x1a\x16.dizhu.v1.PlayResponse\"\x03\x90\x02\x02\x12@\n\x06Settle\x12\x17.dizhu.v1.SettleRequest\x1a\x18.dizhu.v1.SettleResponse\"\x03\x90\x02\x02\x12N\n\nWatchTable\x12\x1b.dizhu.v1.WatchTableRequest\x1a\x1c.dizhu.v1.WatchTableResponse\"\x03\x90\x02\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x64izhu/v1/table_service.proto\x12\x08\x64izhu.v1\x1a\x14\x64izhu/v1/cards.proto\x1a\x15\x64izhu/v1/events.proto\x1a\x15\x64izhu/v1/replay.proto\x1a\x14\x64izhu/v1/table.proto\"=\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"x\n\x12\x43reateTableRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12)\n\x08settings\x18\x02 \x01(\x0b\x32\x17.dizhu.v1.TableSettings\x12\r\n\x05seeds\x18\x03 \x03(\x0c\x12\x14\n\x0cplayer_names\x18\x04 \x03(\t\"\x8c\x01\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12(\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x13.dizhu.v1.SeatToken\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\x83\x01\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x13\n\x0bplayer_name\x18\x04 \x01(\t\x12\x11\n\x04seat\x18\x05 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"Y\n\x11JoinTableResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\"\n\x05table\x18\x03 \x01(\x0b\x32\x13.dizhu.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"6\n\x10GetTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"8\n\x12LeaveTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11\x43loseTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"_\n\x12\x43loseTableResponse\x12%\n\tstandings\x18\x01 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\\\n\nBidRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x0e\n\x06\x61mount\x18\x04 \x01(\r\"1\n\x0b\x42idResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"l\n\x0bPlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x1d\n\x05\x63\x61rds\x18\x04 \x03(\x0b\x32\x0e.dizhu.v1.Card\"^\n\x0cPlayResponse\x12*\n\x0b\x63ombination\x18\x01 \x01(\x0b\x32\x15.dizhu.v1.Combination\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"O\n\rSettleRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"\xb0\x01\n\x0eSettleResponse\x12-\n\nsettlement\x18\x01 \x01(\x0b\x32\x19.dizhu.v1.RoundSettlement\x12$\n\x06reveal\x18\x02 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12%\n\tstandings\x18\x03 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"U\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04H\x00\x88\x01\x01\x42\x11\n\x0f_after_sequence\"9\n\x12WatchTableResponse\x12#\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x14.dizhu.v1.TableEvent\"3\n\x10GetReplayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\"C\n\x11GetReplayResponse\x12 \n\x06replay\x18\x01 \x01(\x0b\x32\x10.dizhu.v1.Replay\x12\x0c\n\x04json\x18\x02 \x01(\t2\xe0\x05\n\x0cTableService\x12O\n\x0b\x43reateTable\x12\x1c.dizhu.v1.CreateTableRequest\x1a\x1d.dizhu.v1.CreateTableResponse\"\x03\x90\x02\x02\x12I\n\tJoinTable\x12\x1a.dizhu.v1.JoinTableRequest\x1a\x1b.dizhu.v1.JoinTableResponse\"\x03\x90\x02\x02\x12\x46\n\x08GetTable\x12\x19.dizhu.v1.GetTableRequest\x1a\x1a.dizhu.v1.GetTableResponse\"\x03\x90\x02\x01\x12L\n\nLeaveTable\x12\x1b.dizhu.v1.LeaveTableRequest\x1a\x1c.dizhu.v1.LeaveTableResponse\"\x03\x90\x02\x02\x12L\n\nCloseTable\x12\x1b.dizhu.v1.CloseTableRequest\x1a\x1c.dizhu.v1.CloseTableResponse\"\x03\x90\x02\x02\x12\x37\n\x03\x42id\x12\x14.dizhu.v1.BidRequest\x1a\x15.dizhu.v1.BidResponse\"\x03\x90\x02\x02\x12:\n\x04Play\x12\x15.dizhu.v1.PlayRequest\x1a\x16.dizhu.v1.PlayResponse\"\x03\x90\x02\x02\x12@\n\x06Settle\x12\x17.dizhu.v1.SettleRequest\x1a\x18.dizhu.v1.SettleResponse\"\x03\x90\x02\x02\x12I\n\tGetReplay\x12\x1a.dizhu.v1.GetReplayRequest\x1a\x1b.dizhu.v1.GetReplayResponse\"\x03\x90\x02\x01\x12N\n\nWatchTable\x12\x1b.dizhu.v1.WatchTableRequest\x1a\x1c.dizhu.v1.WatchTableResponse\"\x03\x90\x02\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,46 +51,52 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TABLESERVICE'].methods_by_name['Play']._serialized_options = b'\220\002\002'
   _globals['_TABLESERVICE'].methods_by_name['Settle']._loaded_options = None
   _globals['_TABLESERVICE'].methods_by_name['Settle']._serialized_options = b'\220\002\002'
+  _globals['_TABLESERVICE'].methods_by_name['GetReplay']._loaded_options = None
+  _globals['_TABLESERVICE'].methods_by_name['GetReplay']._serialized_options = b'\220\002\001'
   _globals['_TABLESERVICE'].methods_by_name['WatchTable']._loaded_options = None
   _globals['_TABLESERVICE'].methods_by_name['WatchTable']._serialized_options = b'\220\002\001'
-  _globals['_SEATTOKEN']._serialized_start=109
-  _globals['_SEATTOKEN']._serialized_end=170
-  _globals['_CREATETABLEREQUEST']._serialized_start=172
-  _globals['_CREATETABLEREQUEST']._serialized_end=292
-  _globals['_CREATETABLERESPONSE']._serialized_start=295
-  _globals['_CREATETABLERESPONSE']._serialized_end=435
-  _globals['_JOINTABLEREQUEST']._serialized_start=438
-  _globals['_JOINTABLEREQUEST']._serialized_end=569
-  _globals['_JOINTABLERESPONSE']._serialized_start=571
-  _globals['_JOINTABLERESPONSE']._serialized_end=660
-  _globals['_GETTABLEREQUEST']._serialized_start=662
-  _globals['_GETTABLEREQUEST']._serialized_end=697
-  _globals['_GETTABLERESPONSE']._serialized_start=699
-  _globals['_GETTABLERESPONSE']._serialized_end=753
-  _globals['_LEAVETABLEREQUEST']._serialized_start=755
-  _globals['_LEAVETABLEREQUEST']._serialized_end=838
-  _globals['_LEAVETABLERESPONSE']._serialized_start=840
-  _globals['_LEAVETABLERESPONSE']._serialized_end=896
-  _globals['_CLOSETABLEREQUEST']._serialized_start=898
-  _globals['_CLOSETABLEREQUEST']._serialized_end=981
-  _globals['_CLOSETABLERESPONSE']._serialized_start=983
-  _globals['_CLOSETABLERESPONSE']._serialized_end=1078
-  _globals['_BIDREQUEST']._serialized_start=1080
-  _globals['_BIDREQUEST']._serialized_end=1172
-  _globals['_BIDRESPONSE']._serialized_start=1174
-  _globals['_BIDRESPONSE']._serialized_end=1223
-  _globals['_PLAYREQUEST']._serialized_start=1225
-  _globals['_PLAYREQUEST']._serialized_end=1333
-  _globals['_PLAYRESPONSE']._serialized_start=1335
-  _globals['_PLAYRESPONSE']._serialized_end=1429
-  _globals['_SETTLEREQUEST']._serialized_start=1431
-  _globals['_SETTLEREQUEST']._serialized_end=1510
-  _globals['_SETTLERESPONSE']._serialized_start=1513
-  _globals['_SETTLERESPONSE']._serialized_end=1689
-  _globals['_WATCHTABLEREQUEST']._serialized_start=1691
-  _globals['_WATCHTABLEREQUEST']._serialized_end=1776
-  _globals['_WATCHTABLERESPONSE']._serialized_start=1778
-  _globals['_WATCHTABLERESPONSE']._serialized_end=1835
-  _globals['_TABLESERVICE']._serialized_start=1838
-  _globals['_TABLESERVICE']._serialized_end=2499
+  _globals['_SEATTOKEN']._serialized_start=132
+  _globals['_SEATTOKEN']._serialized_end=193
+  _globals['_CREATETABLEREQUEST']._serialized_start=195
+  _globals['_CREATETABLEREQUEST']._serialized_end=315
+  _globals['_CREATETABLERESPONSE']._serialized_start=318
+  _globals['_CREATETABLERESPONSE']._serialized_end=458
+  _globals['_JOINTABLEREQUEST']._serialized_start=461
+  _globals['_JOINTABLEREQUEST']._serialized_end=592
+  _globals['_JOINTABLERESPONSE']._serialized_start=594
+  _globals['_JOINTABLERESPONSE']._serialized_end=683
+  _globals['_GETTABLEREQUEST']._serialized_start=685
+  _globals['_GETTABLEREQUEST']._serialized_end=720
+  _globals['_GETTABLERESPONSE']._serialized_start=722
+  _globals['_GETTABLERESPONSE']._serialized_end=776
+  _globals['_LEAVETABLEREQUEST']._serialized_start=778
+  _globals['_LEAVETABLEREQUEST']._serialized_end=861
+  _globals['_LEAVETABLERESPONSE']._serialized_start=863
+  _globals['_LEAVETABLERESPONSE']._serialized_end=919
+  _globals['_CLOSETABLEREQUEST']._serialized_start=921
+  _globals['_CLOSETABLEREQUEST']._serialized_end=1004
+  _globals['_CLOSETABLERESPONSE']._serialized_start=1006
+  _globals['_CLOSETABLERESPONSE']._serialized_end=1101
+  _globals['_BIDREQUEST']._serialized_start=1103
+  _globals['_BIDREQUEST']._serialized_end=1195
+  _globals['_BIDRESPONSE']._serialized_start=1197
+  _globals['_BIDRESPONSE']._serialized_end=1246
+  _globals['_PLAYREQUEST']._serialized_start=1248
+  _globals['_PLAYREQUEST']._serialized_end=1356
+  _globals['_PLAYRESPONSE']._serialized_start=1358
+  _globals['_PLAYRESPONSE']._serialized_end=1452
+  _globals['_SETTLEREQUEST']._serialized_start=1454
+  _globals['_SETTLEREQUEST']._serialized_end=1533
+  _globals['_SETTLERESPONSE']._serialized_start=1536
+  _globals['_SETTLERESPONSE']._serialized_end=1712
+  _globals['_WATCHTABLEREQUEST']._serialized_start=1714
+  _globals['_WATCHTABLEREQUEST']._serialized_end=1799
+  _globals['_WATCHTABLERESPONSE']._serialized_start=1801
+  _globals['_WATCHTABLERESPONSE']._serialized_end=1858
+  _globals['_GETREPLAYREQUEST']._serialized_start=1860
+  _globals['_GETREPLAYREQUEST']._serialized_end=1911
+  _globals['_GETREPLAYRESPONSE']._serialized_start=1913
+  _globals['_GETREPLAYRESPONSE']._serialized_end=1980
+  _globals['_TABLESERVICE']._serialized_start=1983
+  _globals['_TABLESERVICE']._serialized_end=2719
 # @@protoc_insertion_point(module_scope)

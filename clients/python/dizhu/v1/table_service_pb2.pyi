@@ -1,5 +1,6 @@
 from dizhu.v1 import cards_pb2 as _cards_pb2
 from dizhu.v1 import events_pb2 as _events_pb2
+from dizhu.v1 import replay_pb2 as _replay_pb2
 from dizhu.v1 import table_pb2 as _table_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -186,3 +187,19 @@ class WatchTableResponse(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     event: _events_pb2.TableEvent
     def __init__(self, event: _Optional[_Union[_events_pb2.TableEvent, _Mapping]] = ...) -> None: ...
+
+class GetReplayRequest(_message.Message):
+    __slots__ = ("table_id", "round")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    round: int
+    def __init__(self, table_id: _Optional[str] = ..., round: _Optional[int] = ...) -> None: ...
+
+class GetReplayResponse(_message.Message):
+    __slots__ = ("replay", "json")
+    REPLAY_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    replay: _replay_pb2.Replay
+    json: str
+    def __init__(self, replay: _Optional[_Union[_replay_pb2.Replay, _Mapping]] = ..., json: _Optional[str] = ...) -> None: ...

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class TableServiceStub:
-    """The referee of Dou Dizhu tables (RULES.md): it creates tables, seats players, checks
+    """The referee of Dou Dizhu tables (docs/rules.md): it creates tables, seats players, checks
     every bid and play against the rules, settles rounds and keeps the balances. It is
     authoritative: a table changes only through the calls below (and, in a later
     version, the turn clock).
@@ -120,6 +120,11 @@ class TableServiceStub:
                 request_serializer=dizhu_dot_v1_dot_table__service__pb2.SettleRequest.SerializeToString,
                 response_deserializer=dizhu_dot_v1_dot_table__service__pb2.SettleResponse.FromString,
                 _registered_method=True)
+        self.GetReplay = channel.unary_unary(
+                '/dizhu.v1.TableService/GetReplay',
+                request_serializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayRequest.SerializeToString,
+                response_deserializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayResponse.FromString,
+                _registered_method=True)
         self.WatchTable = channel.unary_stream(
                 '/dizhu.v1.TableService/WatchTable',
                 request_serializer=dizhu_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
@@ -128,7 +133,7 @@ class TableServiceStub:
 
 
 class TableServiceServicer:
-    """The referee of Dou Dizhu tables (RULES.md): it creates tables, seats players, checks
+    """The referee of Dou Dizhu tables (docs/rules.md): it creates tables, seats players, checks
     every bid and play against the rules, settles rounds and keeps the balances. It is
     authoritative: a table changes only through the calls below (and, in a later
     version, the turn clock).
@@ -230,7 +235,7 @@ class TableServiceServicer:
         """Bids or passes in the auction (seat token, caller's turn, PHASE_AUCTION).
         amount 0 passes; 1..3 bids and must beat the highest bid so far (BID_TOO_LOW).
         A bid of 3, or the passes that close the auction, choose the landlord, who takes
-        the kitty; if everyone passes, the deal is thrown in and redealt (RULES.md §4).
+        the kitty; if everyone passes, the deal is thrown in and redealt (docs/rules.md §4).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -240,7 +245,7 @@ class TableServiceServicer:
         """Plays cards or passes (seat token, caller's turn, PHASE_PLAY). No cards is a pass,
         refused to the trick's leader (MUST_LEAD). Otherwise the cards must be in the
         caller's hand (CARDS_NOT_IN_HAND), form a combination of the variant
-        (ILLEGAL_COMBINATION) and beat the trick's last play (DOES_NOT_BEAT; RULES.md §5,
+        (ILLEGAL_COMBINATION) and beat the trick's last play (DOES_NOT_BEAT; docs/rules.md §5,
         §7). The play that empties a hand ends and settles the round.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -254,6 +259,17 @@ class TableServiceServicer:
         round; with NEXT_ROUND_AUTOMATIC the next round is already running and the call
         changes nothing (the version stays). Fails with WRONG_PHASE before the first round
         ends. On a closed table it returns the final settlement and standings.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetReplay(self, request, context):
+        """The full record of a finished round: every hand as dealt, the seed and its
+        commitment, every action with the server's timestamps and the time it took,
+        timeouts, and the settlement. Public once the round is over. Fails with NOT_FOUND
+        (TABLE_NOT_FOUND) for an unknown table or a round that has not finished (or whose
+        record has expired), with INVALID_ARGUMENT for round 0.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -329,6 +345,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     request_deserializer=dizhu_dot_v1_dot_table__service__pb2.SettleRequest.FromString,
                     response_serializer=dizhu_dot_v1_dot_table__service__pb2.SettleResponse.SerializeToString,
             ),
+            'GetReplay': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetReplay,
+                    request_deserializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayRequest.FromString,
+                    response_serializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayResponse.SerializeToString,
+            ),
             'WatchTable': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTable,
                     request_deserializer=dizhu_dot_v1_dot_table__service__pb2.WatchTableRequest.FromString,
@@ -343,7 +364,7 @@ def add_TableServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class TableService:
-    """The referee of Dou Dizhu tables (RULES.md): it creates tables, seats players, checks
+    """The referee of Dou Dizhu tables (docs/rules.md): it creates tables, seats players, checks
     every bid and play against the rules, settles rounds and keeps the balances. It is
     authoritative: a table changes only through the calls below (and, in a later
     version, the turn clock).
@@ -597,6 +618,33 @@ class TableService:
             '/dizhu.v1.TableService/Settle',
             dizhu_dot_v1_dot_table__service__pb2.SettleRequest.SerializeToString,
             dizhu_dot_v1_dot_table__service__pb2.SettleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetReplay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dizhu.v1.TableService/GetReplay',
+            dizhu_dot_v1_dot_table__service__pb2.GetReplayRequest.SerializeToString,
+            dizhu_dot_v1_dot_table__service__pb2.GetReplayResponse.FromString,
             options,
             channel_credentials,
             insecure,
