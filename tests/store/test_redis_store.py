@@ -399,3 +399,45 @@ class TestRoundTrips:
         await redis_client.script_flush()
         assert (await _create(store)).outcome is SaveOutcome.SAVED
         assert (await store.load(TABLE, ALICE, "create-1")).answer == b"answer-create"
+
+
+class TestRecords:
+    async def test_records_are_written_with_the_state_and_read_back_by_name(self, store: TableStore) -> None:
+        await _create(store)
+        saved = await store.save(TABLE, 1, 2, b"s2", [b"e"], ALICE, None, None, records=[("replay:1", b"R1")])
+        assert saved.outcome is SaveOutcome.SAVED
+        assert await store.read_record(TABLE, "replay:1") == b"R1"
+        assert await store.read_record(TABLE, "replay:2") is None
+
+    async def test_a_conflicting_save_writes_no_record(self, store: TableStore) -> None:
+        await _create(store)
+        saved = await store.save(TABLE, 7, 8, b"s", [], ALICE, None, None, records=[("replay:1", b"R1")])
+        assert saved.outcome is SaveOutcome.CONFLICT
+        assert await store.read_record(TABLE, "replay:1") is None
+
+    async def test_records_expire_with_a_finished_table(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await _create(store)
+        await store.save(TABLE, 1, 2, b"s2", [], ALICE, None, None, finished=True, records=[("replay:1", b"R")])
+        assert 0 < await redis_client.ttl(table_keys("dizhu", TABLE).records) <= store.finished_ttl_s
+
+    async def test_events_after_records_keep_their_sequence_numbers(self, store: TableStore) -> None:
+        await _create(store, events=1)
+        await store.save(TABLE, 1, 2, b"s2", [b"a", b"b"], ALICE, None, None, records=[("x", b"1"), ("y", b"2")])
+        assert await store.read_events(TABLE, 0) == [(1, b"created-0"), (2, b"a"), (3, b"b")]
+
+
+class TestDeadlines:
+    async def test_due_tables_are_those_whose_deadline_has_passed(self, store: TableStore) -> None:
+        await store.set_deadline("a", 1_000)
+        await store.set_deadline("b", 2_000)
+        await store.set_deadline("c", 3_000)
+        assert await store.due_tables(2_500) == [("a", 1_000), ("b", 2_000)]
+
+    async def test_a_new_deadline_replaces_the_old_and_none_removes_it(self, store: TableStore) -> None:
+        await store.set_deadline("a", 1_000)
+        await store.set_deadline("a", 5_000)
+        assert await store.due_tables(2_000) == []
+        await store.set_deadline("a", None)
+        assert await store.due_tables(10_000) == []

@@ -80,6 +80,8 @@ class TableKeys:
     (the sequence number of the table's last event, decimal; 0 before any)."""
     events: str
     """The stream of events; entry ``<seq>-1`` holds field ``e`` = the event's bytes."""
+    records: str
+    """A hash of named records kept with the table (e.g. ``replay:<round>``)."""
     answer_prefix: str
     """``...:answer:``; an answer key is this plus ``<principal>:<request_id>``."""
     scan_pattern: str
@@ -96,6 +98,7 @@ def table_keys(prefix: str, table_id: str) -> TableKeys:
     return TableKeys(
         state=f"{base}:state",
         events=f"{base}:events",
+        records=f"{base}:records",
         answer_prefix=f"{base}:answer:",
         scan_pattern=f"{base}:*",
     )

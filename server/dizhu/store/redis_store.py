@@ -22,7 +22,7 @@ from typing import Any, Final
 from redis.asyncio import Redis
 
 from dizhu.store import scripts
-from dizhu.store.keys import TableKeys, table_keys, validate_principal
+from dizhu.store.keys import TableKeys, table_keys, validate_principal, validate_table_id
 
 __all__ = ["Loaded", "SaveOutcome", "Saved", "TableStore"]
 
@@ -100,6 +100,7 @@ class TableStore:
         table_keys(prefix, "x")  # validates the prefix now rather than at the first call
         self._redis = redis
         self._prefix = prefix
+        self._deadlines_key = f"{prefix}:deadlines"
         self.finished_ttl_s: Final = finished_ttl_s
         self.answer_ttl_s: Final = answer_ttl_s
         self.events_maxlen: Final = events_maxlen
@@ -184,20 +185,23 @@ class TableStore:
         answer: bytes | None,
         *,
         finished: bool = False,
+        records: Sequence[tuple[str, bytes]] = (),
     ) -> Saved:
         """Replace the state if the stored version is ``expected_version``: one ``EVALSHA``.
 
         In order: if ``(principal, request_id)`` has an answer → ``DUPLICATE`` with it; if the
         table is missing or its version is not ``expected_version`` → ``CONFLICT``; else writes
-        ``state`` at ``new_version``, appends ``events`` after the table's last sequence (the
-        stream trimmed to about ``events_maxlen``), records ``answer`` for ``answer_ttl_s``
-        seconds and returns ``SAVED``. ``finished=True`` makes the table's state and events
-        expire after ``finished_ttl_s``; ``False`` removes any such expiry.
+        ``state`` at ``new_version``, keeps each ``(name, data)`` of ``records`` in the
+        table's records hash (see :meth:`read_record`), appends ``events`` after the table's
+        last sequence (the stream trimmed to about ``events_maxlen``), records ``answer`` for
+        ``answer_ttl_s`` seconds and returns ``SAVED``. ``finished=True`` makes the table's
+        state, events and records expire after ``finished_ttl_s``; ``False`` removes any such
+        expiry.
         """
         if not 0 < expected_version < new_version:
             raise ValueError(f"versions must grow from a positive one, not {expected_version} → {new_version}")
         keys = self.keys(table_id)
-        script_keys = [keys.state, keys.events]
+        script_keys = [keys.state, keys.events, keys.records]
         if request_id is not None:
             script_keys.append(keys.answer(principal, request_id))
         else:
@@ -212,9 +216,38 @@ class TableStore:
             "1" if answer is not None and request_id is not None else "0",
             answer or b"",
             self.finished_ttl_s if finished else 0,
-            *events,
+            len(records),
         ]
+        for name, data in records:
+            args += [name, data]
+        args += events
         return _saved(await self._save(keys=script_keys, args=args))
+
+    async def read_record(self, table_id: str, name: str) -> bytes | None:
+        """A record kept by :meth:`save` (``None`` if there is none, or it expired)."""
+        return _bytes(await self._redis.hget(self.keys(table_id).records, name))
+
+    async def set_deadline(self, table_id: str, deadline_ms: int | None) -> None:
+        """Index the table's next turn deadline (None: it has none) for :meth:`due_tables`.
+
+        The index is one sorted set for all tables (``<prefix>:deadlines``), written apart
+        from the table's own keys: it only says where to look. The table's state holds the
+        real deadline, and whoever acts on a due table checks it with the same
+        compare-and-set as a move, so a stale or duplicate entry is harmless.
+        """
+        key = self._deadlines_key
+        validate_table_id(table_id)
+        if deadline_ms is None:
+            await self._redis.zrem(key, table_id)
+        else:
+            await self._redis.zadd(key, {table_id: deadline_ms})
+
+    async def due_tables(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
+        """Tables whose indexed deadline is at or before ``now_ms``: ``(table_id, deadline_ms)``."""
+        entries: list[Any] = await self._redis.zrangebyscore(
+            self._deadlines_key, 0, now_ms, start=0, num=limit, withscores=True
+        )
+        return [(_text(member), int(score)) for member, score in entries]
 
     async def read_events(
         self, table_id: str, after_sequence: int, count: int = 1000, block_ms: int | None = None
@@ -249,7 +282,8 @@ class TableStore:
     async def delete(self, table_id: str) -> None:
         """Delete every key of the table, answers included (for tests and admin: uses ``SCAN``)."""
         keys = self.keys(table_id)
-        doomed = [keys.state, keys.events]
+        doomed = [keys.state, keys.events, keys.records]
+        await self._redis.zrem(self._deadlines_key, table_id)
         doomed.extend([key async for key in self._redis.scan_iter(match=f"{keys.answer_prefix}*", count=1000)])
         await self._redis.delete(*doomed)
 
@@ -259,6 +293,11 @@ def _bytes(value: object) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
     raise TypeError(f"expected bytes from Redis, got {type(value).__name__}: is decode_responses on?")
+
+
+def _text(value: object) -> str:
+    """A member or key reply as text."""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _int(value: object) -> int:

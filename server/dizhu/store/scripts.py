@@ -78,46 +78,55 @@ return {'SAVED', false, 1, ARGV[1]}
 
 SAVE = (
     """
--- Compare-and-set a table's state on its version, append its events, record the answer.
+-- Compare-and-set a table's state on its version, append its events, keep its records,
+-- record the answer.
 -- KEYS[1]  state hash     <prefix>:{t:<id>}:state
 -- KEYS[2]  event stream   <prefix>:{t:<id>}:events
--- KEYS[3]  answer string  <prefix>:{t:<id>}:answer:<principal>:<request_id>  (optional)
+-- KEYS[3]  records hash   <prefix>:{t:<id>}:records
+-- KEYS[4]  answer string  <prefix>:{t:<id>}:answer:<principal>:<request_id>  (optional)
 -- ARGV[1]  expected version (decimal; must equal the stored one)
 -- ARGV[2]  new version (decimal)
 -- ARGV[3]  new state data
 -- ARGV[4]  approximate maximum length of the stream (MAXLEN ~)
 -- ARGV[5]  answer TTL in seconds
--- ARGV[6]  "1" to record ARGV[7] as the answer under KEYS[3], "0" not to
+-- ARGV[6]  "1" to record ARGV[7] as the answer under KEYS[4], "0" not to
 -- ARGV[7]  the answer
--- ARGV[8]  expiry in seconds for the state and stream (a finished table), "0" to PERSIST them
--- ARGV[9...] the events, in order; they get the sequence numbers after the table's last one
--- return   {"DUPLICATE", answer, 0, version} if KEYS[3] already holds an answer (nothing written);
+-- ARGV[8]  expiry in seconds for the state, stream and records (a finished table), "0" to
+--          PERSIST them
+-- ARGV[9]  n, the number of records to write
+-- ARGV[10 .. 9+2n]  record name, record data, ... (HSET into KEYS[3])
+-- ARGV[10+2n ...]   the events, in order; they get the sequence numbers after the last one
+-- return   {"DUPLICATE", answer, 0, version} if KEYS[4] already holds an answer (nothing written);
 --          {"CONFLICT", nil, 0, version} if there is no table or its version is not ARGV[1]
 --          (nothing written; version "0" when there is no table);
 --          {"SAVED", nil, first_sequence, ARGV[2]} after writing.
 """
     + _APPEND_EVENTS
     + """
-if KEYS[3] then
-  local answer = redis.call('GET', KEYS[3])
+if KEYS[4] then
+  local answer = redis.call('GET', KEYS[4])
   if answer then
     return {'DUPLICATE', answer, 0, redis.call('HGET', KEYS[1], 'version') or '0'}
   end
 end
 local state = redis.call('HMGET', KEYS[1], 'version', 'seq')
 if state[1] ~= ARGV[1] then return {'CONFLICT', false, 0, state[1] or '0'} end
-local last = tonumber(state[2] or '0')
-local seq = append_events(last, 9, ARGV[4])
-redis.call('HSET', KEYS[1], 'version', ARGV[2], 'data', ARGV[3], 'seq', string.format('%d', seq))
-if KEYS[3] and ARGV[6] == '1' then
-  redis.call('SET', KEYS[3], ARGV[7], 'EX', ARGV[5])
+local records = tonumber(ARGV[9])
+for i = 0, records - 1 do
+  redis.call('HSET', KEYS[3], ARGV[10 + 2 * i], ARGV[11 + 2 * i])
 end
-if ARGV[8] ~= '0' then
-  redis.call('EXPIRE', KEYS[1], ARGV[8])
-  redis.call('EXPIRE', KEYS[2], ARGV[8])
-else
-  redis.call('PERSIST', KEYS[1])
-  redis.call('PERSIST', KEYS[2])
+local last = tonumber(state[2] or '0')
+local seq = append_events(last, 10 + 2 * records, ARGV[4])
+redis.call('HSET', KEYS[1], 'version', ARGV[2], 'data', ARGV[3], 'seq', string.format('%d', seq))
+if KEYS[4] and ARGV[6] == '1' then
+  redis.call('SET', KEYS[4], ARGV[7], 'EX', ARGV[5])
+end
+for i = 1, 3 do
+  if ARGV[8] ~= '0' then
+    redis.call('EXPIRE', KEYS[i], ARGV[8])
+  else
+    redis.call('PERSIST', KEYS[i])
+  end
 end
 return {'SAVED', false, last + 1, ARGV[2]}
 """
