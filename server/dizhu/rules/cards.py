@@ -115,15 +115,20 @@ class Card(NamedTuple):
 
         Ids order cards by copy, then rank, then suit; the shuffle (section 8) permutes them.
         """
-        if self.rank.is_joker:
-            return CARDS_PER_DECK * self.copy + 52 + (self.rank - Rank.BLACK_JOKER)
-        return CARDS_PER_DECK * self.copy + 4 * self.rank + self.suit
+        found = _CARD_IDS.get(self)
+        return _id_of(self) if found is None else found
 
     def __str__(self) -> str:
         return self.rank.symbol + self.suit.symbol + ("'" * self.copy)
 
     def __repr__(self) -> str:
         return f"Card({self})"
+
+
+def _id_of(card: Card) -> int:
+    if card.rank.is_joker:
+        return CARDS_PER_DECK * card.copy + 52 + (card.rank - Rank.BLACK_JOKER)
+    return CARDS_PER_DECK * card.copy + 4 * card.rank + card.suit
 
 
 def _card_from_id(card_id: int) -> Card:
@@ -135,6 +140,8 @@ def _card_from_id(card_id: int) -> Card:
 
 
 _ALL_CARDS: tuple[Card, ...] = tuple(_card_from_id(i) for i in range(2 * CARDS_PER_DECK))
+#: Every card's id, looked up rather than computed: ids are read on every state (de)serialisation.
+_CARD_IDS: dict[Card, int] = {card: _id_of(card) for card in _ALL_CARDS}
 
 
 def card_by_id(card_id: int) -> Card:
@@ -146,7 +153,10 @@ def card_by_id(card_id: int) -> Card:
 
 def cards_by_id(card_ids: Iterable[int]) -> tuple[Card, ...]:
     """The cards with these canonical ids, in the same order."""
-    return tuple(card_by_id(i) for i in card_ids)
+    ids = list(card_ids)
+    if ids and not 0 <= min(ids) <= max(ids) < len(_ALL_CARDS):
+        raise ValueError(f"no card has id {min(ids) if min(ids) < 0 else max(ids)}")
+    return tuple(map(_ALL_CARDS.__getitem__, ids))
 
 
 def make_deck(decks: int) -> tuple[Card, ...]:
