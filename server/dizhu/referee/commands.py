@@ -55,13 +55,16 @@ from dizhu.rules import (
     MatchState,
     Phase,
     Play,
+    Rank,
     Refusal,
     RoundState,
     Settlement,
+    Variant,
     apply,
     book_settlement,
     deal,
     derive_seed,
+    explain,
     forfeit,
     new_match,
     new_seed,
@@ -82,6 +85,7 @@ __all__ = [
     "Joined",
     "Outcome",
     "bid",
+    "classify_reason",
     "close",
     "create_table",
     "join",
@@ -340,7 +344,7 @@ def _running_deal(table: TableState, ctx: Context, doing: str) -> RoundState:
     if table.status is not TableStatus.IN_ROUND or table.round is None:
         raise WrongPhase(
             f"cannot {doing}: no deal is running",
-            metadata={"table_id": table.table_id, "phase": table.status.value},
+            metadata={"table_id": table.table_id, "phase": table.phase_name},
         )
     return table.round
 
@@ -353,11 +357,12 @@ def _refusal_metadata(table: TableState, state: RoundState, refusal: IllegalActi
     elif reason is Refusal.BID_TOO_LOW:
         metadata["highest_bid"] = str(state.bid)
     elif reason is Refusal.WRONG_PHASE:
-        metadata["phase"] = state.phase.value
+        metadata["phase"] = table.phase_name
     elif reason is Refusal.DOES_NOT_BEAT and state.last_play is not None:
-        metadata["to_beat_kind"] = state.last_play.kind.name
+        # The contract's enum value names (dizhu.v1.CombinationKind, dizhu.v1.Rank).
+        metadata["to_beat_kind"] = f"COMBINATION_KIND_{state.last_play.kind.name}"
         metadata["to_beat_size"] = str(state.last_play.size)
-        metadata["to_beat_main_rank"] = state.last_play.main_rank.name
+        metadata["to_beat_main_rank"] = f"RANK_{state.last_play.main_rank.name}"
     elif reason is Refusal.CARDS_NOT_IN_HAND and isinstance(action, Play):
         held = set(state.hands[action.seat])
         seen: set[Card] = set()
@@ -367,9 +372,17 @@ def _refusal_metadata(table: TableState, state: RoundState, refusal: IllegalActi
                 missing.append(str(card.id))
             seen.add(card)
         metadata["missing_card_ids"] = ",".join(missing)
-    elif reason is Refusal.ILLEGAL_COMBINATION:
-        metadata["classify_reason"] = refusal.message
+    elif reason is Refusal.ILLEGAL_COMBINATION and isinstance(action, Play):
+        metadata["classify_reason"] = classify_reason(action.cards, table.variant)
     return metadata
+
+
+def classify_reason(items: Sequence[Card] | Sequence[Rank], variant: Variant) -> str:
+    """Why ``items`` are no combination, as the contract's ``Classification.reason`` says it."""
+    if not items:
+        return "EMPTY"
+    why = explain(items, variant) or ""
+    return "NOT_IN_VARIANT" if "not played in this variant" in why else "NOT_A_COMBINATION"
 
 
 def _act(table: TableState, action: Action, now_ms: int) -> Outcome:
@@ -462,7 +475,7 @@ def settle_round(table: TableState, ctx: Context) -> Outcome:
     """The caller acknowledges the last round's settlement (which deals on once all have)."""
     seat = ctx.principal.require_seat("settle")
     if table.last_result is None:
-        raise WrongPhase("no round has ended yet", metadata={"table_id": table.table_id, "phase": table.status.value})
+        raise WrongPhase("no round has ended yet", metadata={"table_id": table.table_id, "phase": table.phase_name})
     if table.status is not TableStatus.ROUND_OVER or seat not in table.awaiting_settle:
         return Outcome(table, (), changed=False)
     _fresh(table, ctx)

@@ -15,6 +15,7 @@ from dizhu.rules import (
     VARIANTS,
     HouseRules,
     MatchState,
+    Phase,
     RoundState,
     Settlement,
     Variant,
@@ -196,6 +197,17 @@ class TableState:
     @property
     def deal_running(self) -> bool:
         return self.status is TableStatus.IN_ROUND
+
+    @property
+    def phase_name(self) -> str:
+        """The table's phase as the contract names it: a ``dizhu.v1.Phase`` value name."""
+        if self.status is TableStatus.CLOSED:
+            return "PHASE_CLOSED"
+        if self.status is TableStatus.ROUND_OVER:
+            return "PHASE_ROUND_OVER"
+        if self.status is TableStatus.WAITING or self.round is None:
+            return "PHASE_WAITING_FOR_PLAYERS"
+        return "PHASE_AUCTION" if self.round.phase is Phase.AUCTION else "PHASE_PLAY"
 
 
 def _cards(ids: list[int]) -> tuple[Card, ...]:

@@ -12,6 +12,8 @@ import datetime
 from collections.abc import Iterable, Sequence
 from typing import cast
 
+from google.protobuf import duration_pb2
+
 from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role
 from dizhu.referee.errors import InvalidArgument
@@ -35,7 +37,6 @@ from dizhu.rules import (
     Card,
     Combination,
     HouseRules,
-    Phase,
     Play,
     Rank,
     Suit,
@@ -120,14 +121,27 @@ def _ms(duration: datetime.timedelta) -> int:
     return int(duration / datetime.timedelta(milliseconds=1))
 
 
+def _clock_ms(duration: duration_pb2.Duration, field: str) -> int:
+    """A clock duration in milliseconds; INVALID_ARGUMENT if negative or out of range."""
+    try:
+        ms = _ms(duration.ToTimedelta())
+    except (OverflowError, ValueError):
+        raise InvalidArgument(field, "not a valid duration") from None
+    if ms < 0:
+        raise InvalidArgument(field, "durations cannot be negative")
+    return ms
+
+
 def settings_from_proto(settings: table_pb2.TableSettings) -> TableSettings:
     variant = variant_from_proto(settings.variant, "settings.variant")
     clock = settings.clock
-    decision_ms = _ms(clock.decision_time.ToTimedelta())
-    first_ms = _ms(clock.first_decision_time.ToTimedelta()) if clock.HasField("first_decision_time") else decision_ms
-    bank_ms = _ms(clock.time_bank.ToTimedelta())
-    if min(decision_ms, first_ms, bank_ms) < 0:
-        raise InvalidArgument("settings.clock", "durations cannot be negative")
+    decision_ms = _clock_ms(clock.decision_time, "settings.clock.decision_time")
+    first_ms = (
+        _clock_ms(clock.first_decision_time, "settings.clock.first_decision_time")
+        if clock.HasField("first_decision_time")
+        else decision_ms
+    )
+    bank_ms = _clock_ms(clock.time_bank, "settings.clock.time_bank")
     policy = {
         table_pb2.TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy.AUTO_PLAY,
         table_pb2.TIMEOUT_POLICY_AUTO_PLAY: TimeoutPolicy.AUTO_PLAY,
@@ -231,13 +245,7 @@ def standings_to_proto(standings: Sequence[ev.Standing]) -> list[table_pb2.Stand
 
 
 def _phase(table: TableState) -> table_pb2.Phase:
-    if table.status is TableStatus.CLOSED:
-        return table_pb2.PHASE_CLOSED
-    if table.status is TableStatus.ROUND_OVER:
-        return table_pb2.PHASE_ROUND_OVER
-    if table.status is TableStatus.WAITING or table.round is None:
-        return table_pb2.PHASE_WAITING_FOR_PLAYERS
-    return table_pb2.PHASE_AUCTION if table.round.phase is Phase.AUCTION else table_pb2.PHASE_PLAY
+    return cast(table_pb2.Phase, table_pb2.Phase.Value(table.phase_name))
 
 
 def _viewer_seat(principal: Principal) -> int | None:

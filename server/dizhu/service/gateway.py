@@ -36,6 +36,8 @@ __all__ = ["Gateway"]
 ResponseT = TypeVar("ResponseT", bound=Message)
 _FINGERPRINT = 32
 _MAX_ATTEMPTS = 16
+#: The contract's limit (the store's keys would take up to 128).
+_MAX_REQUEST_ID = 64
 
 
 def _fingerprint(method: str, request: Message) -> bytes:
@@ -57,9 +59,13 @@ def _valid_request_id(request_id: str) -> str:
     if not request_id:
         raise InvalidArgument("request_id", "every change needs a request_id (a fresh UUID per decision)")
     try:
+        if len(request_id) > _MAX_REQUEST_ID:
+            raise ValueError(request_id)
         return validate_request_id(request_id)
     except ValueError:
-        raise InvalidArgument("request_id", "a request id is 1..128 printable ASCII characters") from None
+        raise InvalidArgument(
+            "request_id", f"a request id is 1..{_MAX_REQUEST_ID} printable ASCII characters"
+        ) from None
 
 
 class Gateway:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+from dizhu.referee.commands import classify_reason
 from dizhu.referee.errors import InvalidArgument
-from dizhu.rules import Card, Rank, Variant, beats, explain, legal_moves, pick_cards, try_classify
+from dizhu.rules import Card, Rank, Variant, beats, legal_moves, pick_cards, try_classify
 from dizhu.service import convert
 from dizhu.service.errors import ServicerContext, guarded
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc
@@ -23,7 +26,12 @@ def _card_set(card_set: cards_pb2.CardSet, variant: Variant, field: str) -> tupl
         if len(set(cards)) != len(cards):
             raise InvalidArgument(f"{field}.cards", "a card is listed twice")
         return cards
-    return convert.ranks_from_proto(card_set.ranks, f"{field}.ranks")
+    ranks = convert.ranks_from_proto(card_set.ranks, f"{field}.ranks")
+    counts = Counter(ranks)
+    for rank, count in counts.items():
+        if count > (1 if rank.is_joker else 4) * variant.decks:
+            raise InvalidArgument(f"{field}.ranks", f"more cards of rank {rank.name} than the {variant.name} deck has")
+    return ranks
 
 
 def _classification(items: tuple[Card, ...] | tuple[Rank, ...], variant: Variant) -> rules_service_pb2.Classification:
@@ -31,12 +39,7 @@ def _classification(items: tuple[Card, ...] | tuple[Rank, ...], variant: Variant
     combination = try_classify(items, variant)
     if combination is not None:
         return rules_service_pb2.Classification(combinations=[convert.combination_to_proto(combination)])
-    if not items:
-        return rules_service_pb2.Classification(reason="EMPTY")
-    why = explain(items, variant) or ""
-    return rules_service_pb2.Classification(
-        reason="NOT_IN_VARIANT" if "not played in this variant" in why else "NOT_A_COMBINATION"
-    )
+    return rules_service_pb2.Classification(reason=classify_reason(items, variant))
 
 
 class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):

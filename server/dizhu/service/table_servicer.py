@@ -10,6 +10,7 @@ from dizhu.referee.auth import Principal, Role
 from dizhu.referee.commands import Context, Created, Outcome
 from dizhu.referee.errors import InvalidArgument, WrongPhase
 from dizhu.referee.table import TableState
+from dizhu.rules import MAX_BID
 from dizhu.service import convert
 from dizhu.service.errors import ServicerContext, guarded
 from dizhu.service.gateway import Gateway
@@ -23,6 +24,12 @@ __all__ = ["TableServicer"]
 def _require_version(expected_version: int) -> None:
     if not expected_version:
         raise InvalidArgument("expected_version", "Bid and Play need the table version the decision was made on")
+
+
+def _require_amount(amount: int) -> None:
+    # A malformed request is reported before anything about the table (errors.proto, fault order).
+    if amount > MAX_BID:
+        raise InvalidArgument("amount", f"0 passes; a bid is 1..{MAX_BID}")
 
 
 def _viewed(outcome: Outcome, principal: Principal) -> table_pb2.TableView:
@@ -121,6 +128,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     @guarded
     async def Bid(self, request: pb.BidRequest, context: ServicerContext) -> pb.BidResponse:
         _require_version(request.expected_version)
+        _require_amount(request.amount)
         return await self._gateway.mutate(
             "Bid",
             request,
