@@ -32,6 +32,16 @@ def _seed(text: str) -> bytes:
     return seed
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a whole number is needed") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return value
+
+
 def _demo_local(args: argparse.Namespace) -> int:
     """Play one round between random players in this process and narrate it."""
     variant = VARIANTS[args.variant]
@@ -57,6 +67,22 @@ def _demo_local(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    """The demonstration: ``--local`` for the in-process one, else bots against a real referee."""
+    if args.local:
+        return _demo_local(args)
+    import asyncio
+
+    from dizhu.demo import bot_kinds, run_demo
+
+    try:
+        bots = bot_kinds(args.variant, [name.strip() for name in args.bots.split(",")] if args.bots else None)
+    except ValueError as error:
+        print(f"dizhu demo: {error}", file=sys.stderr)
+        return 2
+    return asyncio.run(run_demo(variant=args.variant, rounds=args.rounds, seed=args.seed, bots=bots, write=print))
+
+
 def _serve(args: argparse.Namespace) -> int:
     """Run the referee until SIGTERM / SIGINT."""
     import asyncio
@@ -76,11 +102,27 @@ def _serve(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dizhu", description="Dou Dizhu referee and rules engine.")
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="play and narrate a demonstration round")
+    demo = commands.add_parser(
+        "demo",
+        help="start a referee with an embedded Redis and narrate a game between bundled bots",
+        description="Start the referee (gRPC, embedded Redis, free port) in this process, create a table, "
+        "let bundled bots play it through gRPC and narrate the game as a spectator sees it.",
+    )
     demo.add_argument("--variant", choices=sorted(VARIANTS), default="3p", help="3 or 4 players (default 3p)")
-    demo.add_argument("--seed", type=_seed, help="round seed, 64 hex digits (default: random)")
-    demo.add_argument("--dealer", type=int, default=0, help="dealing seat (default 0)")
-    demo.set_defaults(handler=_demo_local)
+    demo.add_argument("--rounds", type=_positive, default=1, help="rounds to play (default 1)")
+    demo.add_argument(
+        "--seed", type=_seed, help="seed of the first round, 64 hex digits, for a reproducible game (default: random)"
+    )
+    demo.add_argument(
+        "--bots",
+        help="one bot per seat, comma-separated, among heuristic and random (default: all heuristic), "
+        "e.g. random,heuristic,heuristic",
+    )
+    demo.add_argument(
+        "--local", action="store_true", help="the old in-process round between random players: no gRPC, no Redis"
+    )
+    demo.add_argument("--dealer", type=int, default=0, help="with --local: the dealing seat (default 0)")
+    demo.set_defaults(handler=_demo)
     serve = commands.add_parser("serve", help="run the referee (gRPC), with an embedded Redis unless REDIS_URL is set")
     add_server_arguments(serve)
     serve.set_defaults(handler=_serve)

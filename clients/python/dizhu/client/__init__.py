@@ -1,0 +1,88 @@
+"""dizhu.client: the Python SDK of the dizhu referee (gRPC contract ``dizhu.v1``).
+
+* :class:`TableClient` -- a typed async client for one caller of one table (retries with
+  request ids, ``expected_version`` tracking, errors as :class:`DizhuError`);
+* :class:`Bot`, :class:`BotRunner`, :func:`run_bot` -- write a bot as two decisions, let the
+  runner play it; :class:`RandomBot` and :class:`HeuristicBot` come bundled;
+* :mod:`dizhu.client.cards` -- the card notation (``"3 3 4 T J Q K A 2 BJ RJ"``);
+* :mod:`dizhu.client.errors` -- the exception hierarchy.
+
+The generated messages live in :mod:`dizhu.v1` (``cards_pb2``, ``table_pb2``, ...).
+To test a bot against a real referee, see ``dizhu.testing.local_referee`` (server package).
+"""
+
+from dizhu.client.bot import Bot, BotRunner, Decision, PollingViews, ViewSource, run_bot, to_beat
+from dizhu.client.bots import HeuristicBot, RandomBot
+from dizhu.client.cards import NotationError, format_cards, parse_cards, pick
+from dizhu.client.client import RetryPolicy, TableClient, new_request_id
+from dizhu.client.errors import (
+    BidTooLow,
+    CardsNotInHand,
+    DeadlineExceeded,
+    DizhuError,
+    DoesNotBeat,
+    IllegalCombination,
+    Internal,
+    InvalidArgument,
+    MoveRefused,
+    MustLead,
+    NotYourTurn,
+    OutOfTurn,
+    PermissionDenied,
+    RequestIdReused,
+    RetryableError,
+    SeatTaken,
+    SequenceOutOfRange,
+    StaleState,
+    TableClosed,
+    TableFull,
+    TableNotFound,
+    Unauthenticated,
+    Unavailable,
+    WrongPhase,
+    from_rpc_error,
+)
+
+__all__ = [
+    "BidTooLow",
+    "Bot",
+    "BotRunner",
+    "CardsNotInHand",
+    "DeadlineExceeded",
+    "Decision",
+    "DizhuError",
+    "DoesNotBeat",
+    "HeuristicBot",
+    "IllegalCombination",
+    "Internal",
+    "InvalidArgument",
+    "MoveRefused",
+    "MustLead",
+    "NotYourTurn",
+    "NotationError",
+    "OutOfTurn",
+    "PermissionDenied",
+    "PollingViews",
+    "RandomBot",
+    "RequestIdReused",
+    "RetryPolicy",
+    "RetryableError",
+    "SeatTaken",
+    "SequenceOutOfRange",
+    "StaleState",
+    "TableClient",
+    "TableClosed",
+    "TableFull",
+    "TableNotFound",
+    "Unauthenticated",
+    "Unavailable",
+    "ViewSource",
+    "WrongPhase",
+    "format_cards",
+    "from_rpc_error",
+    "new_request_id",
+    "parse_cards",
+    "pick",
+    "run_bot",
+    "to_beat",
+]

@@ -1,0 +1,306 @@
+"""Writing a bot: subclass :class:`Bot`, hand it to :func:`run_bot`.
+
+A bot makes two kinds of decisions, and nothing else: how much to bid, and which legal
+move to play. Everything around them -- reading the table, knowing when it is its turn,
+asking the rules for the legal moves, retries, stale reads, reconnection, settling
+rounds -- is the :class:`BotRunner`'s job.
+
+Example, a complete bot that bids 1 when it holds a joker and plays its smallest move::
+
+    import asyncio
+    from dizhu.client import Bot, run_bot
+    from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
+
+    class SmallestFirst(Bot):
+        def choose_bid(self, view: table_pb2.TableView) -> int:
+            jokers = [c for c in view.your_hand if c.rank >= cards_pb2.RANK_BLACK_JOKER]
+            return 1 if jokers and view.highest_bid == 0 else 0
+
+        def choose_play(
+            self,
+            view: table_pb2.TableView,
+            legal: list[rules_service_pb2.LegalMove],
+            can_pass: bool,
+        ) -> list[cards_pb2.Card]:
+            if not legal:
+                return []                                   # pass (legal is empty only when following)
+            smallest = min(legal, key=lambda m: (m.combination.main_rank, -m.combination.size))
+            return list(smallest.cards)
+
+    asyncio.run(run_bot(SmallestFirst(), "127.0.0.1:50051", table_id, seat_token))
+
+The runner reads the table with :meth:`TableClient.get` (there is no event stream yet:
+it polls, quickly after a change, backing off exponentially while nothing happens). The
+view source is a small interface (:class:`ViewSource`) so that a ``WatchTable`` stream can
+replace polling later without touching bots.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from typing import Final, Protocol
+
+from dizhu.client.client import RetryPolicy, TableClient
+from dizhu.client.errors import MoveRefused, OutOfTurn, RetryableError, TableClosed
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2
+
+__all__ = ["Bot", "BotRunner", "Decision", "PollingViews", "ViewSource", "run_bot", "to_beat"]
+
+_log = logging.getLogger("dizhu.client.bot")
+_CLOSED: Final = table_pb2.PHASE_CLOSED
+_ROUND_OVER: Final = table_pb2.PHASE_ROUND_OVER
+_AUCTION: Final = table_pb2.PHASE_AUCTION
+_PLAY: Final = table_pb2.PHASE_PLAY
+
+
+class Bot(abc.ABC):
+    """A player: decides bids and plays from what its seat sees. See the module docstring.
+
+    Both methods get the seat's :class:`~dizhu.v1.table_pb2.TableView` (``your_hand``,
+    ``your_seat``, the auction, the landlord, the current ``trick``, every seat's
+    ``cards_left``, ...). They are plain functions: keep them quick, or they hold up the
+    table (a later referee enforces a clock).
+    """
+
+    #: The name the bot takes a seat with when the runner joins for it.
+    name: str = "bot"
+
+    @abc.abstractmethod
+    def choose_bid(self, view: table_pb2.TableView) -> int:
+        """0 to pass, else a bid 1..3 above ``view.highest_bid`` (a bid too low is turned into a pass)."""
+
+    @abc.abstractmethod
+    def choose_play(
+        self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool
+    ) -> Sequence[cards_pb2.Card]:
+        """The cards to play, usually ``legal[i].cards``; empty to pass (only when ``can_pass``).
+
+        ``legal`` is every combination the hand can play now (when following: the ones that
+        beat the trick's last play, bombs and rocket included), each with the exact cards.
+        """
+
+    def on_round_over(self, settlement: table_service_pb2.SettleResponse) -> None:  # noqa: B027 -- optional hook
+        """Called once per finished round with its settlement, reveal and standings."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision:
+    """What a runner did, for observers (a narrator, a logger): one per accepted call."""
+
+    #: The seat that acted.
+    seat: int
+    #: ``"bid"``, ``"play"`` (cards empty: a pass) or ``"settle"``.
+    action: str
+    #: The view just before the decision (the seat's own: it shows that seat's hand).
+    before: table_pb2.TableView
+    #: The view the referee answered with, after the decision.
+    after: table_pb2.TableView
+    amount: int = 0
+    cards: tuple[cards_pb2.Card, ...] = ()
+    #: How the cards were read (unset message for a pass).
+    combination: cards_pb2.Combination = dataclasses.field(default_factory=cards_pb2.Combination)
+    settlement: table_service_pb2.SettleResponse | None = None
+
+
+class ViewSource(Protocol):
+    """Where a runner gets table views from: polling now, a WatchTable stream later."""
+
+    async def next_view(self, after_version: int) -> table_pb2.TableView:
+        """A view with a version above ``after_version`` (or of a closed table), waiting as needed."""
+        ...
+
+
+class PollingViews:
+    """A :class:`ViewSource` polling ``GetTable``.
+
+    Every ``interval_s`` for the first ``hot_s`` seconds of a wait (the other seats are
+    usually quick), then backing off exponentially up to ``max_interval_s`` while the
+    table stays idle (a slow player, a free seat).
+    """
+
+    def __init__(
+        self, client: TableClient, *, interval_s: float = 0.01, hot_s: float = 1.0, max_interval_s: float = 1.0
+    ) -> None:
+        self.client = client
+        self.interval_s = interval_s
+        self.hot_s = hot_s
+        self.max_interval_s = max_interval_s
+
+    async def next_view(self, after_version: int) -> table_pb2.TableView:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        delay = self.interval_s
+        while True:
+            view = await self.client.get()
+            if view.version > after_version or view.phase == _CLOSED:
+                return view
+            await asyncio.sleep(delay)
+            if loop.time() - started > self.hot_s:
+                delay = min(delay * 2, self.max_interval_s)
+
+
+def to_beat(view: table_pb2.TableView) -> list[cards_pb2.Card] | None:
+    """The cards the viewer must beat: the trick's last play by another seat; None when leading."""
+    if view.phase != _PLAY:
+        return None
+    for entry in reversed(view.trick.plays):
+        if entry.cards:
+            return None if view.HasField("your_seat") and entry.seat == view.your_seat else list(entry.cards)
+    return None
+
+
+class BotRunner:
+    """Plays ``bot`` for the seat of ``client`` until the table closes; see :meth:`run`.
+
+    * Reads the table from ``views`` (default :class:`PollingViews`) and acts when the
+      view says it is the seat's turn; in ``PHASE_PLAY`` it asks ``RulesService`` for the
+      legal moves of the exact hand against the trick's last play by another seat.
+    * ``STALE_STATE``, ``NOT_YOUR_TURN``, ``WRONG_PHASE``: the table moved on; read again.
+    * A move the rules refuse (the bot's mistake): logged, replaced by a pass or the
+      smallest legal move, counted in ``refused``.
+    * Transport failures (``UNAVAILABLE``, deadlines): the client retries each call with
+      the same request id; if that is not enough the runner waits (exponential backoff up
+      to ``max_reconnect_delay_s``) and reads the table again, ``max_reconnects`` times in
+      a row at most, then raises.
+    * In ``PHASE_ROUND_OVER`` it calls ``Settle`` once per round and passes the result to
+      ``bot.on_round_over``. (With ``NEXT_ROUND_AUTOMATIC`` tables it settles nothing: the
+      round's result is in the views.)
+    * ``on_decision`` is called after every accepted call with a :class:`Decision`.
+    """
+
+    def __init__(
+        self,
+        bot: Bot,
+        client: TableClient,
+        *,
+        views: ViewSource | None = None,
+        on_decision: Callable[[Decision], None] | None = None,
+        max_reconnects: int = 20,
+        max_reconnect_delay_s: float = 5.0,
+    ) -> None:
+        self.bot = bot
+        self.client = client
+        self.views: ViewSource = views or PollingViews(client)
+        self.on_decision = on_decision
+        self.max_reconnects = max_reconnects
+        self.max_reconnect_delay_s = max_reconnect_delay_s
+        #: Decisions accepted, moves the rules refused, and reconnections, for reports.
+        self.decisions = 0
+        self.refused = 0
+        self.reconnects = 0
+        self._settled_round = 0
+
+    async def run(self) -> table_pb2.TableView:
+        """Play until the table is closed; the final view."""
+        failures = 0
+        view = await self._read(0)
+        while view.phase != _CLOSED:
+            try:
+                after = await self._step(view)
+                view = after if after is not None else await self.views.next_view(view.version)
+                failures = 0
+            except OutOfTurn as error:
+                _log.debug("re-reading after %s", error.reason)
+                view = await self._read(0)
+            except TableClosed:
+                view = await self._read(0)
+            except RetryableError as error:
+                failures += 1
+                self.reconnects += 1
+                if failures > self.max_reconnects:
+                    raise
+                delay = min(0.1 * 2 ** (failures - 1), self.max_reconnect_delay_s)
+                _log.warning("connection trouble (%s); reading the table again in %.2fs", error.reason, delay)
+                await asyncio.sleep(delay)
+                view = await self._read(failures)
+        return view
+
+    async def _read(self, failures: int) -> table_pb2.TableView:
+        """The table now, riding out transient failures."""
+        while True:
+            try:
+                return await self.client.get()
+            except RetryableError:
+                failures += 1
+                self.reconnects += 1
+                if failures > self.max_reconnects:
+                    raise
+                await asyncio.sleep(min(0.1 * 2 ** (failures - 1), self.max_reconnect_delay_s))
+
+    def _my_turn(self, view: table_pb2.TableView) -> bool:
+        return view.HasField("turn_seat") and view.HasField("your_seat") and view.turn_seat == view.your_seat
+
+    async def _step(self, view: table_pb2.TableView) -> table_pb2.TableView | None:
+        """Act on ``view`` if there is something to do; the view after, or None to wait for a change."""
+        if view.phase == _ROUND_OVER and view.last_settlement.round > self._settled_round:
+            return await self._settle(view)
+        if not self._my_turn(view):
+            return None
+        if view.phase == _AUCTION:
+            return await self._bid(view)
+        if view.phase == _PLAY:
+            return await self._play(view)
+        return None
+
+    def _report(self, decision: Decision) -> None:
+        self.decisions += 1
+        if self.on_decision is not None:
+            self.on_decision(decision)
+
+    async def _settle(self, view: table_pb2.TableView) -> table_pb2.TableView:
+        response = await self.client.settle()
+        self._settled_round = max(self._settled_round, response.settlement.round)
+        self.bot.on_round_over(response)
+        self._report(Decision(view.your_seat, "settle", view, response.table, settlement=response))
+        return response.table
+
+    async def _bid(self, view: table_pb2.TableView) -> table_pb2.TableView:
+        amount = self.bot.choose_bid(view)
+        if amount and (amount <= view.highest_bid or amount > 3):
+            amount = 0
+        after = await self.client.bid(amount, expected_version=view.version)
+        self._report(Decision(view.your_seat, "bid", view, after, amount=amount))
+        return after
+
+    async def _play(self, view: table_pb2.TableView) -> table_pb2.TableView:
+        beat = to_beat(view)
+        options = await self.client.legal_moves(list(view.your_hand), beat, variant=view.settings.variant)
+        legal = list(options.moves)
+        cards = list(self.bot.choose_play(view, legal, options.can_pass))
+        try:
+            response = await self.client.play(cards, expected_version=view.version)
+        except MoveRefused as error:
+            self.refused += 1
+            fallback = [] if options.can_pass or not legal else list(legal[0].cards)
+            _log.warning("the bot's move was refused (%s); playing %s instead", error, fallback or "a pass")
+            cards = fallback
+            response = await self.client.play(cards, expected_version=view.version)
+        self._report(
+            Decision(view.your_seat, "play", view, response.table, cards=tuple(cards), combination=response.combination)
+        )
+        return response.table
+
+
+async def run_bot(
+    bot: Bot,
+    target: str,
+    table_id: str,
+    seat_token: str | None = None,
+    *,
+    player_name: str | None = None,
+    retry: RetryPolicy | None = None,
+    on_decision: Callable[[Decision], None] | None = None,
+) -> table_pb2.TableView:
+    """Play ``bot`` at ``table_id`` on the referee at ``target`` until the table closes.
+
+    With ``seat_token`` the bot plays that seat (a pre-assigned one); without, it joins
+    the table as ``player_name`` (default ``bot.name``). Returns the closed table's view.
+    """
+    async with TableClient(target, table_id=table_id, token=seat_token, retry=retry) as client:
+        if seat_token is None:
+            await client.join(player_name or bot.name)
+        return await BotRunner(bot, client, on_decision=on_decision).run()

@@ -1,0 +1,98 @@
+"""Whole tables played by the bundled bots through a real referee, 3p and 4p."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from dizhu.client import Bot, BotRunner, Decision, HeuristicBot, RandomBot, TableClient, run_bot
+from dizhu.v1 import table_pb2
+
+AUTOMATIC = table_pb2.NEXT_ROUND_AUTOMATIC
+SETTLED = table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED
+
+
+async def _play_table(
+    target: str, bots: list[Bot], *, variant: str, next_round: table_pb2.NextRound, rounds: int = 2
+) -> tuple[table_pb2.TableView, list[BotRunner], list[Decision]]:
+    decisions: list[Decision] = []
+    async with TableClient(target) as creator:
+        created = await creator.create_table(
+            variant=variant,
+            player_names=[f"{bot.name}-{seat}" for seat, bot in enumerate(bots)],
+            round_limit=rounds,
+            next_round=next_round,
+        )
+        runners = [
+            BotRunner(bot, creator.for_seat(token.token), on_decision=decisions.append)
+            for bot, token in zip(bots, created.seat_tokens, strict=True)
+        ]
+        await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=120)
+        final = await creator.get()
+    return final, runners, decisions
+
+
+class TestWholeTables:
+    @pytest.mark.parametrize("next_round", [AUTOMATIC, SETTLED], ids=["automatic", "when-all-settled"])
+    async def test_three_heuristic_bots_finish_a_3p_table(self, target: str, next_round: table_pb2.NextRound) -> None:
+        final, runners, decisions = await _play_table(
+            target, [HeuristicBot(), HeuristicBot(), HeuristicBot()], variant="3p", next_round=next_round
+        )
+        assert final.phase == table_pb2.PHASE_CLOSED
+        assert final.close_reason == table_pb2.CLOSE_REASON_ROUND_LIMIT
+        assert final.round == 2
+        assert sum(seat.balance for seat in final.seats) == 0
+        assert all(runner.refused == 0 for runner in runners)
+        settles = [d for d in decisions if d.action == "settle"]
+        assert len(settles) == (3 if next_round == SETTLED else 0)  # round 2 closes the table: no Settle
+
+    async def test_random_bots_finish_a_3p_table(self, target: str) -> None:
+        final, runners, _ = await _play_table(
+            target, [RandomBot(1), RandomBot(2), RandomBot(3)], variant="3p", next_round=AUTOMATIC
+        )
+        assert final.phase == table_pb2.PHASE_CLOSED
+        assert sum(seat.balance for seat in final.seats) == 0
+        assert all(runner.refused == 0 for runner in runners)
+
+    @pytest.mark.parametrize("next_round", [AUTOMATIC, SETTLED], ids=["automatic", "when-all-settled"])
+    async def test_mixed_bots_finish_a_4p_table(self, target: str, next_round: table_pb2.NextRound) -> None:
+        bots: list[Bot] = [HeuristicBot(), RandomBot(7), HeuristicBot(), RandomBot(8)]
+        final, runners, decisions = await _play_table(target, bots, variant="4p", next_round=next_round)
+        assert final.phase == table_pb2.PHASE_CLOSED
+        assert final.round == 2
+        assert sum(seat.balance for seat in final.seats) == 0
+        assert all(runner.refused == 0 for runner in runners)
+        assert {d.seat for d in decisions} == {0, 1, 2, 3}
+
+    async def test_run_bot_joins_free_seats(self, target: str) -> None:
+        async with TableClient(target) as creator:
+            await creator.create_table(variant="3p", round_limit=1)
+            assert creator.table_id is not None
+            finals = await asyncio.wait_for(
+                asyncio.gather(
+                    *(run_bot(HeuristicBot(), target, creator.table_id, player_name=f"p{n}") for n in range(3))
+                ),
+                timeout=120,
+            )
+        assert all(view.phase == table_pb2.PHASE_CLOSED for view in finals)
+        assert sum(seat.balance for seat in finals[0].seats) == 0
+        assert sorted(seat.player_name for seat in finals[0].seats) == ["p0", "p1", "p2"]
+
+
+class TestHeuristicBot:
+    def test_bids_by_strength(self) -> None:
+        from dizhu.client.cards import parse_cards
+
+        strong = table_pb2.TableView(
+            settings=table_pb2.TableSettings(variant=1),
+            your_hand=parse_cards("3 4 5 6 7 8 9 T J Q K A 2 2 2 BJ RJ"),
+            seats=[table_pb2.SeatView(seat=s) for s in range(3)],
+        )
+        weak = table_pb2.TableView(
+            settings=table_pb2.TableSettings(variant=1),
+            your_hand=parse_cards("3 3 4 4 5 6 6 7 8 8 9 9 T J J Q K"),
+            seats=[table_pb2.SeatView(seat=s) for s in range(3)],
+        )
+        assert HeuristicBot().choose_bid(strong) == 3
+        assert HeuristicBot().choose_bid(weak) == 0
