@@ -35,6 +35,7 @@ from dizhu.referee.errors import (
     WrongPhase,
     from_refusal,
 )
+from dizhu.referee.replay import DealRecord, Timing, replay_json
 from dizhu.referee.table import (
     CloseReason,
     NextRound,
@@ -45,6 +46,7 @@ from dizhu.referee.table import (
     TableSettings,
     TableState,
     TableStatus,
+    TimeoutPolicy,
 )
 from dizhu.rules import (
     SEED_SIZE,
@@ -66,8 +68,10 @@ from dizhu.rules import (
     derive_seed,
     explain,
     forfeit,
+    legal_plays,
     new_match,
     new_seed,
+    pick_cards,
     record_round,
     settle,
     standings,
@@ -93,6 +97,7 @@ __all__ = [
     "play",
     "settle_round",
     "table_standings",
+    "timeout",
 ]
 
 MAX_NAME_LENGTH = 32
@@ -202,7 +207,7 @@ def create_table(
     )
     events: Events = [ev.SeatJoined(seat, name) for seat, name, _ in seat_tokens]
     if table.is_full:
-        table = _deal_next(table, events)
+        table = _deal_next(table, events, now_ms)
     return Created(Outcome(table, tuple(events)), creator_token, tuple(seat_tokens))
 
 
@@ -237,16 +242,16 @@ def join(table: TableState, ctx: Context, name: str, seat: int | None) -> Joined
     seats[chosen] = Seat(name, hash_token(token))
     after = dataclasses.replace(table, seats=tuple(seats))
     events: Events = [ev.SeatJoined(chosen, name)]
-    after = _maybe_start(after, events)
+    after = _maybe_start(after, events, ctx.now_ms)
     return Joined(_bump(table, after, events, ctx.now_ms), chosen, token)
 
 
-def _maybe_start(table: TableState, events: Events) -> TableState:
+def _maybe_start(table: TableState, events: Events, now_ms: int) -> TableState:
     """Deal the next round if the table is full and nothing holds it back."""
     if not table.is_full or table.match.is_over:
         return table
     if table.status is TableStatus.WAITING or (table.status is TableStatus.ROUND_OVER and not table.awaiting_settle):
-        return _deal_next(table, events)
+        return _deal_next(table, events, now_ms)
     return table
 
 
@@ -258,9 +263,10 @@ def _round_seed(table: TableState) -> bytes:
     return seed if match.redeals == 0 else derive_seed(seed, "redeal", match.redeals)
 
 
-def _deal_next(table: TableState, events: Events) -> TableState:
+def _deal_next(table: TableState, events: Events, now_ms: int) -> TableState:
     match = table.match
     dealt = deal(_round_seed(table), table.variant, match.dealer)
+    state = start_round(dealt, table.settings.house_rules)
     events.append(
         ev.DealStarted(
             round=table.round_number,
@@ -272,13 +278,34 @@ def _deal_next(table: TableState, events: Events) -> TableState:
             hands=dealt.hands,
         )
     )
-    return dataclasses.replace(
+    bank = table.settings.clock.bank_ms
+    started = dataclasses.replace(
         table,
-        round=start_round(dealt, table.settings.house_rules),
+        round=state,
         deal_number=match.redeals + 1,
         status=TableStatus.IN_ROUND,
         awaiting_settle=frozenset(),
+        banks_ms=(bank,) * table.variant.players,
+        timings=(),
     )
+    return _start_turn(started, state, events, now_ms)
+
+
+def _allowance_ms(table: TableState, state: RoundState) -> int:
+    """Time for the decision now due: longer for a deal's first bid and a round's opening lead."""
+    clock = table.settings.clock
+    first = not state.history or (state.phase is Phase.PLAY and not any(state.plays_made))
+    return clock.first_decision_ms if first else clock.decision_ms
+
+
+def _start_turn(table: TableState, state: RoundState, events: Events, now_ms: int) -> TableState:
+    """The seat to act gets its turn now: set its deadline (with a clock) and announce it."""
+    if not table.settings.clock.decision_ms:
+        return dataclasses.replace(table, turn_started_ms=now_ms, deadline_ms=0)
+    bank = table.banks_ms[state.turn]
+    deadline = now_ms + _allowance_ms(table, state) + bank
+    events.append(ev.TurnDeadline(state.turn, deadline, bank))
+    return dataclasses.replace(table, turn_started_ms=now_ms, deadline_ms=deadline)
 
 
 def _reveal(table: TableState, state: RoundState) -> Reveal:
@@ -292,10 +319,37 @@ def table_standings(table: TableState) -> tuple[ev.Standing, ...]:
     )
 
 
-def _conclude(table: TableState, match: MatchState, result: RoundResult, events: Events) -> TableState:
-    """Book a round that ended: result, balances, then close, deal on, or wait."""
-    after = dataclasses.replace(table, match=match, last_result=result)
-    events.append(ev.RoundEnded(result, match.balances))
+def _replay(table: TableState, state: RoundState, result: RoundResult, balances: tuple[int, ...]) -> str:
+    """The finished round's record (see ``dizhu.referee.replay``)."""
+    settlement = result.settlement
+    deals = (*table.earlier_deals, DealRecord(table.deal_number, state, table.timings))
+    return replay_json(
+        table_id=table.table_id,
+        variant=table.variant,
+        house_rules=table.settings.house_rules,
+        round_number=result.round,
+        deals=deals,
+        result={
+            "outcome": result.kind.value,
+            "landlord": settlement.landlord,
+            "winner": result.winner,
+            "forfeited_by": result.forfeited_by,
+            "bid": result.bid,
+            "doublings": settlement.doublings,
+            "spring": settlement.spring,
+            "stake": settlement.stake,
+            "changes": list(settlement.deltas),
+        },
+        balances=balances,
+    )
+
+
+def _conclude(
+    table: TableState, state: RoundState, match: MatchState, result: RoundResult, events: Events, now_ms: int
+) -> TableState:
+    """Book a round that ended with ``state``: record, balances, then close, deal on, or wait."""
+    events.append(ev.RoundEnded(result, match.balances, _replay(table, state, result, match.balances)))
+    after = dataclasses.replace(table, match=match, last_result=result, earlier_deals=(), timings=(), deadline_ms=0)
     if match.is_over:
         after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=CloseReason.ROUND_LIMIT)
         events.append(ev.TableClosed(CloseReason.ROUND_LIMIT, table_standings(after)))
@@ -304,7 +358,7 @@ def _conclude(table: TableState, match: MatchState, result: RoundResult, events:
         seated = frozenset(index for index, seat in enumerate(after.seats) if seat.occupied)
         return dataclasses.replace(after, status=TableStatus.ROUND_OVER, awaiting_settle=seated)
     after = dataclasses.replace(after, status=TableStatus.WAITING)
-    return _maybe_start(after, events)
+    return _maybe_start(after, events, now_ms)
 
 
 def _result(
@@ -320,22 +374,25 @@ def _result(
     )
 
 
-def _after_deal(table: TableState, state: RoundState, events: Events) -> TableState:
+def _after_deal(table: TableState, state: RoundState, events: Events, now_ms: int) -> TableState:
     """Carry the table on once the running deal's state is ``state``."""
     table = dataclasses.replace(table, round=state)
     if state.phase is Phase.FINISHED:
         settlement = settle(state)
         kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
         outcome = record_round(table.match, state)
-        return _conclude(table, outcome.match, _result(table, state, settlement, kind, winner=state.winner), events)
+        result = _result(table, state, settlement, kind, winner=state.winner)
+        return _conclude(table, state, outcome.match, result, events, now_ms)
     if state.phase is Phase.THROWN_IN:
         outcome = record_round(table.match, state)
         events.append(ev.DealThrownIn(_reveal(table, state), round_void=outcome.void))
         if outcome.redeal:
-            return _deal_next(dataclasses.replace(table, match=outcome.match), events)
+            thrown = DealRecord(table.deal_number, state, table.timings)
+            table = dataclasses.replace(table, match=outcome.match, earlier_deals=(*table.earlier_deals, thrown))
+            return _deal_next(table, events, now_ms)
         result = _result(table, state, outcome.settlement, RoundResultKind.VOID)
-        return _conclude(table, outcome.match, result, events)
-    return table
+        return _conclude(table, state, outcome.match, result, events, now_ms)
+    return _start_turn(table, state, events, now_ms)
 
 
 def _running_deal(table: TableState, ctx: Context, doing: str) -> RoundState:
@@ -385,7 +442,7 @@ def classify_reason(items: Sequence[Card] | Sequence[Rank], variant: Variant) ->
     return "NOT_IN_VARIANT" if "not played in this variant" in why else "NOT_A_COMBINATION"
 
 
-def _act(table: TableState, action: Action, now_ms: int) -> Outcome:
+def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = False) -> Outcome:
     state = table.round
     assert state is not None
     try:
@@ -393,11 +450,17 @@ def _act(table: TableState, action: Action, now_ms: int) -> Outcome:
     except IllegalAction as refusal:
         raise from_refusal(refusal, _refusal_metadata(table, state, refusal, action)) from None
     after = transition.state
+    took = max(0, now_ms - table.turn_started_ms)
+    banks = list(table.banks_ms)
+    if table.settings.clock.decision_ms:
+        overflow = max(0, took - _allowance_ms(table, state))
+        banks[action.seat] = 0 if timed_out else max(0, banks[action.seat] - overflow)
+    table = dataclasses.replace(table, banks_ms=tuple(banks), timings=(*table.timings, Timing(now_ms, took, timed_out)))
     events: Events = []
     trick_closed = any(isinstance(event, RulesTrickClosed) for event in transition.events)
     for event in transition.events:
         if isinstance(event, RulesBidMade):
-            events.append(ev.BidMade(event.seat, event.amount))
+            events.append(ev.BidMade(event.seat, event.amount, timed_out))
         elif isinstance(event, RulesLandlordChosen):
             events.append(ev.LandlordChosen(event.seat, event.bid, event.kitty))
         elif isinstance(event, RulesCardsPlayed):
@@ -409,9 +472,10 @@ def _act(table: TableState, action: Action, now_ms: int) -> Outcome:
                     cards_left=len(after.hands[event.seat]),
                     stake=after.stake,
                     trick_closed=trick_closed,
+                    timed_out=timed_out,
                 )
             )
-    return _bump(table, _after_deal(table, after, events), events, now_ms)
+    return _bump(table, _after_deal(table, after, events, now_ms), events, now_ms)
 
 
 def bid(table: TableState, ctx: Context, amount: int) -> Outcome:
@@ -428,6 +492,20 @@ def play(table: TableState, ctx: Context, cards: tuple[Card, ...]) -> Outcome:
     return _act(table, Play(seat, cards), ctx.now_ms)
 
 
+def _forfeit(table: TableState, seat: int, events: Events, now_ms: int) -> TableState:
+    """``seat`` forfeits the running round: its side loses the current stake (nothing in the auction)."""
+    state = table.round
+    assert state is not None
+    settlement = forfeit(state, seat)
+    if settlement.landlord_won is None:
+        kind = RoundResultKind.ABANDONED
+    else:
+        kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
+    result = _result(table, state, settlement, kind, forfeited_by=seat)
+    waiting = dataclasses.replace(table, status=TableStatus.WAITING)
+    return _conclude(waiting, state, book_settlement(table.match, settlement), result, events, now_ms)
+
+
 def leave(table: TableState, ctx: Context) -> Outcome:
     """The caller gives up its seat; mid-round that forfeits or abandons the round."""
     seat = ctx.principal.require_seat("leave a table")
@@ -438,19 +516,7 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     seats[seat] = Seat()
     after = dataclasses.replace(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat})
     if table.status is TableStatus.IN_ROUND and table.round is not None:
-        state = table.round
-        settlement = forfeit(state, seat)
-        if settlement.landlord_won is None:
-            kind = RoundResultKind.ABANDONED
-        else:
-            kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
-        result = _result(table, state, settlement, kind, forfeited_by=seat)
-        after = _conclude(
-            dataclasses.replace(after, status=TableStatus.WAITING),
-            book_settlement(table.match, settlement),
-            result,
-            events,
-        )
+        after = _forfeit(after, seat, events, ctx.now_ms)
     return _bump(table, after, events, ctx.now_ms)
 
 
@@ -464,11 +530,40 @@ def close(table: TableState, ctx: Context) -> Outcome:
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         nothing = Settlement.nothing(table.variant.players)
         result = _result(table, table.round, nothing, RoundResultKind.ABANDONED)
-        after = dataclasses.replace(table, last_result=result)
-        events.append(ev.RoundEnded(result, table.match.balances))
+        balances = table.match.balances
+        events.append(ev.RoundEnded(result, balances, _replay(table, table.round, result, balances)))
+        after = dataclasses.replace(table, last_result=result, deadline_ms=0)
     after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=CloseReason.CLOSED_BY_CREATOR)
     events.append(ev.TableClosed(CloseReason.CLOSED_BY_CREATOR, table_standings(after)))
     return _bump(table, after, events, ctx.now_ms)
+
+
+def timeout(table: TableState, now_ms: int) -> Outcome:
+    """The clock acts for the seat to act once its time, bank included, has run out.
+
+    Auto-play passes when allowed, else makes the smallest legal play (the first that
+    ``legal_plays`` lists: the lowest single when leading). Forfeit makes the seat's side
+    lose the round at the current stake; in the auction, where there is no stake yet, the
+    seat passes. Either way the seat gets a strike. Not due yet: nothing changes.
+    """
+    state = table.round
+    if table.status is not TableStatus.IN_ROUND or state is None or not table.deadline_ms or now_ms < table.deadline_ms:
+        return Outcome(table, (), changed=False)
+    seat = state.turn
+    strikes = list(table.timeouts or (0,) * table.variant.players)
+    strikes[seat] += 1
+    table = dataclasses.replace(table, timeouts=tuple(strikes))
+    if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
+        events: Events = []
+        return _bump(table, _forfeit(table, seat, events, now_ms), events, now_ms)
+    action: Action
+    if state.phase is Phase.AUCTION:
+        action = Bid(seat, 0)
+    elif state.last_play is not None:
+        action = Play(seat)
+    else:
+        action = Play(seat, pick_cards(state.hands[seat], legal_plays(state)[0]))
+    return _act(table, action, now_ms, timed_out=True)
 
 
 def settle_round(table: TableState, ctx: Context) -> Outcome:
@@ -481,5 +576,5 @@ def settle_round(table: TableState, ctx: Context) -> Outcome:
     _fresh(table, ctx)
     events: Events = [ev.SeatSettled(seat, table.last_result.round)]
     after = dataclasses.replace(table, awaiting_settle=table.awaiting_settle - {seat})
-    after = _maybe_start(after, events)
+    after = _maybe_start(after, events, ctx.now_ms)
     return _bump(table, after, events, ctx.now_ms)

@@ -24,6 +24,7 @@ __all__ = [
     "Standing",
     "TableClosed",
     "TableEvent",
+    "TurnDeadline",
 ]
 
 
@@ -95,6 +96,17 @@ class CardsPlayed:
 class RoundEnded:
     result: RoundResult
     balances: tuple[int, ...]
+    #: The round's full record as JSON (``dizhu.referee.replay``); kept by the store, not streamed.
+    replay: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TurnDeadline:
+    """The seat to act must decide by ``deadline_ms`` (its bank included)."""
+
+    seat: int
+    deadline_ms: int
+    bank_ms: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -120,4 +132,5 @@ TableEvent = (
     | RoundEnded
     | SeatSettled
     | TableClosed
+    | TurnDeadline
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from dizhu.rules import (
     VARIANTS,
@@ -39,16 +39,14 @@ from dizhu.rules import (
     start_round,
 )
 
-__all__ = ["SCHEMA", "ActionRecord", "DealRecord", "Verification", "replay_json", "verify"]
+__all__ = ["SCHEMA", "DealRecord", "Timing", "Verification", "replay_json", "verify"]
 
 SCHEMA = "dizhu.replay/v1"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ActionRecord:
-    """An accepted action and the server's timing of it."""
+class Timing(NamedTuple):
+    """The server's timing of an accepted action."""
 
-    action: Action
     #: When the referee accepted it (milliseconds since the epoch).
     at_ms: int
     #: How long the seat took since its turn began.
@@ -59,30 +57,29 @@ class ActionRecord:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class DealRecord:
-    """One deal of a round and what was done with it."""
+    """One deal of a round: its final state (deal and every action) and the actions' timings."""
 
     deal_number: int
-    deal: Deal
-    actions: tuple[ActionRecord, ...]
+    state: RoundState
+    timings: tuple[Timing, ...]
 
 
 def _time(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _action_json(record: ActionRecord) -> dict[str, Any]:
-    action = record.action
+def _action_json(action: Action, timing: Timing) -> dict[str, Any]:
     entry: dict[str, Any] = {"seat": action.seat}
     if isinstance(action, Bid):
         entry["bid"] = action.amount
     else:
         entry["play"] = format_cards(action.cards)
-    entry.update(time=_time(record.at_ms), took_ms=record.took_ms, timed_out=record.timed_out)
+    entry.update(time=_time(timing.at_ms), took_ms=timing.took_ms, timed_out=timing.timed_out)
     return entry
 
 
 def _deal_json(record: DealRecord) -> dict[str, Any]:
-    dealt = record.deal
+    dealt = record.state.deal
     return {
         "deal_number": record.deal_number,
         "dealer": dealt.dealer,
@@ -92,7 +89,9 @@ def _deal_json(record: DealRecord) -> dict[str, Any]:
         "face_up_seat": dealt.face_up_seat,
         "hands": [format_cards(hand) for hand in dealt.hands],
         "kitty": format_cards(dealt.kitty),
-        "actions": [_action_json(action) for action in record.actions],
+        "actions": [
+            _action_json(action, timing) for action, timing in zip(record.state.history, record.timings, strict=True)
+        ],
     }
 
 
@@ -188,6 +187,10 @@ def _replay_deal(entry: dict[str, Any], variant: Variant, house_rules: HouseRule
 def _check_result(state: RoundState, result: dict[str, Any], problems: list[str]) -> None:
     outcome = result.get("outcome")
     forfeited_by = result.get("forfeited_by")
+    if outcome == "abandoned" and forfeited_by is None:
+        if result.get("stake") != 0 or any(result.get("changes") or ()):
+            problems.append("an abandoned round settles nothing, yet a settlement is recorded")
+        return
     if forfeited_by is not None:
         expected = forfeit(state, forfeited_by)
     elif state.phase in (Phase.FINISHED, Phase.THROWN_IN):

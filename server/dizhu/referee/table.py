@@ -11,6 +11,7 @@ import enum
 import json
 from typing import Any
 
+from dizhu.referee.replay import DealRecord, Timing
 from dizhu.rules import (
     VARIANTS,
     HouseRules,
@@ -180,6 +181,18 @@ class TableState:
     #: Seats whose Settle the next deal still waits for (``NextRound.WHEN_ALL_SETTLED``).
     awaiting_settle: frozenset[int] = frozenset()
     close_reason: CloseReason | None = None
+    #: When the seat to act got its turn.
+    turn_started_ms: int = 0
+    #: When the seat to act runs out of time, bank included; 0 without a clock.
+    deadline_ms: int = 0
+    #: Each seat's time bank left in the running deal.
+    banks_ms: tuple[int, ...] = ()
+    #: How often each seat's time ran out at this table.
+    timeouts: tuple[int, ...] = ()
+    #: The timing of every action of the running deal (parallel to ``round.history``).
+    timings: tuple[Timing, ...] = ()
+    #: The running round's earlier, thrown-in deals (kept for its replay).
+    earlier_deals: tuple[DealRecord, ...] = ()
 
     @property
     def variant(self) -> Variant:
@@ -308,6 +321,12 @@ def encode(table: TableState) -> bytes:
         "result": _result_plain(table.last_result),
         "awaiting": sorted(table.awaiting_settle),
         "close": None if table.close_reason is None else table.close_reason.value,
+        "clock": [table.turn_started_ms, table.deadline_ms, list(table.banks_ms), list(table.timeouts)],
+        "timings": [list(timing) for timing in table.timings],
+        "earlier": [
+            {"n": record.deal_number, "state": to_plain(record.state), "timings": [list(t) for t in record.timings]}
+            for record in table.earlier_deals
+        ],
     }
     return json.dumps(plain, separators=(",", ":")).encode()
 
@@ -330,6 +349,7 @@ def decode(data: bytes) -> TableState:
         first_dealer=s["first_dealer"],
     )
     dealer, rounds_played, redeals, balances = plain["match"]
+    turn_started, deadline, banks, timeouts = plain["clock"]
     return TableState(
         table_id=plain["id"],
         settings=settings,
@@ -351,4 +371,13 @@ def decode(data: bytes) -> TableState:
         last_result=_result_from_plain(plain["result"]),
         awaiting_settle=frozenset(plain["awaiting"]),
         close_reason=None if plain["close"] is None else CloseReason(plain["close"]),
+        turn_started_ms=turn_started,
+        deadline_ms=deadline,
+        banks_ms=tuple(banks),
+        timeouts=tuple(timeouts),
+        timings=tuple(Timing(*timing) for timing in plain["timings"]),
+        earlier_deals=tuple(
+            DealRecord(record["n"], from_plain(record["state"]), tuple(Timing(*t) for t in record["timings"]))
+            for record in plain["earlier"]
+        ),
     )

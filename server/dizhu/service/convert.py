@@ -37,6 +37,7 @@ from dizhu.rules import (
     Card,
     Combination,
     HouseRules,
+    Phase,
     Play,
     Rank,
     Suit,
@@ -286,22 +287,29 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
             view.landlord_seat = round_view.landlord
         if round_view.kitty is not None and round_view.landlord is not None:
             view.kitty.extend(cards_to_proto(round_view.kitty))
-        _fill_trick(view, [action for action in round_view.history if isinstance(action, Play)], table.variant)
+        if round_view.phase is Phase.PLAY:
+            _fill_trick(view, [action for action in round_view.history if isinstance(action, Play)], table.variant)
+            if not view.trick.plays:
+                view.trick.leader_seat = round_view.turn
+        if table.deadline_ms:
+            view.turn_deadline.FromMilliseconds(table.deadline_ms)
         view.doublings = round_view.doublings
         view.stake = round_view.stake
         if round_view.hand is not None:
             view.your_hand.extend(cards_to_proto(round_view.hand))
     for index, s in enumerate(table.seats):
-        view.seats.append(
-            table_pb2.SeatView(
-                seat=index,
-                occupied=s.occupied,
-                player_name=s.name,
-                connected=s.occupied,
-                cards_left=hand_sizes[index],
-                balance=table.match.balances[index],
-            )
+        seat_view = table_pb2.SeatView(
+            seat=index,
+            occupied=s.occupied,
+            player_name=s.name,
+            connected=s.occupied,
+            cards_left=hand_sizes[index],
+            balance=table.match.balances[index],
+            timeouts=table.timeouts[index] if table.timeouts else 0,
         )
+        if table.settings.clock.decision_ms and running and table.banks_ms:
+            seat_view.time_bank_left.FromMilliseconds(table.banks_ms[index])
+        view.seats.append(seat_view)
     if seat is not None:
         view.your_seat = seat
     if table.last_result is not None:
@@ -387,6 +395,11 @@ def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.Table
         )
     elif isinstance(event, ev.SeatSettled):
         message.seat_settled.CopyFrom(events_pb2.SeatSettled(seat=event.seat, round=event.round))
+    elif isinstance(event, ev.TurnDeadline):
+        deadline = events_pb2.TurnDeadline(seat=event.seat)
+        deadline.deadline.FromMilliseconds(event.deadline_ms)
+        deadline.time_bank_left.FromMilliseconds(event.bank_ms)
+        message.turn_deadline.CopyFrom(deadline)
     elif isinstance(event, ev.TableClosed):
         message.table_closed.CopyFrom(
             events_pb2.TableClosed(reason=_CLOSE_REASONS[event.reason], standings=standings_to_proto(event.standings))

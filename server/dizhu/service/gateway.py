@@ -24,11 +24,12 @@ from google.protobuf.message import Message
 
 from dizhu.referee import decode, encode
 from dizhu.referee.auth import Principal, resolve
-from dizhu.referee.commands import Context, Created, Outcome
+from dizhu.referee.commands import Context, Created, Outcome, timeout
 from dizhu.referee.errors import InvalidArgument, RequestIdReused, TableNotFound, Unavailable
+from dizhu.referee.events import RoundEnded
 from dizhu.referee.table import TableState, TableStatus
 from dizhu.service.event_codec import encode_event
-from dizhu.store import SaveOutcome, TableStore
+from dizhu.store import Saved, SaveOutcome, TableStore
 from dizhu.store.keys import validate_request_id, validate_table_id
 
 __all__ = ["Gateway"]
@@ -80,11 +81,77 @@ class Gateway:
 
     async def read(self, table_id: str, token: str | None) -> tuple[TableState, Principal]:
         """The table and who the caller is (no request id, nothing written)."""
+        table, principal, _ = await self.snapshot(table_id, token)
+        return table, principal
+
+    async def snapshot(self, table_id: str, token: str | None) -> tuple[TableState, Principal, int]:
+        """The table, who the caller is, and the sequence of the last event the table reflects."""
         loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
         if loaded.state is None:
             raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
         table = decode(loaded.state)
-        return table, resolve(table, token)
+        return table, resolve(table, token), loaded.sequence
+
+    async def _save(
+        self,
+        before: TableState,
+        outcome: Outcome,
+        now_ms: int,
+        principal: str,
+        request_id: str | None,
+        answer: bytes | None,
+    ) -> Saved:
+        """One compare-and-set of ``outcome`` over ``before``: state, events, round records, answer."""
+        after = outcome.table
+        if after.deadline_ms != before.deadline_ms:
+            # Indexed first: a crash between the two leaves a harmless entry, never a lost clock.
+            await self._store.set_deadline(after.table_id, after.deadline_ms or None)
+        records = [
+            (f"replay:{event.result.round}", event.replay.encode())
+            for event in outcome.events
+            if isinstance(event, RoundEnded) and event.replay
+        ]
+        return await self._store.save(
+            after.table_id,
+            before.version,
+            after.version,
+            encode(after),
+            self._events(outcome, now_ms),
+            principal,
+            request_id,
+            answer,
+            finished=after.status is TableStatus.CLOSED,
+            records=records,
+        )
+
+    async def time_out(self, table_id: str) -> bool:
+        """Apply the clock to a table whose indexed deadline passed; True if it acted.
+
+        Several referee processes may try at once: the compare-and-set lets exactly one
+        act, the others find the version moved on.
+        """
+        loaded = await self._store.load(table_id, "clock", None)
+        if loaded.state is None:
+            await self._store.set_deadline(table_id, None)
+            return False
+        table = decode(loaded.state)
+        now_ms = self._now_ms()
+        outcome = timeout(table, now_ms)
+        if not outcome.changed:
+            await self._store.set_deadline(table_id, table.deadline_ms or None)
+            return False
+        saved = await self._save(table, outcome, now_ms, "clock", None, None)
+        return saved.outcome is SaveOutcome.SAVED
+
+    async def read_replay(self, table_id: str, round_number: int) -> str:
+        """The JSON record of a finished round."""
+        record = await self._store.read_record(_valid_table_id(table_id), f"replay:{round_number}")
+        if record is None:
+            raise TableNotFound(
+                f"no finished round {round_number} at table {table_id}",
+                metadata={"table_id": table_id, "round": str(round_number)},
+            )
+        return record.decode()
 
     def _replay(self, answer: bytes, fingerprint: bytes, parse: Callable[[bytes], ResponseT]) -> ResponseT:
         if answer[:_FINGERPRINT] != fingerprint:
@@ -125,16 +192,8 @@ class Gateway:
             response = respond(outcome, principal)
             if not outcome.changed:
                 return response
-            saved = await self._store.save(
-                table_id,
-                table.version,
-                outcome.table.version,
-                encode(outcome.table),
-                self._events(outcome, now_ms),
-                answer_principal,
-                request_id,
-                fingerprint + response.SerializeToString(),
-                finished=outcome.table.status is TableStatus.CLOSED,
+            saved = await self._save(
+                table, outcome, now_ms, answer_principal, request_id, fingerprint + response.SerializeToString()
             )
             if saved.outcome is SaveOutcome.SAVED:
                 return response
@@ -171,6 +230,8 @@ class Gateway:
             fingerprint + response.SerializeToString(),
         )
         if saved.outcome is SaveOutcome.SAVED:
+            if created.outcome.table.deadline_ms:
+                await self._store.set_deadline(table_id, created.outcome.table.deadline_ms)
             return response
         if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
             return self._replay(saved.answer, fingerprint, parse)
