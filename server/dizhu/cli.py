@@ -6,6 +6,7 @@ import argparse
 import random
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from dizhu.config import add_server_arguments
 from dizhu.narrate import describe_deal, describe_event, describe_settlement
@@ -99,6 +100,44 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    """Check a replay's JSON: seeds, deals, every action, the result."""
+    from dizhu.referee.replay import verify
+
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    result = verify(text)
+    if result.ok:
+        print(f"OK: {result.deals} deal(s) and {result.actions} action(s) verified; the result is the recorded one.")
+        return 0
+    print("NOT VERIFIED:")
+    for problem in result.problems:
+        print(f"  - {problem}")
+    return 1
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """Fetch a finished round's replay JSON from a referee."""
+    import asyncio
+
+    import grpc
+
+    from dizhu.v1 import table_service_pb2, table_service_pb2_grpc
+
+    async def fetch() -> str:
+        async with grpc.aio.insecure_channel(args.target) as channel:
+            stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+            request = table_service_pb2.GetReplayRequest(table_id=args.table_id, round=args.round)
+            response = await stub.GetReplay(request, timeout=30)
+            return str(response.json)
+
+    try:
+        print(asyncio.run(fetch()))
+    except grpc.aio.AioRpcError as error:
+        print(f"dizhu replay: {error.code().name}: {error.details()}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dizhu", description="Dou Dizhu referee and rules engine.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -126,6 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the referee (gRPC), with an embedded Redis unless REDIS_URL is set")
     add_server_arguments(serve)
     serve.set_defaults(handler=_serve)
+    verify = commands.add_parser("verify", help="verify a round's replay (JSON): seeds, deals, actions, result")
+    verify.add_argument("file", help="the replay JSON file, or - for standard input")
+    verify.set_defaults(handler=_verify)
+    replay = commands.add_parser("replay", help="print a finished round's replay JSON, fetched from a referee")
+    replay.add_argument("table_id")
+    replay.add_argument("round", type=_positive)
+    replay.add_argument("--target", default="127.0.0.1:50051", help="the referee's host:port")
+    replay.set_defaults(handler=_replay)
     return parser
 
 

@@ -40,6 +40,10 @@ class ServerConfig:
     metrics_port: int = 0
     #: Redis key prefix.
     key_prefix: str = "dizhu"
+    #: Seconds of silence after which an event stream carries a heartbeat.
+    heartbeat_s: float = 10.0
+    #: How often the turn clock looks for tables whose time ran out.
+    clock_interval_s: float = 0.1
 
 
 def _env(name: str, default: str) -> str:
@@ -70,6 +74,10 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metrics-port", type=int, default=int(_env("DIZHU_METRICS_PORT", str(d.metrics_port))))
     parser.add_argument("--key-prefix", default=_env("DIZHU_KEY_PREFIX", d.key_prefix))
+    parser.add_argument("--heartbeat", type=float, default=float(_env("DIZHU_HEARTBEAT_S", str(d.heartbeat_s))))
+    parser.add_argument(
+        "--clock-interval", type=float, default=float(_env("DIZHU_CLOCK_INTERVAL_S", str(d.clock_interval_s)))
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
@@ -89,4 +97,6 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         api_keys=tuple(args.api_key),
         metrics_port=args.metrics_port,
         key_prefix=args.key_prefix,
+        heartbeat_s=args.heartbeat,
+        clock_interval_s=args.clock_interval,
     )

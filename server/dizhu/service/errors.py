@@ -7,9 +7,10 @@ INTERNAL with a generic message and the request id; the details go to the log on
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -22,7 +23,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from dizhu.referee.errors import Internal, RefereeError, Unavailable
 
-__all__ = ["DOMAIN", "ServicerContext", "guarded", "to_status"]
+__all__ = ["DOMAIN", "ServicerContext", "guarded", "guarded_stream", "to_status"]
 
 DOMAIN = "dizhu.v1"
 _log = structlog.get_logger("dizhu.service")
@@ -89,6 +90,31 @@ def guarded(
                 _log.info("refused", reason=refusal.reason, message=refusal.message)
             await context.abort_with_status(to_status(refusal))
             raise AssertionError("abort_with_status returned") from None
+        finally:
+            structlog.contextvars.clear_contextvars()
+
+    return wrapper
+
+
+def guarded_stream(
+    handler: Callable[[Servicer, Request, ServicerContext], AsyncIterator[Response]],
+) -> Callable[[Servicer, Request, ServicerContext], AsyncIterator[Response]]:
+    """Wrap a server-streaming handler like ``guarded`` wraps a unary one."""
+
+    @functools.wraps(handler)
+    async def wrapper(self: Servicer, request: Request, context: ServicerContext) -> AsyncIterator[Response]:
+        request_id = uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(
+            method=handler.__name__, request_id=request_id, table_id=getattr(request, "table_id", None) or None
+        )
+        try:
+            async for message in handler(self, request, context):
+                yield message
+        except (grpc.aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            refusal = _as_referee_error(error, request_id)
+            await context.abort_with_status(to_status(refusal))
         finally:
             structlog.contextvars.clear_contextvars()
 

@@ -18,6 +18,8 @@ from redis.asyncio import Redis
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.service.clock import run_clock
+from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.table_servicer import TableServicer
@@ -36,15 +38,31 @@ _SERVICES = (
 class Referee:
     """A running server and what it needs, stopped in the right order."""
 
-    def __init__(self, server: grpc.aio.Server, port: int, health_servicer: health_aio.HealthServicer) -> None:
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        port: int,
+        health_servicer: health_aio.HealthServicer,
+        feeds: TableFeeds,
+        clock: asyncio.Task[None],
+    ) -> None:
         self.server = server
         self.port = port
         self.health = health_servicer
+        self.feeds = feeds
+        self._clock = clock
 
     async def stop(self, grace_s: float) -> None:
-        """Health NOT_SERVING first, then let in-flight calls finish within ``grace_s``."""
+        """Health NOT_SERVING first, then let in-flight calls finish within ``grace_s``.
+
+        Open streams end with UNAVAILABLE after the grace period; their clients resume from
+        their last sequence on another process.
+        """
         await self.health.enter_graceful_shutdown()
+        self._clock.cancel()
+        await asyncio.gather(self._clock, return_exceptions=True)
         await self.server.stop(grace_s)
+        await self.feeds.close()
 
 
 async def create_server(config: ServerConfig, store: TableStore) -> Referee:
@@ -56,9 +74,10 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
     ]
     server = grpc.aio.server(options=options)
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        TableServicer(Gateway(store), api_keys=config.api_keys), server
-    )
+    gateway = Gateway(store)
+    feeds = TableFeeds(store)
+    servicer = TableServicer(gateway, store, feeds, api_keys=config.api_keys, heartbeat_s=config.heartbeat_s)
+    table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)  # type: ignore[no-untyped-call]
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -69,7 +88,8 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
     await server.start()
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Referee(server, port, health_servicer)
+    clock = asyncio.create_task(run_clock(store, gateway, interval_s=config.clock_interval_s), name="clock")
+    return Referee(server, port, health_servicer, feeds, clock)
 
 
 @contextlib.asynccontextmanager

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
 
 from dizhu.referee import commands
 from dizhu.referee import events as ev
@@ -12,9 +12,12 @@ from dizhu.referee.errors import InvalidArgument, WrongPhase
 from dizhu.referee.table import TableState
 from dizhu.rules import MAX_BID
 from dizhu.service import convert
-from dizhu.service.errors import ServicerContext, guarded
+from dizhu.service.errors import ServicerContext, guarded, guarded_stream
+from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
 from dizhu.service.metadata import api_principal, bearer_token
+from dizhu.service.watch import watch
+from dizhu.store import TableStore
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
@@ -39,9 +42,20 @@ def _viewed(outcome: Outcome, principal: Principal) -> table_pb2.TableView:
 class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     """Table lifecycle and moves; every table lives in the store, none in this process."""
 
-    def __init__(self, gateway: Gateway, *, api_keys: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        store: TableStore,
+        feeds: TableFeeds,
+        *,
+        api_keys: Collection[str] = (),
+        heartbeat_s: float = 10.0,
+    ) -> None:
         self._gateway = gateway
+        self._store = store
+        self._feeds = feeds
         self._api_keys = frozenset(api_keys)
+        self._heartbeat_s = heartbeat_s
 
     @guarded
     async def CreateTable(self, request: pb.CreateTableRequest, context: ServicerContext) -> pb.CreateTableResponse:
@@ -190,3 +204,27 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             respond,
             pb.SettleResponse.FromString,
         )
+
+    @guarded
+    async def GetReplay(self, request: pb.GetReplayRequest, context: ServicerContext) -> pb.GetReplayResponse:
+        if request.round < 1:
+            raise InvalidArgument("round", "rounds are numbered from 1")
+        text = await self._gateway.read_replay(request.table_id, request.round)
+        return pb.GetReplayResponse(replay=convert.replay_from_json(text), json=text)
+
+    @guarded_stream
+    async def WatchTable(
+        self, request: pb.WatchTableRequest, context: ServicerContext
+    ) -> AsyncIterator[pb.WatchTableResponse]:
+        after = request.after_sequence if request.HasField("after_sequence") else None
+        events = watch(
+            self._gateway,
+            self._store,
+            self._feeds,
+            request.table_id,
+            bearer_token(context),
+            after,
+            heartbeat_s=self._heartbeat_s,
+        )
+        async for event in events:
+            yield pb.WatchTableResponse(event=event)

@@ -1,0 +1,106 @@
+"""``WatchTable``: a table's events as one viewer may see them, resumable after a disconnect.
+
+The stream starts with a snapshot (or, when resuming, with the events after the caller's
+last sequence, if they are still kept), then carries every change in order and a heartbeat
+when idle. It ends after the table closes. A seat that leaves the table goes on watching
+as a spectator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import AsyncIterator
+
+from dizhu.referee.auth import Role
+from dizhu.referee.errors import SequenceOutOfRange
+from dizhu.service.convert import table_view
+from dizhu.service.event_codec import decode_event
+from dizhu.service.feeds import LAGGING, TableFeeds
+from dizhu.service.gateway import Gateway
+from dizhu.store import TableStore
+from dizhu.v1 import events_pb2, table_pb2
+
+__all__ = ["watch"]
+
+_HISTORY_CHUNK = 500
+
+
+def _snapshot(view: table_pb2.TableView, sequence: int, version: int) -> events_pb2.TableEvent:
+    event = events_pb2.TableEvent(sequence=sequence, version=version)
+    event.snapshot.CopyFrom(view)
+    event.time.FromDatetime(dt.datetime.now(tz=dt.UTC))
+    return event
+
+
+async def watch(
+    gateway: Gateway,
+    store: TableStore,
+    feeds: TableFeeds,
+    table_id: str,
+    token: str | None,
+    after_sequence: int | None,
+    *,
+    heartbeat_s: float,
+) -> AsyncIterator[events_pb2.TableEvent]:
+    """The events of ``table_id`` for the caller holding ``token`` (see the module docstring)."""
+    # Checked before subscribing, so an unknown table or a bad token fails at once.
+    table, principal, _ = await gateway.snapshot(table_id, token)
+    viewer = principal.seat if principal.role is Role.SEAT else None
+    async with feeds.subscribe(table_id) as queue:
+        last = 0
+        fresh = after_sequence is None
+        if after_sequence is not None:
+            newest = await store.last_sequence(table_id)
+            if after_sequence > newest:
+                raise SequenceOutOfRange(
+                    f"sequence {after_sequence} is beyond the table's latest, {newest}",
+                    metadata={"table_id": table_id, "latest_sequence": str(newest)},
+                )
+            oldest = await store.oldest_sequence(table_id)
+            fresh = oldest is not None and after_sequence + 1 < oldest
+            last = after_sequence
+        if fresh:
+            # Taken after subscribing: every event after it arrives through the queue or the history.
+            table, principal, last = await gateway.snapshot(table_id, token)
+            yield _snapshot(table_view(table, principal), last, table.version)
+        while True:
+            history = await store.read_events(table_id, last, count=_HISTORY_CHUNK)
+            for sequence, payload in history:
+                event, viewer, closed = _event(payload, viewer, sequence)
+                last = sequence
+                yield event
+                if closed:
+                    return
+            if len(history) < _HISTORY_CHUNK:
+                break
+        while True:
+            try:
+                sequence, payload = await asyncio.wait_for(queue.get(), heartbeat_s)
+            except TimeoutError:
+                heartbeat = events_pb2.TableEvent(sequence=last)
+                heartbeat.heartbeat.SetInParent()
+                heartbeat.time.FromDatetime(dt.datetime.now(tz=dt.UTC))
+                yield heartbeat
+                continue
+            if (sequence, payload) == LAGGING:
+                # Too far behind to keep a queue: start again from a fresh snapshot.
+                async for event in watch(gateway, store, feeds, table_id, token, None, heartbeat_s=heartbeat_s):
+                    yield event
+                return
+            if sequence <= last:
+                continue
+            event, viewer, closed = _event(payload, viewer, sequence)
+            last = sequence
+            yield event
+            if closed:
+                return
+
+
+def _event(payload: bytes, viewer: int | None, sequence: int) -> tuple[events_pb2.TableEvent, int | None, bool]:
+    """The event as ``viewer`` sees it, the viewer from now on, and whether the stream ends."""
+    event = decode_event(payload, viewer, sequence)
+    kind = event.WhichOneof("payload")
+    if kind == "seat_left" and event.seat_left.seat == viewer:
+        viewer = None  # the seat is someone else's from now on: watch on as a spectator
+    return event, viewer, kind == "table_closed"
