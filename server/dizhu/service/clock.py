@@ -14,6 +14,7 @@ import time
 import structlog
 
 from dizhu.service.gateway import Gateway
+from dizhu.service.metrics import TIMEOUTS
 from dizhu.store import TableStore
 
 __all__ = ["run_clock"]
@@ -27,6 +28,7 @@ async def run_clock(store: TableStore, gateway: Gateway, *, interval_s: float = 
         try:
             for table_id, _deadline in await store.due_tables(int(time.time() * 1000)):
                 if await gateway.time_out(table_id):
+                    TIMEOUTS.inc()
                     _log.info("timed_out", table_id=table_id)
         except asyncio.CancelledError:
             raise

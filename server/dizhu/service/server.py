@@ -10,6 +10,7 @@ import signal
 from collections.abc import AsyncIterator
 
 import grpc
+import prometheus_client
 import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -21,6 +22,7 @@ from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.service.clock import run_clock
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
+from dizhu.service.metrics import MetricsInterceptor
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
@@ -73,7 +75,7 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
         ("grpc.max_connection_age_ms", 5 * 60 * 1000),
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
     ]
-    server = grpc.aio.server(options=options)
+    server = grpc.aio.server(options=options, interceptors=[MetricsInterceptor()])
     gateway = Gateway(store)
     feeds = TableFeeds(store)
     servicer = TableServicer(gateway, store, feeds, api_keys=config.api_keys, heartbeat_s=config.heartbeat_s)
@@ -129,8 +131,10 @@ async def run(config: ServerConfig) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    if config.metrics_port:
+        prometheus_client.start_http_server(config.metrics_port)
     async with running_referee(config) as referee:
-        _log.info("serving", address=config.address, port=referee.port)
+        _log.info("serving", address=config.address, port=referee.port, metrics_port=config.metrics_port or None)
         await stop.wait()
         _log.info("stopping", grace_s=config.grace_s)
     _log.info("stopped")
@@ -159,7 +163,14 @@ def run_workers(config: ServerConfig) -> int:
         config = dataclasses.replace(config, redis_url=embedded.url)
         _log.info("embedded_redis_started", url=embedded.url, data_dir=str(config.data_dir))
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_worker, args=(config,), name=f"dizhu-worker-{n}") for n in range(config.workers)]
+    workers = [
+        context.Process(
+            target=_worker,
+            args=(dataclasses.replace(config, metrics_port=config.metrics_port + n if config.metrics_port else 0),),
+            name=f"dizhu-worker-{n}",
+        )
+        for n in range(config.workers)
+    ]
     for worker in workers:
         worker.start()
     stopping = False

@@ -1,0 +1,19 @@
+# The dizhu referee. Build: docker build -t dizhu . ; run: see deploy/docker-compose.yml.
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY server ./server
+COPY clients/python ./clients/python
+RUN pip install --no-cache-dir --prefix=/install .
+
+FROM python:3.11-slim
+RUN useradd --system --uid 10001 dizhu
+COPY --from=build /install /usr/local
+USER dizhu
+ENV DIZHU_ADDRESS=0.0.0.0:50051 \
+    DIZHU_LOG_FORMAT=json \
+    DIZHU_DATA_DIR=/tmp/dizhu
+EXPOSE 50051 9100
+# With REDIS_URL unset the referee starts an embedded Redis (single container, data in
+# DIZHU_DATA_DIR); set REDIS_URL to share tables between replicas.
+ENTRYPOINT ["dizhu", "serve"]

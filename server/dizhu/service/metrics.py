@@ -1,0 +1,82 @@
+"""Prometheus metrics: calls by method and status, latency, open streams, clock timeouts.
+
+Served on ``--metrics-port`` (``/metrics``); with several workers, worker n serves on
+``metrics_port + n``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from prometheus_client import Counter, Gauge, Histogram
+
+__all__ = ["CALLS", "LATENCY", "OPEN_STREAMS", "TIMEOUTS", "MetricsInterceptor"]
+
+CALLS = Counter("dizhu_rpc_calls_total", "RPCs handled, by method and status code", ["method", "code"])
+LATENCY = Histogram(
+    "dizhu_rpc_duration_seconds",
+    "Time to answer a unary RPC, by method",
+    ["method"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+OPEN_STREAMS = Gauge("dizhu_open_streams", "WatchTable streams open in this process")
+TIMEOUTS = Counter("dizhu_clock_timeouts_total", "Decisions the turn clock made for a seat")
+
+
+def _code(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    code = context.code()
+    return code.name if isinstance(code, grpc.StatusCode) else "OK"
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Counts and times every call of the referee's services."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        # The aio handlers' behaviours are coroutines, which the (synchronous) stubs do not describe.
+        handler: Any = await continuation(handler_call_details)
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        if handler is None:
+            return handler
+        if handler.unary_unary is not None:
+            inner = handler.unary_unary
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                start = time.perf_counter()
+                try:
+                    return await inner(request, context)
+                finally:
+                    LATENCY.labels(method).observe(time.perf_counter() - start)
+                    CALLS.labels(method, _code(context)).inc()
+
+            wrapped: Any = grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+            return wrapped  # type: ignore[no-any-return]
+        if handler.unary_stream is not None:
+            stream_inner = handler.unary_stream
+
+            async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                OPEN_STREAMS.inc()
+                try:
+                    async for message in stream_inner(request, context):
+                        yield message
+                finally:
+                    OPEN_STREAMS.dec()
+                    CALLS.labels(method, _code(context)).inc()
+
+            streaming: Any = grpc.unary_stream_rpc_method_handler(
+                stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+            return streaming  # type: ignore[no-any-return]
+        return handler  # type: ignore[no-any-return]
