@@ -1,7 +1,7 @@
 """Hypothesis strategies and independent oracles for the rules-core tests.
 
 Two oracles live here because both the strategies and the tests need them, and both are
-written straight from RULES.md without using ``dizhu.rules.combinations`` or
+written straight from docs/rules.md without using ``dizhu.rules.combinations`` or
 ``dizhu.rules.moves``:
 
 * ``catalogue(variant)``: every distinct valid play of a variant, built type by type from

@@ -1,4 +1,4 @@
-"""Legal-move generation (RULES.md sections 5, 6 and 7): ``legal_moves`` and ``pick_cards``.
+"""Legal-move generation (docs/rules.md sections 5, 6 and 7): ``legal_moves`` and ``pick_cards``.
 
 Examples first; then ``legal_moves`` is checked against two brute forces that share no code
 with it: the independent catalogue of every valid play (``strategies.catalogue``) filtered

@@ -1,4 +1,4 @@
-"""Properties of whole random rounds, both variants (RULES.md sections 3, 5, 8, 9).
+"""Properties of whole random rounds, both variants (docs/rules.md sections 3, 5, 8, 9).
 
 Every round is dealt from a seed and played to the end by ``random_round``: players that pick
 uniformly among their legal actions, through the same public API a referee uses.

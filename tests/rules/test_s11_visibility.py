@@ -1,4 +1,4 @@
-"""What each viewer sees of a round (RULES.md section 11), both variants."""
+"""What each viewer sees of a round (docs/rules.md section 11), both variants."""
 
 from __future__ import annotations
 

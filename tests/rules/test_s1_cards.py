@@ -1,4 +1,4 @@
-"""RULES.md section 1: ranks, suits, decks, card ids and the compact notation."""
+"""docs/rules.md section 1: ranks, suits, decks, card ids and the compact notation."""
 
 import collections
 

@@ -1,4 +1,4 @@
-"""Settlement, the spring house rule and the table's series of rounds (RULES.md sections 2, 9, 10).
+"""Settlement, the spring house rule and the table's series of rounds (docs/rules.md sections 2, 9, 10).
 
 Whole rounds come from the scripted scenarios of ``helpers.SCENARIOS`` (seat 0 is the
 landlord): "landlord sweeps" (no farmer plays a card), "landlord wins" (seat 1 plays once),

@@ -1,4 +1,4 @@
-"""The seeded deal and the seed commitment (RULES.md sections 3 and 8).
+"""The seeded deal and the seed commitment (docs/rules.md sections 3 and 8).
 
 ``docs/deal-vectors.json`` freezes the algorithm: the code must reproduce it exactly, and
 so must the JavaScript reference implementation ``docs/deal-reference.mjs``. Regenerate the

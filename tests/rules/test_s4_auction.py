@@ -1,4 +1,4 @@
-"""The auction (RULES.md section 4), both variants.
+"""The auction (docs/rules.md section 4), both variants.
 
 Seats are named relative to the first bidder: ``first`` drew the face-up card, ``first + 1``
 bids next, and so on, so that every scenario runs unchanged in 3p and 4p.

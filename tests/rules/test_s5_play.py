@@ -1,4 +1,4 @@
-"""Play: leading, following, closing tricks and going out (RULES.md section 5), both variants.
+"""Play: leading, following, closing tricks and going out (docs/rules.md section 5), both variants.
 
 Seat 0 is the landlord (it draws the face-up card and bids 3). The hands hold at least the
 ranks spelled below; the rest of each hand is filled from the remaining deck.

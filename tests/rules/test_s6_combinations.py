@@ -1,4 +1,4 @@
-"""RULES.md section 6: the combinations, for both variants, including every Decision.
+"""docs/rules.md section 6: the combinations, for both variants, including every Decision.
 
 Hands are written in notation and double as test ids, kickers apart: ``333444-5-6`` is the
 airplane ``333444`` with single wings ``5`` and ``6``.

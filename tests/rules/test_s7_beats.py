@@ -1,4 +1,4 @@
-"""RULES.md section 7: what beats what, clause by clause, for both variants.
+"""docs/rules.md section 7: what beats what, clause by clause, for both variants.
 
 Examples first, then exhaustive checks against ``strategies.spec_beats`` (section 7 written
 out on readings, independently of ``dizhu.rules.beats``) over the whole catalogue of plays.

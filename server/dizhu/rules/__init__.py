@@ -1,4 +1,4 @@
-"""The Dou Dizhu rules core: pure, immutable, no I/O (RULES.md, every section).
+"""The Dou Dizhu rules core: pure, immutable, no I/O (docs/rules.md, every section).
 
 Start a round from a seeded ``deal``, ask for ``legal_bids`` / ``legal_plays``, ``apply``
 actions and ``settle`` the result::

@@ -1,4 +1,4 @@
-"""What a seat can do, what happens, and why an action is refused (RULES.md sections 4 and 5)."""
+"""What a seat can do, what happens, and why an action is refused (docs/rules.md sections 4 and 5)."""
 
 from __future__ import annotations
 

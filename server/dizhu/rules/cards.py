@@ -1,4 +1,4 @@
-"""Cards, ranks, suits, decks and the compact notation (RULES.md section 1).
+"""Cards, ranks, suits, decks and the compact notation (docs/rules.md section 1).
 
 Suits never matter for the rules; they exist so that every physical card is a distinct,
 printable object a player either holds or does not. In the 4-player variant two decks are

@@ -1,4 +1,4 @@
-"""Classifying card sets into combinations, and what beats what (RULES.md sections 6 and 7).
+"""Classifying card sets into combinations, and what beats what (docs/rules.md sections 6 and 7).
 
 Decision (one reading per card set): the type of a card set follows from how many cards of
 each rank it holds, so ``classify`` looks only at rank counts and returns at most one

@@ -1,4 +1,4 @@
-"""The seeded deal and the seed commitment (RULES.md sections 3 and 8).
+"""The seeded deal and the seed commitment (docs/rules.md sections 3 and 8).
 
 The algorithm, stable across releases (``docs/deal.md`` restates it with test vectors):
 

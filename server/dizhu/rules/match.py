@@ -1,4 +1,4 @@
-"""A table's series of rounds: dealer rotation, redeals, balances, standings (RULES.md sections 2, 3, 4).
+"""A table's series of rounds: dealer rotation, redeals, balances, standings (docs/rules.md sections 2, 3, 4).
 
 Decisions honoured here: the deal passes to the next seat every round; a thrown-in deal is
 redealt by the same dealer until a table's cap on consecutive redeals is hit, and then the

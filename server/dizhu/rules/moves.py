@@ -1,4 +1,4 @@
-"""Legal-move generation (RULES.md sections 5, 6 and 7).
+"""Legal-move generation (docs/rules.md sections 5, 6 and 7).
 
 ``legal_moves`` lists every play a hand may make, deduplicated by ranks (each choice of
 kickers is its own play), in a fixed order: the plays of the type to beat first, lowest

@@ -1,4 +1,4 @@
-"""One round as an immutable state machine (RULES.md sections 2, 4 and 5).
+"""One round as an immutable state machine (docs/rules.md sections 2, 4 and 5).
 
 ``start_round(deal)`` gives the state before the first bid; ``apply(state, action)`` checks
 the action against the rules and returns a ``Transition``: the next state and the events

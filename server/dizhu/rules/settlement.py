@@ -1,4 +1,4 @@
-"""Settling a round (RULES.md sections 9 and 10).
+"""Settling a round (docs/rules.md sections 9 and 10).
 
 The stake is the winning bid, doubled once per doubling play (3p: every bomb and rocket;
 4p: the rocket and bombs of six or more cards), and once more for a spring when that house

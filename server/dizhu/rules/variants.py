@@ -1,4 +1,4 @@
-"""The two variants as data, and the optional house rules (RULES.md sections 1, 6, 9, 10).
+"""The two variants as data, and the optional house rules (docs/rules.md sections 1, 6, 9, 10).
 
 Nothing else in the rules core may assume a number of players: every count (hand and
 kitty sizes, passes that close a trick, bomb sizes, which plays double the stake, which

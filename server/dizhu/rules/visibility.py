@@ -1,4 +1,4 @@
-"""What each viewer may see of a round (RULES.md section 11).
+"""What each viewer may see of a round (docs/rules.md section 11).
 
 Public to everyone, spectators included: the dealer, the face-up card and who drew it, the
 seed commitment, every bid, play and pass, the landlord, the kitty once taken, how many
