@@ -14,6 +14,7 @@ and carry a fingerprint of the request so a reused request id is refused.
 from __future__ import annotations
 
 import base64
+import collections
 import datetime
 import hashlib
 import time
@@ -69,12 +70,45 @@ def _valid_request_id(request_id: str) -> str:
         ) from None
 
 
+class _DecodedTables:
+    """The last state this process decoded or encoded for each table, by its exact bytes.
+
+    Consecutive moves at a table mostly reach the same process, which then skips decoding:
+    the bytes read from the store are compared with the ones it has (the store stays the
+    truth; a table changed elsewhere simply has other bytes).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._tables: collections.OrderedDict[str, tuple[bytes, TableState]] = collections.OrderedDict()
+
+    def _keep(self, table_id: str, data: bytes, table: TableState) -> None:
+        self._tables[table_id] = (data, table)
+        self._tables.move_to_end(table_id)
+        if len(self._tables) > self._size:
+            self._tables.popitem(last=False)
+
+    def decode(self, table_id: str, data: bytes) -> TableState:
+        known = self._tables.get(table_id)
+        if known is not None and known[0] == data:
+            return known[1]
+        table = decode(data)
+        self._keep(table_id, data, table)
+        return table
+
+    def encode(self, table: TableState) -> bytes:
+        data = encode(table)
+        self._keep(table.table_id, data, table)
+        return data
+
+
 class Gateway:
     """Runs referee commands against the store for the table service."""
 
-    def __init__(self, store: TableStore, *, now: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: TableStore, *, now: Callable[[], float] = time.time, cache_size: int = 4096) -> None:
         self._store = store
         self._now = now
+        self._decoded = _DecodedTables(cache_size)
 
     def _now_ms(self) -> int:
         return int(self._now() * 1000)
@@ -89,7 +123,7 @@ class Gateway:
         loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
         if loaded.state is None:
             raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
-        table = decode(loaded.state)
+        table = self._decoded.decode(table_id, loaded.state)
         return table, resolve(table, token), loaded.sequence
 
     async def _save(
@@ -115,7 +149,7 @@ class Gateway:
             after.table_id,
             before.version,
             after.version,
-            encode(after),
+            self._decoded.encode(after),
             self._events(outcome, now_ms),
             principal,
             request_id,
@@ -134,7 +168,7 @@ class Gateway:
         if loaded.state is None:
             await self._store.set_deadline(table_id, None)
             return False
-        table = decode(loaded.state)
+        table = self._decoded.decode(table_id, loaded.state)
         now_ms = self._now_ms()
         outcome = timeout(table, now_ms)
         if not outcome.changed:
@@ -185,7 +219,7 @@ class Gateway:
                 raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
             if loaded.answer is not None:
                 return self._replay(loaded.answer, fingerprint, parse)
-            table = decode(loaded.state)
+            table = self._decoded.decode(table_id, loaded.state)
             now_ms = self._now_ms()
             principal = resolve(table, token)
             outcome = command(table, Context(principal, now_ms, expected_version))
@@ -222,7 +256,7 @@ class Gateway:
         response = respond(created)
         saved = await self._store.create(
             table_id,
-            encode(created.outcome.table),
+            self._decoded.encode(created.outcome.table),
             created.outcome.table.version,
             self._events(created.outcome, now_ms),
             "create",
