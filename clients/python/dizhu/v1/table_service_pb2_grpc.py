@@ -277,8 +277,6 @@ class TableServiceServicer:
 
     def WatchTable(self, request, context):
         """Follows a table as a stream of events, filtered for the caller like GetTable.
-        Declared now; implemented by a later version (until then it fails with
-        UNIMPLEMENTED).
 
         Without after_sequence, the first message is a snapshot of the table as it is;
         after it, one message per change, in order, each with the next sequence number.
