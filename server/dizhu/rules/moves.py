@@ -141,14 +141,25 @@ def _trio_with(kind: CombinationKind, width: int) -> Generator:
 
 
 def _runs(counts: list[int], width: int, min_links: int, links: int | None, above: int) -> Iterator[range]:
-    """Ranges of consecutive chainable ranks each held ``width`` times, topping above ``above``."""
-    for low in range(_ACE + 1):
-        high = low
-        while high <= _ACE and counts[high] >= width:
-            length = high - low + 1
-            if length >= min_links and high > above and (links is None or links == length):
-                yield range(low, high + 1)
-            high += 1
+    """Ranges of consecutive chainable ranks each held ``width`` times, topping above ``above``.
+
+    Found from the maximal stretches of such ranks, by lowest rank then length.
+    """
+    rank = 0
+    while rank <= _ACE:
+        if counts[rank] < width:
+            rank += 1
+            continue
+        start = rank
+        while rank <= _ACE and counts[rank] >= width:
+            rank += 1
+        end = rank - 1
+        for low in range(start, end - min_links + 2):
+            if links is None:
+                for high in range(max(low + min_links - 1, above + 1), end + 1):
+                    yield range(low, high + 1)
+            elif above < low + links - 1 <= end:
+                yield range(low, low + links)
 
 
 def _chains(kind: CombinationKind, width: int, min_links: int) -> Generator:
