@@ -9,6 +9,7 @@ acts and the others see the version moved on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import structlog
@@ -22,9 +23,16 @@ __all__ = ["run_clock"]
 _log = structlog.get_logger("dizhu.clock")
 
 
-async def run_clock(store: TableStore, gateway: Gateway, *, interval_s: float = 0.1) -> None:
-    """Check the deadline index every ``interval_s`` until cancelled."""
-    while True:
+async def run_clock(
+    store: TableStore, gateway: Gateway, *, interval_s: float = 0.1, stopping: asyncio.Event | None = None
+) -> None:
+    """Check the deadline index every ``interval_s`` until ``stopping`` is set (or the task is cancelled).
+
+    Stopping does not rely on cancellation alone: redis-py's asyncio client can swallow a
+    cancellation that lands in the middle of a command, and the loop would then run on.
+    """
+    stopping = stopping or asyncio.Event()
+    while not stopping.is_set():
         try:
             for table_id, _deadline in await store.due_tables(int(time.time() * 1000)):
                 if await gateway.time_out(table_id):
@@ -34,4 +42,5 @@ async def run_clock(store: TableStore, gateway: Gateway, *, interval_s: float = 
             raise
         except Exception:
             _log.warning("clock_failed", exc_info=True)
-        await asyncio.sleep(interval_s)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), interval_s)

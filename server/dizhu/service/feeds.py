@@ -35,10 +35,18 @@ class _Feed:
         self._block_ms = block_ms
         self._queue_limit = queue_limit
         self.task: asyncio.Task[None] | None = None
+        #: Set to stop the reader. Cancelling alone is not enough: redis-py's asyncio client can
+        #: swallow a cancellation that lands in the middle of a command, and the reader would run on.
+        self.stopping = False
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.task is not None:
+            self.task.cancel()
 
     async def run(self) -> None:
         cursor = self.cursor
-        while True:
+        while not self.stopping:
             try:
                 entries = await self._store.read_events(self._table_id, cursor, count=500, block_ms=self._block_ms)
             except asyncio.CancelledError:
@@ -89,13 +97,12 @@ class TableFeeds:
             feed.subscribers.discard(queue)
             if not feed.subscribers and self._feeds.get(table_id) is feed:
                 del self._feeds[table_id]
-                if feed.task is not None:
-                    feed.task.cancel()
+                feed.stop()
 
     async def close(self) -> None:
         """Stop every reader (at shutdown, once the streams are gone)."""
         tasks = [feed.task for feed in self._feeds.values() if feed.task is not None]
+        for feed in self._feeds.values():
+            feed.stop()
         self._feeds.clear()
-        for task in tasks:
-            task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -47,12 +47,14 @@ class Referee:
         health_servicer: health_aio.HealthServicer,
         feeds: TableFeeds,
         clock: asyncio.Task[None],
+        clock_stopping: asyncio.Event,
     ) -> None:
         self.server = server
         self.port = port
         self.health = health_servicer
         self.feeds = feeds
         self._clock = clock
+        self._clock_stopping = clock_stopping
 
     async def stop(self, grace_s: float) -> None:
         """Health NOT_SERVING first, then let in-flight calls finish within ``grace_s``.
@@ -61,7 +63,7 @@ class Referee:
         their last sequence on another process.
         """
         await self.health.enter_graceful_shutdown()
-        self._clock.cancel()
+        self._clock_stopping.set()
         await asyncio.gather(self._clock, return_exceptions=True)
         await self.server.stop(grace_s)
         await self.feeds.close()
@@ -90,8 +92,11 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
     await server.start()
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    clock = asyncio.create_task(run_clock(store, gateway, interval_s=config.clock_interval_s), name="clock")
-    return Referee(server, port, health_servicer, feeds, clock)
+    clock_stopping = asyncio.Event()
+    clock = asyncio.create_task(
+        run_clock(store, gateway, interval_s=config.clock_interval_s, stopping=clock_stopping), name="clock"
+    )
+    return Referee(server, port, health_servicer, feeds, clock, clock_stopping)
 
 
 @contextlib.asynccontextmanager

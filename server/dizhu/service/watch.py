@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 
 from dizhu.referee.auth import Role
 from dizhu.referee.errors import SequenceOutOfRange
+from dizhu.referee.table import TableStatus
 from dizhu.service.convert import table_view
 from dizhu.service.event_codec import decode_event
 from dizhu.service.feeds import LAGGING, TableFeeds
@@ -74,6 +75,9 @@ async def watch(
                     return
             if len(history) < _HISTORY_CHUNK:
                 break
+        if table.status is TableStatus.CLOSED:
+            # A closed table never changes: its snapshot or history was all there is to say.
+            return
         while True:
             try:
                 sequence, payload = await asyncio.wait_for(queue.get(), heartbeat_s)

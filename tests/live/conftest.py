@@ -1,0 +1,34 @@
+"""Fixtures of the live-table tests: real referees (port 0) over the real test Redis.
+
+``referees`` starts any number of in-process referees, each with its own ``ServerConfig``
+(short heartbeats, a fast turn clock, a small event log) and, on request, its own Redis
+connection and ``TableStore``, as a separate referee process would have. Every referee and
+channel is stopped at the end of the test. Nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# Before gRPC loads: keep its core's own logging out of the test output.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+# The gRPC tests' helpers (create_table, decide, refused, ...) are reused, not copied.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grpc"))
+
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio
+from live_helpers import Referees
+
+
+@pytest.fixture
+async def referees(redis_url: str, redis_client: redis.asyncio.Redis) -> AsyncIterator[Referees]:
+    """A factory of started referees over the test's flushed Redis, all stopped afterwards."""
+    started = Referees(redis_url, redis_client)
+    try:
+        yield started
+    finally:
+        await started.aclose()

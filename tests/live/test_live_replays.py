@@ -1,0 +1,350 @@
+"""GetReplay, ``verify`` and the ``dizhu verify`` / ``dizhu replay`` commands on real finished rounds.
+
+Replays come from games played through the referee: random games (3p and 4p, with redeals),
+a void round, forfeits by leaving, abandons, and clock timeouts. Every one verifies; every
+kind of tampering is caught.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import json
+import os
+import random
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_helpers import (
+    FOUR,
+    THREE,
+    Decision,
+    Table,
+    bid_to_play,
+    cards_in,
+    decide,
+    refused,
+    rid,
+    send,
+    view,
+)
+from live_helpers import Bots, Node, Referees, clock, create, full_log, kind
+
+from dizhu.referee.replay import verify
+from dizhu.v1 import cards_pb2, replay_pb2, table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+
+ROOT = Path(__file__).resolve().parents[2]
+Document = dict[str, Any]
+
+
+async def _step(
+    node: Node, table: Table, rng: random.Random, pass_p: float = 0.55, seat: int | None = None
+) -> table_pb2.TableView:
+    """One decision by the seat to act (``seat`` if known); in the auction it passes often, so deals get thrown in."""
+    if seat is None:
+        seat = (await view(node.tables, table)).turn_seat
+    mine = await view(node.tables, table, seat)
+    decision = await decide(node.rules, mine, rng)
+    if mine.phase == table_pb2.PHASE_AUCTION and rng.random() < pass_p:
+        decision = Decision(amount=0)
+    response = await send(node.tables, table, seat, mine.version, decision)
+    return response.table
+
+
+async def _play_to_close(node: Node, table: Table, rng: random.Random) -> None:
+    current = await view(node.tables, table)
+    while current.phase != table_pb2.PHASE_CLOSED:
+        current = await _step(node, table, rng, seat=current.turn_seat)
+
+
+async def _replays(node: Node, table: Table) -> list[pb.GetReplayResponse]:
+    rounds = (await view(node.tables, table)).last_settlement.round
+    return [
+        await node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=number))
+        for number in range(1, rounds + 1)
+    ]
+
+
+async def _one_round(node: Node, seed: int, variant: cards_pb2.Variant = THREE) -> str:
+    table = await create(node.tables, variant, round_limit=1)
+    await _play_to_close(node, table, random.Random(seed))
+    return (await _replays(node, table))[0].json
+
+
+class TestGetReplay:
+    async def test_a_finished_rounds_replay_has_the_deals_every_timed_action_and_the_settlement(
+        self, referees: Referees
+    ) -> None:
+        node = await referees.start(clock_interval_s=0.02)
+        policy = table_pb2.TIMEOUT_POLICY_FORFEIT
+        table = await create(node.tables, THREE, round_limit=1, clock_settings=clock(300, policy=policy))
+        hands = {seat: cards_in((await view(node.tables, table, seat)).your_hand) for seat in range(3)}
+        idle = table.created.table.turn_seat  # the first to bid: its turn surely runs out once
+        bots = Bots(node.tables, node.rules, table, [s for s in range(3) if s != idle], seed=3, bid=3)
+        await bots.finished()
+        log = await full_log(node.tables, table.table_id)
+        response = await node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=1))
+        replay = response.replay
+        assert replay.schema == "dizhu.replay/v1"
+        assert replay.table_id == table.table_id
+        assert replay.round == 1
+        assert replay.variant == cards_pb2.VARIANT_THREE_PLAYER
+        (dealt,) = replay.deals
+        assert {hand.seat: cards_in(hand.cards) for hand in dealt.hands} == hands
+        assert len(dealt.kitty) == 3
+        started = next(e for e in log if kind(e) == "deal_started").deal_started
+        assert dealt.seed_commitment == started.seed_commitment == hashlib.sha256(dealt.seed).digest()
+        assert cards_in([dealt.face_up_card]) == cards_in([started.face_up_card])
+        assert dealt.dealer_seat == started.dealer_seat
+        decisions = [e for e in log if kind(e) in ("bid_made", "cards_played")]
+        assert len(dealt.actions) == len(decisions) > 0
+        previous = 0
+        for action, event in zip(dealt.actions, decisions, strict=True):
+            if kind(event) == "bid_made":
+                assert (action.kind, action.seat, action.bid) == (
+                    replay_pb2.ACTION_KIND_BID,
+                    event.bid_made.seat,
+                    event.bid_made.amount,
+                )
+                assert action.timed_out == event.bid_made.timed_out
+            else:
+                assert (action.kind, action.seat) == (replay_pb2.ACTION_KIND_PLAY, event.cards_played.seat)
+                assert cards_in(action.cards) == cards_in(event.cards_played.cards)
+                assert action.timed_out == event.cards_played.timed_out
+            assert action.time == event.time
+            assert action.time.ToMilliseconds() >= previous
+            previous = action.time.ToMilliseconds()
+            assert action.HasField("took")
+        # The idle seat's auction turns ran out (flagged, with took at least the decision time).
+        flagged = [a for a in dealt.actions if a.timed_out]
+        assert flagged
+        assert all(a.seat == idle and a.took.ToMilliseconds() >= 300 for a in flagged)
+        ended = next(e for e in log if kind(e) == "round_ended").round_ended
+        assert replay.settlement == ended.settlement
+        assert replay.settlement.forfeited_seat == idle
+        assert list(replay.balances) == list(ended.balances)
+        document = json.loads(response.json)
+        assert document["result"]["forfeited_by"] == idle
+        assert verify(response.json).ok, verify(response.json).problems
+
+    async def test_an_unfinished_round_or_unknown_table_is_not_found_and_round_zero_is_invalid(
+        self, referees: Referees
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE)
+        await refused(
+            node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=1)),
+            grpc.StatusCode.NOT_FOUND,
+            "TABLE_NOT_FOUND",
+        )
+        await refused(
+            node.tables.GetReplay(pb.GetReplayRequest(table_id="nope", round=1)),
+            grpc.StatusCode.NOT_FOUND,
+            "TABLE_NOT_FOUND",
+        )
+        await refused(
+            node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=0)),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_ARGUMENT",
+        )
+
+
+class TestVerifyMany:
+    @pytest.mark.parametrize("variant", [THREE, FOUR], ids=["3p", "4p"])
+    async def test_every_replay_of_many_varied_games_verifies(
+        self, referees: Referees, variant: cards_pb2.Variant
+    ) -> None:
+        node = await referees.start()
+        documents: list[Document] = []
+
+        async def collect(table: Table) -> None:
+            for response in await _replays(node, table):
+                result = verify(response.json)
+                assert result.ok, (response.replay.round, result.problems)
+                documents.append(json.loads(response.json))
+
+        rng = random.Random(99 + variant)
+        table = await create(node.tables, variant, round_limit=6)
+        await _play_to_close(node, table, rng)
+        await collect(table)
+        # A void round (everybody passes up to the cap), then a played round.
+        void = await create(node.tables, variant, round_limit=2, max_redeals=1)
+        players = len(void.created.table.seats)
+        for _ in range(2 * players):
+            public = await view(node.tables, void)
+            await send(node.tables, void, public.turn_seat, public.version, Decision(amount=0))
+        await _play_to_close(node, void, rng)
+        await collect(void)
+        # Forfeits by leaving during play (the landlord, a farmer), and an abandon in the auction.
+        for leaver_offset in (0, 1):
+            forfeited = await create(node.tables, variant, round_limit=1)
+            playing = await bid_to_play(node.tables, forfeited)
+            for _ in range(rng.randrange(0, 6)):
+                playing = await _step(node, forfeited, rng)
+            leaver = (playing.landlord_seat + leaver_offset) % players
+            await node.tables.LeaveTable(
+                pb.LeaveTableRequest(table_id=forfeited.table_id, request_id=rid()), metadata=forfeited.seat(leaver)
+            )
+            await collect(forfeited)
+        abandoned = await create(node.tables, variant)
+        await node.tables.LeaveTable(
+            pb.LeaveTableRequest(table_id=abandoned.table_id, request_id=rid()), metadata=abandoned.seat(1)
+        )
+        await collect(abandoned)
+        # The creator closing a table mid-round abandons it too.
+        closing = await create(node.tables, variant)
+        await bid_to_play(node.tables, closing)
+        await node.tables.CloseTable(
+            pb.CloseTableRequest(table_id=closing.table_id, request_id=rid()), metadata=closing.creator
+        )
+        await collect(closing)
+
+        outcomes = [d["result"]["outcome"] for d in documents]
+        assert len(documents) == 6 + 2 + 2 + 1 + 1
+        assert {"void", "abandoned"} <= set(outcomes)
+        assert {"landlord_won", "farmers_won"} & set(outcomes)
+        assert any(len(d["deals"]) > 1 for d in documents), "no round had a redeal"
+        assert sum(d["result"]["forfeited_by"] is not None for d in documents) >= 3
+
+
+def _last_plays(document: Document) -> list[dict[str, Any]]:
+    return [a for a in document["deals"][-1]["actions"] if a.get("play")]
+
+
+def _change_seed(d: Document) -> None:
+    seed = bytearray.fromhex(d["deals"][-1]["seed"])
+    seed[0] ^= 1
+    d["deals"][-1]["seed"] = seed.hex()
+
+
+def _change_commitment(d: Document) -> None:
+    commitment = bytearray.fromhex(d["deals"][-1]["commitment"])
+    commitment[-1] ^= 1
+    d["deals"][-1]["commitment"] = commitment.hex()
+
+
+def _change_hand(d: Document) -> None:
+    # Swap one card between two hands: still a partition of the deck, but not the seed's deal.
+    hands = [h.split() for h in d["deals"][-1]["hands"]]
+    hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    d["deals"][-1]["hands"] = [" ".join(h) for h in hands]
+
+
+def _change_action(d: Document) -> None:
+    # A played card becomes one that another seat was dealt.
+    play = _last_plays(d)[0]
+    seat = play["seat"]
+    other = d["deals"][-1]["hands"][(seat + 1) % len(d["deals"][-1]["hands"])].split()
+    cards = play["play"].split()
+    cards[0] = other[0]
+    play["play"] = " ".join(cards)
+
+
+def _reorder_actions(d: Document) -> None:
+    actions = d["deals"][-1]["actions"]
+    first = next(i for i, a in enumerate(actions) if "play" in a)
+    actions[first + 1], actions[first + 2] = actions[first + 2], actions[first + 1]
+
+
+def _change_stake(d: Document) -> None:
+    d["result"]["stake"] += 1
+
+
+def _change_changes(d: Document) -> None:
+    changes = d["result"]["changes"]
+    changes[0] += 1
+    changes[1] -= 1
+
+
+def _change_winner(d: Document) -> None:
+    d["result"]["winner"] = (d["result"]["winner"] + 1) % len(d["result"]["changes"])
+
+
+def _change_outcome(d: Document) -> None:
+    d["result"]["outcome"] = "farmers_won" if d["result"]["outcome"] == "landlord_won" else "landlord_won"
+
+
+TAMPERINGS: dict[str, Callable[[Document], None]] = {
+    "seed": _change_seed,
+    "commitment": _change_commitment,
+    "hand": _change_hand,
+    "action": _change_action,
+    "order": _reorder_actions,
+    "stake": _change_stake,
+    "changes": _change_changes,
+    "winner": _change_winner,
+    "outcome": _change_outcome,
+}
+
+
+class TestTampering:
+    @pytest.mark.parametrize("variant", [THREE, FOUR], ids=["3p", "4p"])
+    async def test_every_kind_of_tampering_is_caught(self, referees: Referees, variant: cards_pb2.Variant) -> None:
+        node = await referees.start()
+        text = await _one_round(node, 17, variant)
+        original = json.loads(text)
+        assert verify(text).ok
+        assert original["result"]["outcome"] in ("landlord_won", "farmers_won")
+        missed = []
+        for name, tamper in TAMPERINGS.items():
+            document = copy.deepcopy(original)
+            tamper(document)
+            assert document != original, name
+            if verify(json.dumps(document)).ok:
+                missed.append(name)
+        assert not missed, f"tampering not caught: {missed}"
+
+
+class TestCommandLine:
+    async def test_dizhu_replay_fetches_and_dizhu_verify_passes_it_and_fails_a_tampered_copy(
+        self, referees: Referees, tmp_path: Path
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE, round_limit=1)
+        await _play_to_close(node, table, random.Random(23))
+        text = (await node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=1))).json
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients" / "python")]),
+            "GRPC_VERBOSITY": "ERROR",
+        }
+
+        async def cli(*args: str) -> tuple[int, str]:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "dizhu.cli",
+                *args,
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            output, _ = await asyncio.wait_for(process.communicate(), 60)
+            assert process.returncode is not None
+            return process.returncode, output.decode()
+
+        code, fetched = await cli("replay", table.table_id, "1", "--target", f"127.0.0.1:{node.referee.port}")
+        assert code == 0, fetched
+        assert json.loads(fetched) == json.loads(text)
+        good = tmp_path / "round.json"
+        good.write_text(fetched)
+        tampered_document = json.loads(text)
+        _change_action(tampered_document)
+        bad = tmp_path / "tampered.json"
+        bad.write_text(json.dumps(tampered_document))
+        (code_good, out_good), (code_bad, out_bad), (code_missing, _) = await asyncio.gather(
+            cli("verify", str(good)),
+            cli("verify", str(bad)),
+            cli("replay", "no-such-table", "1", "--target", f"127.0.0.1:{node.referee.port}"),
+        )
+        assert code_good == 0, out_good
+        assert out_good.startswith("OK")
+        assert code_bad == 1, out_bad
+        assert "NOT VERIFIED" in out_bad
+        assert code_missing == 1
