@@ -4,10 +4,11 @@ Everything runs in this process and its event loop: :func:`dizhu.testing.local_r
 starts the gRPC referee on a free port of 127.0.0.1 with a throw-away embedded Redis; the
 demo creates a table (``NEXT_ROUND_WHEN_ALL_SETTLED``, so every round's result is shown
 before the next deal), and one :class:`~dizhu.client.BotRunner` per seat plays it over
-gRPC exactly as a remote bot would. The narrator is a spectator: it reads the public
-views the referee answers each bot with (never a hand) and, once a deal is over, the
-deal's reveal -- the seed, checked against the commitment published before the auction,
-and every hand as dealt.
+gRPC exactly as a remote bot would, each following the table through its own
+``WatchTable`` stream. The narrator is a spectator with a stream of its own (no token: it
+never sees a hand) and tells the table's events as they come: the auction, every play,
+and, once a deal is over, the deal's reveal -- the seed, checked against the commitment
+published before the auction, and every hand as dealt.
 
 With ``--seed`` the whole game is reproducible: round 1 uses the seed, round *n* > 1 the
 seed ``SHA-256("dizhu-demo" || seed || u32be(n))``, and the random bots draw from the seed.
@@ -20,16 +21,21 @@ import hashlib
 import struct
 from collections.abc import Callable, Sequence
 
-from dizhu.client import Bot, BotRunner, Decision, HeuristicBot, RandomBot, TableClient
+from dizhu.client import Bot, BotRunner, HeuristicBot, RandomBot, TableClient
 from dizhu.client.cards import format_card, format_cards
+from dizhu.rules.variants import FOUR_PLAYER, THREE_PLAYER, Variant
 from dizhu.testing import local_referee
-from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import cards_pb2, events_pb2, table_pb2
 
 __all__ = ["BOT_KINDS", "Narrator", "bot_kinds", "demo_seeds", "run_demo"]
 
 #: The bundled bots by name, each made from a per-seat seed.
 BOT_KINDS: dict[str, Callable[[bytes], Bot]] = {"heuristic": HeuristicBot, "random": RandomBot}
 _NAMES = ("Ann", "Bob", "Cyd", "Dee")
+_VARIANTS: dict[int, Variant] = {
+    cards_pb2.VARIANT_THREE_PLAYER: THREE_PLAYER,
+    cards_pb2.VARIANT_FOUR_PLAYER: FOUR_PLAYER,
+}
 _OUTCOME = {
     table_pb2.ROUND_OUTCOME_LANDLORD_WON: "the landlord wins",
     table_pb2.ROUND_OUTCOME_FARMERS_WON: "the farmers win",
@@ -58,23 +64,39 @@ def _kind(combination: cards_pb2.Combination) -> str:
 
 
 class Narrator:
-    """Turns the bots' accepted decisions into lines of text, in the order the table changed.
+    """Turns the table's public events (``WatchTable``, as a spectator) into lines of text.
 
-    Decisions come from several bots' tasks; each is keyed by the version its change
-    produced and printed once every earlier change has been, so the story is in table
-    order even if a bot's task resumes late.
+    Built from the stream's first message, the snapshot; then :meth:`on_event` takes each
+    event in the table's order. It sees what any spectator sees -- never a hand before
+    its deal is over -- and checks each revealed seed against the commitment published
+    before the auction.
     """
 
     def __init__(self, view: table_pb2.TableView, kinds: Sequence[str], write: Callable[[str], None]) -> None:
         self.write = write
         self.kinds = list(kinds)
         self.names = [seat.player_name for seat in view.seats]
-        self.version = view.version
-        self._pending: dict[int, Decision] = {}
+        variant = _VARIANTS.get(view.settings.variant, THREE_PLAYER)
+        self._hand_size = variant.hand_size
+        #: Whether the table_closed event has been seen.
+        self.closed = view.phase == table_pb2.PHASE_CLOSED
         self._shown_deal = 0
+        self._round = view.round
+        self._redeals = view.redeals
         self._commitments: dict[int, bytes] = {}
         self._landlord: int | None = None
-        self._deal_header(view)
+        self._stake = 0
+        self._trick_leader: int | None = None
+        if view.phase == table_pb2.PHASE_AUCTION:
+            self._deal_header(
+                view.round,
+                view.deal_number,
+                view.redeals,
+                view.dealer_seat,
+                view.face_up_seat,
+                view.face_up_card,
+                view.seed_commitment,
+            )
 
     def who(self, seat: int, *, role: bool = True) -> str:
         label = f"{self.names[seat]} (seat {seat}"
@@ -82,77 +104,89 @@ class Narrator:
             label += ", landlord" if seat == self._landlord else ", farmer"
         return label + ")"
 
-    def _deal_header(self, view: table_pb2.TableView) -> None:
-        """The new deal, if ``view`` shows one not narrated yet."""
-        if view.deal_number <= self._shown_deal or view.phase != table_pb2.PHASE_AUCTION:
+    def _deal_header(
+        self,
+        round_number: int,
+        deal_number: int,
+        redeals: int,
+        dealer: int,
+        face_up_seat: int,
+        face_up_card: cards_pb2.Card,
+        commitment: bytes,
+    ) -> None:
+        """A new deal, unless it was narrated already."""
+        if deal_number <= self._shown_deal:
             return
-        self._shown_deal = view.deal_number
-        self._commitments[view.deal_number] = view.seed_commitment
+        self._shown_deal = deal_number
+        self._commitments[deal_number] = commitment
         self._landlord = None
-        redeal = f", redeal {view.redeals}" if view.redeals else ""
+        redeal = f", redeal {redeals}" if redeals else ""
         self.write("")
-        self.write(f"=== Round {view.round} (deal {view.deal_number}{redeal}) ===")
-        self.write(f"{self.who(view.dealer_seat)} deals {view.seats[0].cards_left} cards to each seat.")
-        self.write(
-            f"{self.who(view.face_up_seat)} drew the face-up card {format_card(view.face_up_card)} and bids first."
-        )
-        self.write(f"Seed commitment sha256(seed) = {view.seed_commitment.hex()[:32]}...")
+        self.write(f"=== Round {round_number} (deal {deal_number}{redeal}) ===")
+        self.write(f"{self.who(dealer)} deals {self._hand_size} cards to each seat.")
+        self.write(f"{self.who(face_up_seat)} drew the face-up card {format_card(face_up_card)} and bids first.")
+        self.write(f"Seed commitment sha256(seed) = {commitment.hex()[:32]}...")
         self.write("Auction:")
 
-    def add(self, decision: Decision) -> None:
-        """Take one decision; print it and every buffered one that now follows in order."""
-        if decision.after.version <= self.version:
-            return  # a call that changed nothing (Settle on an automatic table)
-        self._pending[decision.after.version] = decision
-        while self.version + 1 in self._pending:
-            self.version += 1
-            self._narrate(self._pending.pop(self.version))
-
-    def flush(self) -> None:
-        """Print whatever is still buffered (nothing, when every change was seen)."""
-        for version in sorted(self._pending):
-            self._narrate(self._pending.pop(version))
-
-    def _narrate(self, d: Decision) -> None:
-        before, after = d.before, d.after
-        if d.action == "bid":
-            self.write(f"  {self.who(d.seat)} " + ("passes" if d.amount == 0 else f"bids {d.amount}"))
-            if after.HasField("landlord_seat") and after.deal_number == before.deal_number:
-                self._landlord = after.landlord_seat
-                self.write(
-                    f"{self.who(after.landlord_seat)} is the landlord at {after.highest_bid} and takes the kitty"
-                    f" {format_cards(after.kitty)} ({after.seats[after.landlord_seat].cards_left} cards)."
-                )
-                self.write("Play:")
-            elif after.deal_number > before.deal_number:
-                self.write("Everybody passed: the cards are thrown in and dealt again.")
-                self._reveal(after)
-        elif d.action == "play":
-            self._play(d)
-        self._deal_header(after)
-
-    def _play(self, d: Decision) -> None:
-        before, after = d.before, d.after
-        if not d.cards:
-            self.write(f"    {self.who(d.seat)} passes")
-        else:
-            round_over = after.round != before.round or after.phase in (
-                table_pb2.PHASE_ROUND_OVER,
-                table_pb2.PHASE_CLOSED,
+    def on_event(self, event: events_pb2.TableEvent) -> None:
+        """Narrate one event (snapshots, heartbeats, settles and clock events say nothing)."""
+        kind = event.WhichOneof("payload")
+        if kind == "deal_started":
+            deal = event.deal_started
+            self._redeals = self._redeals + 1 if deal.round == self._round else 0
+            self._round = deal.round
+            self._deal_header(
+                deal.round,
+                deal.deal_number,
+                self._redeals,
+                deal.dealer_seat,
+                deal.face_up_seat,
+                deal.face_up_card,
+                deal.seed_commitment,
             )
-            left = 0 if round_over else after.seats[d.seat].cards_left
-            doubled = "  -- the stake doubles!" if after.doublings > before.doublings else ""
+        elif kind == "bid_made":
+            bid = event.bid_made
+            self.write(f"  {self.who(bid.seat)} " + ("passes" if bid.amount == 0 else f"bids {bid.amount}"))
+        elif kind == "landlord_chosen":
+            chosen = event.landlord_chosen
+            self._landlord = chosen.landlord_seat
+            self._stake = chosen.bid
+            self._trick_leader = None
             self.write(
-                f"    {self.who(d.seat)} plays {_kind(d.combination)}: {format_cards(d.cards)}  ({left} left){doubled}"
+                f"{self.who(chosen.landlord_seat)} is the landlord at {chosen.bid} and takes the kitty"
+                f" {format_cards(chosen.kitty)} ({self._hand_size + len(chosen.kitty)} cards)."
             )
-        if after.last_settlement.round > before.last_settlement.round:
-            self._round_over(after)
-        elif after.tricks_completed > before.tricks_completed:
-            # A fresh trick has no plays yet, so its leader is the seat to act.
-            self.write(f"  -- trick to {self.who(after.turn_seat)}, who leads next")
+            self.write("Play:")
+        elif kind == "deal_thrown_in":
+            thrown = event.deal_thrown_in
+            if thrown.round_void:
+                self.write("Everybody passed again: the cards are thrown in and the round is void.")
+            else:
+                self.write("Everybody passed: the cards are thrown in and dealt again.")
+            self._reveal(thrown.reveal)
+        elif kind == "cards_played":
+            self._play(event.cards_played)
+        elif kind == "round_ended":
+            self._round_over(event.round_ended)
+        elif kind == "table_closed":
+            self.closed = True
 
-    def _round_over(self, view: table_pb2.TableView) -> None:
-        s = view.last_settlement
+    def _play(self, played: events_pb2.CardsPlayed) -> None:
+        if not played.cards:
+            self.write(f"    {self.who(played.seat)} passes")
+            if played.trick_closed and self._trick_leader is not None:
+                self.write(f"  -- trick to {self.who(self._trick_leader)}, who leads next")
+            return
+        doubled = "  -- the stake doubles!" if played.stake > self._stake else ""
+        self._stake = played.stake
+        self._trick_leader = played.seat
+        self.write(
+            f"    {self.who(played.seat)} plays {_kind(played.combination)}: {format_cards(played.cards)}"
+            f"  ({played.cards_left} left){doubled}"
+        )
+
+    def _round_over(self, ended: events_pb2.RoundEnded) -> None:
+        s = ended.settlement
         if s.HasField("winner_seat"):
             self.write(f"{self.who(s.winner_seat)} is out of cards: {_OUTCOME.get(s.outcome, 'the round is over')}.")
         else:
@@ -162,11 +196,11 @@ class Narrator:
             extras.append("spring")
         changes = ", ".join(f"{self.names[seat]} {delta:+d}" for seat, delta in enumerate(s.balance_changes))
         self.write(f"Settlement of round {s.round}: stake {s.stake} ({', '.join(extras)}): {changes}.")
-        self.write("Balances: " + ", ".join(f"{self.names[seat.seat]} {seat.balance:+d}" for seat in view.seats))
-        self._reveal(view)
+        self.write("Balances: " + ", ".join(f"{self.names[seat]} {b:+d}" for seat, b in enumerate(ended.balances)))
+        if ended.HasField("reveal"):  # a void round's last deal was revealed when it was thrown in
+            self._reveal(ended.reveal)
 
-    def _reveal(self, view: table_pb2.TableView) -> None:
-        reveal = view.last_reveal
+    def _reveal(self, reveal: table_pb2.DealReveal) -> None:
         commitment = self._commitments.get(reveal.deal_number)
         digest = hashlib.sha256(reveal.seed).digest()
         if commitment is None:
@@ -208,18 +242,27 @@ async def run_demo(
             + ", ".join(f"{name} ({kind} bot)" for name, kind in zip(names, kinds, strict=True))
             + "."
         )
-        narrator = Narrator(created.table, kinds, write)
+        # The narrator is a spectator following the table's stream; it starts before the bots.
+        spectator = TableClient(creator.channel, table_id=created.table_id)
+        events = spectator.watch()
+        first = await anext(events)
+        narrator = Narrator(first.snapshot if first.HasField("snapshot") else created.table, kinds, write)
+        if not first.HasField("snapshot"):
+            narrator.on_event(first)
         base = seed or b""
         runners = [
-            BotRunner(
-                BOT_KINDS[kind](base + struct.pack(">I", seat)),
-                creator.for_seat(token.token),
-                on_decision=narrator.add,
-            )
+            BotRunner(BOT_KINDS[kind](base + struct.pack(">I", seat)), creator.for_seat(token.token))
             for seat, (kind, token) in enumerate(zip(kinds, created.seat_tokens, strict=True))
         ]
-        await asyncio.gather(*(runner.run() for runner in runners))
-        narrator.flush()
+
+        async def narrate() -> None:
+            async for event in events:
+                narrator.on_event(event)
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(narrate())
+            for runner in runners:
+                group.create_task(runner.run())
         final = await creator.get()
     balances = [seat.balance for seat in final.seats]
     write("")

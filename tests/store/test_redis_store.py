@@ -430,14 +430,36 @@ class TestRecords:
 
 class TestDeadlines:
     async def test_due_tables_are_those_whose_deadline_has_passed(self, store: TableStore) -> None:
-        await store.set_deadline("a", 1_000)
-        await store.set_deadline("b", 2_000)
-        await store.set_deadline("c", 3_000)
+        await store.index_deadline("a", 1, 1_000)
+        await store.index_deadline("b", 1, 2_000)
+        await store.index_deadline("c", 1, 3_000)
         assert await store.due_tables(2_500) == [("a", 1_000), ("b", 2_000)]
 
-    async def test_a_new_deadline_replaces_the_old_and_none_removes_it(self, store: TableStore) -> None:
-        await store.set_deadline("a", 1_000)
-        await store.set_deadline("a", 5_000)
+    async def test_a_newer_version_replaces_the_deadline_and_none_removes_it(self, store: TableStore) -> None:
+        await store.index_deadline("a", 1, 1_000)
+        assert await store.index_deadline("a", 2, 5_000)
         assert await store.due_tables(2_000) == []
-        await store.set_deadline("a", None)
+        assert await store.index_deadline("a", 3, None)
         assert await store.due_tables(10_000) == []
+
+    async def test_an_older_version_never_moves_or_drops_the_deadline(self, store: TableStore) -> None:
+        await store.index_deadline("a", 5, 1_000)
+        assert not await store.index_deadline("a", 4, 9_000)
+        assert not await store.index_deadline("a", 4, None)
+        assert await store.due_tables(1_000) == [("a", 1_000)]
+
+    async def test_an_early_hint_only_brings_the_deadline_forward(self, store: TableStore) -> None:
+        await store.index_deadline("a", 5, 5_000)
+        assert not await store.index_deadline("a", 6, 9_000, early=True)
+        assert await store.due_tables(6_000) == [("a", 5_000)]
+        assert await store.index_deadline("a", 6, 3_000, early=True)
+        assert await store.due_tables(4_000) == [("a", 3_000)]
+        # The hint recorded no version: the authoritative write of version 6 still applies.
+        assert await store.index_deadline("a", 6, 9_000)
+        assert await store.due_tables(8_000) == []
+
+    async def test_a_final_write_forgets_the_table(self, store: TableStore, redis_client: redis.asyncio.Redis) -> None:
+        await store.index_deadline("a", 5, 1_000)
+        await store.index_deadline("a", 6, None, final=True)
+        assert await store.due_tables(10_000) == []
+        assert await redis_client.hlen("dizhu:{clock}:versions") == 0

@@ -137,15 +137,19 @@ class Gateway:
     ) -> Saved:
         """One compare-and-set of ``outcome`` over ``before``: state, events, round records, answer."""
         after = outcome.table
-        if after.deadline_ms != before.deadline_ms:
-            # Indexed first: a crash between the two leaves a harmless entry, never a lost clock.
-            await self._store.set_deadline(after.table_id, after.deadline_ms or None)
+        clocked = bool(after.settings.clock.decision_ms)
+        closing = after.status is TableStatus.CLOSED
+        if clocked and after.deadline_ms:
+            # Before the write, the deadline may only be made earlier (never later, never
+            # dropped): if this process dies right after the write, the clock still looks in
+            # time. An early entry only makes the clock look once more.
+            await self._store.index_deadline(after.table_id, after.version, after.deadline_ms, early=True)
         records = [
             (f"replay:{event.result.round}", event.replay.encode())
             for event in outcome.events
             if isinstance(event, RoundEnded) and event.replay
         ]
-        return await self._store.save(
+        saved = await self._store.save(
             after.table_id,
             before.version,
             after.version,
@@ -154,9 +158,12 @@ class Gateway:
             principal,
             request_id,
             answer,
-            finished=after.status is TableStatus.CLOSED,
+            finished=closing,
             records=records,
         )
+        if clocked and saved.outcome is SaveOutcome.SAVED:
+            await self._store.index_deadline(after.table_id, after.version, after.deadline_ms or None, final=closing)
+        return saved
 
     async def time_out(self, table_id: str) -> bool:
         """Apply the clock to a table whose indexed deadline passed; True if it acted.
@@ -166,13 +173,14 @@ class Gateway:
         """
         loaded = await self._store.load(table_id, "clock", None)
         if loaded.state is None:
-            await self._store.set_deadline(table_id, None)
+            await self._store.index_deadline(table_id, loaded.version, None, final=True)
             return False
         table = self._decoded.decode(table_id, loaded.state)
         now_ms = self._now_ms()
         outcome = timeout(table, now_ms)
         if not outcome.changed:
-            await self._store.set_deadline(table_id, table.deadline_ms or None)
+            # Not due (the index was early or stale): index this version's deadline instead.
+            await self._store.index_deadline(table_id, table.version, table.deadline_ms or None)
             return False
         saved = await self._save(table, outcome, now_ms, "clock", None, None)
         return saved.outcome is SaveOutcome.SAVED
@@ -264,8 +272,9 @@ class Gateway:
             fingerprint + response.SerializeToString(),
         )
         if saved.outcome is SaveOutcome.SAVED:
-            if created.outcome.table.deadline_ms:
-                await self._store.set_deadline(table_id, created.outcome.table.deadline_ms)
+            table = created.outcome.table
+            if table.deadline_ms:
+                await self._store.index_deadline(table_id, table.version, table.deadline_ms)
             return response
         if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
             return self._replay(saved.answer, fingerprint, parse)

@@ -100,13 +100,15 @@ class TableStore:
         table_keys(prefix, "x")  # validates the prefix now rather than at the first call
         self._redis = redis
         self._prefix = prefix
-        self._deadlines_key = f"{prefix}:deadlines"
+        self._deadlines_key = f"{prefix}:{{clock}}:deadlines"
+        self._deadline_versions_key = f"{prefix}:{{clock}}:versions"
         self.finished_ttl_s: Final = finished_ttl_s
         self.answer_ttl_s: Final = answer_ttl_s
         self.events_maxlen: Final = events_maxlen
         self._load = redis.register_script(scripts.LOAD)
         self._create = redis.register_script(scripts.CREATE)
         self._save = redis.register_script(scripts.SAVE)
+        self._deadline = redis.register_script(scripts.DEADLINE)
 
     def keys(self, table_id: str) -> TableKeys:
         """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
@@ -118,7 +120,7 @@ class TableStore:
         Call it at start-up to check the connection and spare the first requests a
         ``NOSCRIPT`` round trip.
         """
-        for script in (self._load, self._create, self._save):
+        for script in (self._load, self._create, self._save, self._deadline):
             script.sha = await self._redis.script_load(script.script)
 
     async def load(self, table_id: str, principal: str, request_id: str | None) -> Loaded:
@@ -227,20 +229,24 @@ class TableStore:
         """A record kept by :meth:`save` (``None`` if there is none, or it expired)."""
         return _bytes(await self._redis.hget(self.keys(table_id).records, name))
 
-    async def set_deadline(self, table_id: str, deadline_ms: int | None) -> None:
-        """Index the table's next turn deadline (None: it has none) for :meth:`due_tables`.
+    async def index_deadline(
+        self, table_id: str, version: int, deadline_ms: int | None, *, final: bool = False, early: bool = False
+    ) -> bool:
+        """Index the turn deadline of ``table_id`` at ``version`` (None: it has none) for :meth:`due_tables`.
 
-        The index is one sorted set for all tables (``<prefix>:deadlines``), written apart
-        from the table's own keys: it only says where to look. The table's state holds the
-        real deadline, and whoever acts on a due table checks it with the same
-        compare-and-set as a move, so a stale or duplicate entry is harmless.
+        The index is one sorted set for all tables (``<prefix>:{clock}:deadlines``, with the
+        indexed versions beside it), written apart from the table's own keys: it says where
+        to look, the table's state holds the real deadline, and whoever acts on a due table
+        checks it with the same compare-and-set as a move. An older version never overwrites
+        a newer one. ``final`` forgets the table (closed or gone). ``early`` is a hint written
+        before the state: it may only make the indexed deadline earlier. True if the index changed.
         """
-        key = self._deadlines_key
         validate_table_id(table_id)
-        if deadline_ms is None:
-            await self._redis.zrem(key, table_id)
-        else:
-            await self._redis.zadd(key, {table_id: deadline_ms})
+        changed = await self._deadline(
+            keys=[self._deadlines_key, self._deadline_versions_key],
+            args=[table_id, version, deadline_ms or 0, "1" if final else "0", "1" if early else "0"],
+        )
+        return bool(changed)
 
     async def due_tables(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
         """Tables whose indexed deadline is at or before ``now_ms``: ``(table_id, deadline_ms)``."""
@@ -284,6 +290,7 @@ class TableStore:
         keys = self.keys(table_id)
         doomed = [keys.state, keys.events, keys.records]
         await self._redis.zrem(self._deadlines_key, table_id)
+        await self._redis.hdel(self._deadline_versions_key, table_id)
         doomed.extend([key async for key in self._redis.scan_iter(match=f"{keys.answer_prefix}*", count=1000)])
         await self._redis.delete(*doomed)
 

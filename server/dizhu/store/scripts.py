@@ -16,7 +16,7 @@ Results are a flat array ``{outcome, answer, first_sequence, version}``:
 
 from __future__ import annotations
 
-__all__ = ["CREATE", "LOAD", "SAVE"]
+__all__ = ["CREATE", "DEADLINE", "LOAD", "SAVE"]
 
 # Shared tail of CREATE and SAVE: append ARGV[first_event..] to the stream KEYS[2] with
 # explicit ids "<seq>-1", seq continuing from `seq`, trimming to about ARGV[maxlen] entries.
@@ -131,3 +131,34 @@ end
 return {'SAVED', false, last + 1, ARGV[2]}
 """
 )
+
+DEADLINE = """
+-- Index a table's turn deadline as of one version of the table; an older version never
+-- overwrites a newer one, so a writer that loses a race or a clock that read a stale state
+-- cannot move the deadline later or drop it.
+-- KEYS[1]  sorted set     <prefix>:{clock}:deadlines   member = table id, score = deadline (ms)
+-- KEYS[2]  hash           <prefix>:{clock}:versions    field = table id, value = indexed version
+-- ARGV[1]  table id
+-- ARGV[2]  the table version the deadline belongs to (decimal)
+-- ARGV[3]  the deadline in ms since the epoch, "0" for none
+-- ARGV[4]  "1" when the table will never have a deadline again (closed or gone): forget it
+-- ARGV[5]  "1" for an early hint, written before the state: it may only make the indexed
+--          deadline earlier (ZADD LT), and records no version
+-- return   1 if the index changed, 0 if a newer version was already indexed
+if ARGV[5] == '1' then
+  return redis.call('ZADD', KEYS[1], 'LT', 'CH', ARGV[3], ARGV[1])
+end
+local known = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if known > tonumber(ARGV[2]) then return 0 end
+if ARGV[4] == '1' then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+else
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+if ARGV[3] == '0' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+"""
