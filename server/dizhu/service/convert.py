@@ -389,13 +389,10 @@ def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.Table
             played.combination.CopyFrom(combination_to_proto(event.combination))
         message.cards_played.CopyFrom(played)
     elif isinstance(event, ev.RoundEnded):
-        message.round_ended.CopyFrom(
-            events_pb2.RoundEnded(
-                settlement=settlement_to_proto(event.result),
-                reveal=reveal_to_proto(event.result.reveal),
-                balances=list(event.balances),
-            )
-        )
+        ended = events_pb2.RoundEnded(settlement=settlement_to_proto(event.result), balances=list(event.balances))
+        if event.result.kind is not RoundResultKind.VOID:  # a void round's deal was revealed when thrown in
+            ended.reveal.CopyFrom(reveal_to_proto(event.result.reveal))
+        message.round_ended.CopyFrom(ended)
     elif isinstance(event, ev.SeatSettled):
         message.seat_settled.CopyFrom(events_pb2.SeatSettled(seat=event.seat, round=event.round))
     elif isinstance(event, ev.TurnDeadline):
