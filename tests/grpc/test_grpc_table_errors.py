@@ -414,6 +414,22 @@ class TestFaultOrder:
             "TABLE_NOT_FOUND",
         )
 
+    async def test_a_missing_table_wins_over_a_malformed_authorization(self, tables: TableStub) -> None:
+        await refused(
+            tables.Bid(
+                pb.BidRequest(table_id="gone", request_id=rid(), expected_version=1, amount=1),
+                metadata=(("authorization", "Basic not-a-bearer-token"),),
+            ),
+            grpc.StatusCode.NOT_FOUND,
+            "TABLE_NOT_FOUND",
+        )
+
+    async def test_a_malformed_card_wins_over_a_missing_table(self, tables: TableStub) -> None:
+        await invalid(
+            tables.Play(pb.PlayRequest(table_id="gone", request_id=rid(), expected_version=1, cards=[card(0, 1)])),
+            "cards[0].rank",
+        )
+
     async def test_permission_wins_over_a_stale_version(self, tables: TableStub, table: Table) -> None:
         await refused(
             tables.Bid(_bid(table, 9, 1), metadata=table.creator),

@@ -86,15 +86,19 @@ def _rank_from_proto(value: int, field: str) -> Rank:
     return RANKS[value - 1]
 
 
-def cards_from_proto(cards: Iterable[cards_pb2.Card], variant: Variant, field: str = "cards") -> tuple[Card, ...]:
-    """Canonical cards of ``variant``; anything else is INVALID_ARGUMENT naming the card."""
+def cards_from_proto(
+    cards: Iterable[cards_pb2.Card], variant: Variant | None, field: str = "cards"
+) -> tuple[Card, ...]:
+    """Canonical cards of ``variant`` (of any variant when None: checks that need no table);
+    anything else is INVALID_ARGUMENT naming the card."""
+    decks = max(v.decks for v in VARIANTS.values()) if variant is None else variant.decks
     result = []
     for index, card in enumerate(cards):
         rank = _rank_from_proto(card.rank, f"{field}[{index}].rank")
         if rank.is_joker != (card.suit == cards_pb2.SUIT_JOKER) or not 1 <= card.suit <= len(_PB_SUITS):
             raise InvalidArgument(f"{field}[{index}].suit", "jokers have SUIT_JOKER, every other card a real suit")
-        if card.copy >= variant.decks:
-            raise InvalidArgument(f"{field}[{index}].copy", f"{variant.name} has {variant.decks} deck(s)")
+        if card.copy >= decks:
+            raise InvalidArgument(f"{field}[{index}].copy", f"the table's variant has {decks} deck(s)")
         result.append(Card(rank, Suit(card.suit - 1), card.copy))
     return tuple(result)
 

@@ -30,6 +30,7 @@ from dizhu.referee.errors import InvalidArgument, RequestIdReused, TableNotFound
 from dizhu.referee.events import RoundEnded
 from dizhu.referee.table import TableState, TableStatus
 from dizhu.service.event_codec import encode_event
+from dizhu.service.metadata import Credentials
 from dizhu.store import Saved, SaveOutcome, TableStore
 from dizhu.store.keys import validate_request_id, validate_table_id
 
@@ -44,10 +45,6 @@ _MAX_REQUEST_ID = 64
 
 def _fingerprint(method: str, request: Message) -> bytes:
     return hashlib.sha256(method.encode() + b"\0" + request.SerializeToString(deterministic=True)).digest()
-
-
-def _answer_principal(token: str | None) -> str:
-    return "anon" if token is None else hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
 def _valid_table_id(table_id: str) -> str:
@@ -113,18 +110,18 @@ class Gateway:
     def _now_ms(self) -> int:
         return int(self._now() * 1000)
 
-    async def read(self, table_id: str, token: str | None) -> tuple[TableState, Principal]:
+    async def read(self, table_id: str, credentials: Credentials) -> tuple[TableState, Principal]:
         """The table and who the caller is (no request id, nothing written)."""
-        table, principal, _ = await self.snapshot(table_id, token)
+        table, principal, _ = await self.snapshot(table_id, credentials)
         return table, principal
 
-    async def snapshot(self, table_id: str, token: str | None) -> tuple[TableState, Principal, int]:
+    async def snapshot(self, table_id: str, credentials: Credentials) -> tuple[TableState, Principal, int]:
         """The table, who the caller is, and the sequence of the last event the table reflects."""
         loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
         if loaded.state is None:
             raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
         table = self._decoded.decode(table_id, loaded.state)
-        return table, resolve(table, token), loaded.sequence
+        return table, resolve(table, credentials.token()), loaded.sequence
 
     async def _save(
         self,
@@ -210,7 +207,7 @@ class Gateway:
         method: str,
         request: Message,
         table_id: str,
-        token: str | None,
+        credentials: Credentials,
         expected_version: int,
         command: Callable[[TableState, Context], Outcome],
         respond: Callable[[Outcome, Principal], ResponseT],
@@ -220,7 +217,7 @@ class Gateway:
         table_id = _valid_table_id(table_id)
         request_id = _valid_request_id(getattr(request, "request_id", ""))
         fingerprint = _fingerprint(method, request)
-        answer_principal = _answer_principal(token)
+        answer_principal = credentials.answer_principal
         for _ in range(_MAX_ATTEMPTS):
             loaded = await self._store.load(table_id, answer_principal, request_id)
             if loaded.state is None:
@@ -229,7 +226,7 @@ class Gateway:
                 return self._replay(loaded.answer, fingerprint, parse)
             table = self._decoded.decode(table_id, loaded.state)
             now_ms = self._now_ms()
-            principal = resolve(table, token)
+            principal = resolve(table, credentials.token())
             outcome = command(table, Context(principal, now_ms, expected_version))
             response = respond(outcome, principal)
             if not outcome.changed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 from collections.abc import Collection
@@ -9,7 +10,7 @@ from collections.abc import Collection
 from dizhu.referee.errors import Unauthenticated
 from dizhu.service.errors import ServicerContext
 
-__all__ = ["api_principal", "bearer_token"]
+__all__ = ["Credentials", "api_principal", "credentials"]
 
 _BEARER = "bearer "
 _MAX_TOKEN = 256
@@ -23,17 +24,43 @@ def _metadata(context: ServicerContext, key: str) -> list[str]:
     return values
 
 
-def bearer_token(context: ServicerContext) -> str | None:
-    """The bearer token sent, None if none; UNAUTHENTICATED if the header is malformed."""
-    values = _metadata(context, "authorization")
-    if not values:
-        return None
-    if len(values) > 1:
-        raise Unauthenticated("send one authorization header")
-    value = values[0]
-    if not value.lower().startswith(_BEARER) or not 0 < len(value) - len(_BEARER) <= _MAX_TOKEN:
-        raise Unauthenticated("the authorization metadata must be 'Bearer <token>'")
-    return value[len(_BEARER) :].strip()
+@dataclasses.dataclass(frozen=True, slots=True)
+class Credentials:
+    """The ``authorization`` metadata a call carried, judged only when the table is known.
+
+    A malformed header is refused with UNAUTHENTICATED, but only after an unknown table has
+    been refused with TABLE_NOT_FOUND (the contract's order of faults).
+    """
+
+    #: Every ``authorization`` value sent.
+    values: tuple[str, ...] = ()
+
+    def token(self) -> str | None:
+        """The bearer token sent, None if none; UNAUTHENTICATED if the header is malformed."""
+        if not self.values:
+            return None
+        if len(self.values) > 1:
+            raise Unauthenticated("send one authorization header")
+        value = self.values[0]
+        if not value.lower().startswith(_BEARER) or not 0 < len(value) - len(_BEARER) <= _MAX_TOKEN:
+            raise Unauthenticated("the authorization metadata must be 'Bearer <token>'")
+        return value[len(_BEARER) :].strip()
+
+    @property
+    def answer_principal(self) -> str:
+        """Whose answers a request may read back: a hash of what was sent, never the token itself."""
+        if not self.values:
+            return "anon"
+        try:
+            sent = self.token() or ""
+        except Unauthenticated:
+            sent = "malformed:" + "\n".join(self.values)
+        return hashlib.sha256(sent.encode()).hexdigest()[:32]
+
+
+def credentials(context: ServicerContext) -> Credentials:
+    """The call's credentials, not yet judged."""
+    return Credentials(tuple(_metadata(context, "authorization")))
 
 
 def api_principal(context: ServicerContext, api_keys: Collection[str]) -> str:

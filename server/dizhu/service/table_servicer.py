@@ -15,7 +15,7 @@ from dizhu.service import convert
 from dizhu.service.errors import ServicerContext, guarded, guarded_stream
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
-from dizhu.service.metadata import api_principal, bearer_token
+from dizhu.service.metadata import Credentials, api_principal, credentials
 from dizhu.service.watch import watch
 from dizhu.store import TableStore
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
@@ -98,7 +98,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             "JoinTable",
             request,
             request.table_id,
-            None,
+            Credentials(),
             request.expected_version,
             command,
             respond,
@@ -107,7 +107,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def GetTable(self, request: pb.GetTableRequest, context: ServicerContext) -> pb.GetTableResponse:
-        table, principal = await self._gateway.read(request.table_id, bearer_token(context))
+        table, principal = await self._gateway.read(request.table_id, credentials(context))
         return pb.GetTableResponse(table=convert.table_view(table, principal))
 
     @guarded
@@ -116,7 +116,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             "LeaveTable",
             request,
             request.table_id,
-            bearer_token(context),
+            credentials(context),
             request.expected_version,
             commands.leave,
             lambda outcome, _: pb.LeaveTableResponse(table=_viewed(outcome, Principal(Role.SPECTATOR))),
@@ -129,7 +129,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             "CloseTable",
             request,
             request.table_id,
-            bearer_token(context),
+            credentials(context),
             request.expected_version,
             commands.close,
             lambda outcome, principal: pb.CloseTableResponse(
@@ -147,7 +147,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             "Bid",
             request,
             request.table_id,
-            bearer_token(context),
+            credentials(context),
             request.expected_version,
             lambda table, ctx: commands.bid(table, ctx, request.amount),
             lambda outcome, principal: pb.BidResponse(table=_viewed(outcome, principal)),
@@ -157,6 +157,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     @guarded
     async def Play(self, request: pb.PlayRequest, context: ServicerContext) -> pb.PlayResponse:
         _require_version(request.expected_version)
+        convert.cards_from_proto(request.cards, None)  # malformed cards are refused before the table is read
 
         def command(table: TableState, ctx: Context) -> Outcome:
             cards = convert.cards_from_proto(request.cards, table.variant)
@@ -174,7 +175,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             "Play",
             request,
             request.table_id,
-            bearer_token(context),
+            credentials(context),
             request.expected_version,
             command,
             respond,
@@ -198,7 +199,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             "Settle",
             request,
             request.table_id,
-            bearer_token(context),
+            credentials(context),
             request.expected_version,
             commands.settle_round,
             respond,
@@ -222,7 +223,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             self._store,
             self._feeds,
             request.table_id,
-            bearer_token(context),
+            credentials(context),
             after,
             heartbeat_s=self._heartbeat_s,
         )

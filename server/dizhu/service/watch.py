@@ -19,6 +19,7 @@ from dizhu.service.convert import table_view
 from dizhu.service.event_codec import decode_event
 from dizhu.service.feeds import LAGGING, TableFeeds
 from dizhu.service.gateway import Gateway
+from dizhu.service.metadata import Credentials
 from dizhu.store import TableStore
 from dizhu.v1 import events_pb2, table_pb2
 
@@ -39,14 +40,14 @@ async def watch(
     store: TableStore,
     feeds: TableFeeds,
     table_id: str,
-    token: str | None,
+    credentials: Credentials,
     after_sequence: int | None,
     *,
     heartbeat_s: float,
 ) -> AsyncIterator[events_pb2.TableEvent]:
-    """The events of ``table_id`` for the caller holding ``token`` (see the module docstring)."""
+    """The events of ``table_id`` for the caller (see the module docstring)."""
     # Checked before subscribing, so an unknown table or a bad token fails at once.
-    table, principal, _ = await gateway.snapshot(table_id, token)
+    table, principal, _ = await gateway.snapshot(table_id, credentials)
     viewer = principal.seat if principal.role is Role.SEAT else None
     async with feeds.subscribe(table_id) as queue:
         last = 0
@@ -63,7 +64,7 @@ async def watch(
             last = after_sequence
         if fresh:
             # Taken after subscribing: every event after it arrives through the queue or the history.
-            table, principal, last = await gateway.snapshot(table_id, token)
+            table, principal, last = await gateway.snapshot(table_id, credentials)
             yield _snapshot(table_view(table, principal), last, table.version)
         while True:
             history = await store.read_events(table_id, last, count=_HISTORY_CHUNK)
@@ -89,7 +90,7 @@ async def watch(
                 continue
             if (sequence, payload) == LAGGING:
                 # Too far behind to keep a queue: start again from a fresh snapshot.
-                async for event in watch(gateway, store, feeds, table_id, token, None, heartbeat_s=heartbeat_s):
+                async for event in watch(gateway, store, feeds, table_id, credentials, None, heartbeat_s=heartbeat_s):
                     yield event
                 return
             if sequence <= last:
