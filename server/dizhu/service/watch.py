@@ -48,7 +48,7 @@ async def watch(
     """The events of ``table_id`` for the caller (see the module docstring)."""
     # Checked before subscribing, so an unknown table or a bad token fails at once.
     table, principal, _ = await gateway.snapshot(table_id, credentials)
-    viewer = principal.seat if principal.role is Role.SEAT else None
+    viewer = seat = principal.seat if principal.role is Role.SEAT else None
     async with feeds.subscribe(table_id) as queue:
         last = 0
         fresh = after_sequence is None
@@ -89,8 +89,10 @@ async def watch(
                 yield heartbeat
                 continue
             if (sequence, payload) == LAGGING:
-                # Too far behind to keep a queue: start again from a fresh snapshot.
-                async for event in watch(gateway, store, feeds, table_id, credentials, None, heartbeat_s=heartbeat_s):
+                # Too far behind to keep a queue: start again from a fresh snapshot (as a
+                # spectator if the seat was left meanwhile: its token is revoked).
+                watcher = credentials if viewer is not None or seat is None else Credentials()
+                async for event in watch(gateway, store, feeds, table_id, watcher, None, heartbeat_s=heartbeat_s):
                     yield event
                 return
             if sequence <= last:
