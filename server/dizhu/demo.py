@@ -80,10 +80,11 @@ class Narrator:
         self._hand_size = variant.hand_size
         #: Whether the table_closed event has been seen.
         self.closed = view.phase == table_pb2.PHASE_CLOSED
-        self._shown_deal = 0
+        #: The latest deal narrated, as (round, deal number): deal numbers count within a round.
+        self._shown_deal = (0, 0)
         self._round = view.round
         self._redeals = view.redeals
-        self._commitments: dict[int, bytes] = {}
+        self._commitments: dict[tuple[int, int], bytes] = {}
         self._landlord: int | None = None
         self._stake = 0
         self._trick_leader: int | None = None
@@ -115,10 +116,10 @@ class Narrator:
         commitment: bytes,
     ) -> None:
         """A new deal, unless it was narrated already."""
-        if deal_number <= self._shown_deal:
+        if (round_number, deal_number) <= self._shown_deal:
             return
-        self._shown_deal = deal_number
-        self._commitments[deal_number] = commitment
+        self._shown_deal = (round_number, deal_number)
+        self._commitments[round_number, deal_number] = commitment
         self._landlord = None
         redeal = f", redeal {redeals}" if redeals else ""
         self.write("")
@@ -201,7 +202,7 @@ class Narrator:
             self._reveal(ended.reveal)
 
     def _reveal(self, reveal: table_pb2.DealReveal) -> None:
-        commitment = self._commitments.get(reveal.deal_number)
+        commitment = self._commitments.get((reveal.round, reveal.deal_number))
         digest = hashlib.sha256(reveal.seed).digest()
         if commitment is None:
             check = "(commitment not seen)"

@@ -1,4 +1,4 @@
-"""Whole tables played by the bundled bots through a real referee, 3p and 4p."""
+"""Whole tables played by the bundled bots through a real referee, 3p and 4p, following WatchTable streams."""
 
 from __future__ import annotations
 
@@ -6,15 +6,32 @@ import asyncio
 
 import pytest
 
-from dizhu.client import Bot, BotRunner, Decision, HeuristicBot, RandomBot, TableClient, run_bot
-from dizhu.v1 import table_pb2
+from dizhu.client import (
+    Bot,
+    BotRunner,
+    Decision,
+    HeuristicBot,
+    PollingViews,
+    RandomBot,
+    StreamingViews,
+    TableClient,
+    ViewSource,
+    run_bot,
+)
+from dizhu.v1 import cards_pb2, table_pb2
 
 AUTOMATIC = table_pb2.NEXT_ROUND_AUTOMATIC
 SETTLED = table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED
 
 
 async def _play_table(
-    target: str, bots: list[Bot], *, variant: str, next_round: table_pb2.NextRound, rounds: int = 2
+    target: str,
+    bots: list[Bot],
+    *,
+    variant: str,
+    next_round: table_pb2.NextRound,
+    rounds: int = 2,
+    polling: bool = False,
 ) -> tuple[table_pb2.TableView, list[BotRunner], list[Decision]]:
     decisions: list[Decision] = []
     async with TableClient(target) as creator:
@@ -24,12 +41,20 @@ async def _play_table(
             round_limit=rounds,
             next_round=next_round,
         )
-        runners = [
-            BotRunner(bot, creator.for_seat(token.token), on_decision=decisions.append)
-            for bot, token in zip(bots, created.seat_tokens, strict=True)
-        ]
+        runners = []
+        for bot, token in zip(bots, created.seat_tokens, strict=True):
+            seat = creator.for_seat(token.token)
+            views: ViewSource | None = PollingViews(seat) if polling else None
+            runners.append(BotRunner(bot, seat, views=views, on_decision=decisions.append))
         await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=120)
         final = await creator.get()
+    for runner in runners:
+        if polling:
+            assert isinstance(runner.views, PollingViews)
+        else:  # the default: each runner followed its own stream to the end
+            assert isinstance(runner.views, StreamingViews)
+            assert runner.views.streams_opened == 1
+            assert runner.views.resumes == 0
     return final, runners, decisions
 
 
@@ -47,9 +72,10 @@ class TestWholeTables:
         settles = [d for d in decisions if d.action == "settle"]
         assert len(settles) == (3 if next_round == SETTLED else 0)  # round 2 closes the table: no Settle
 
-    async def test_random_bots_finish_a_3p_table(self, target: str) -> None:
+    @pytest.mark.parametrize("polling", [False, True], ids=["streaming", "polling"])
+    async def test_random_bots_finish_a_3p_table(self, target: str, polling: bool) -> None:
         final, runners, _ = await _play_table(
-            target, [RandomBot(1), RandomBot(2), RandomBot(3)], variant="3p", next_round=AUTOMATIC
+            target, [RandomBot(1), RandomBot(2), RandomBot(3)], variant="3p", next_round=AUTOMATIC, polling=polling
         )
         assert final.phase == table_pb2.PHASE_CLOSED
         assert sum(seat.balance for seat in final.seats) == 0
@@ -85,12 +111,12 @@ class TestHeuristicBot:
         from dizhu.client.cards import parse_cards
 
         strong = table_pb2.TableView(
-            settings=table_pb2.TableSettings(variant=1),
+            settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER),
             your_hand=parse_cards("3 4 5 6 7 8 9 T J Q K A 2 2 2 BJ RJ"),
             seats=[table_pb2.SeatView(seat=s) for s in range(3)],
         )
         weak = table_pb2.TableView(
-            settings=table_pb2.TableSettings(variant=1),
+            settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER),
             your_hand=parse_cards("3 3 4 4 5 6 6 7 8 8 9 9 T J J Q K"),
             seats=[table_pb2.SeatView(seat=s) for s in range(3)],
         )

@@ -1,13 +1,18 @@
-"""TableClient against a real referee: tokens, versions, errors; and its retry loop with a fake stub."""
+"""TableClient against a real referee: tokens, versions, errors; retries against late, absent, refusing referees."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import uuid
 from typing import Any
 
 import grpc
 import pytest
+import redis.asyncio
 
 from dizhu.client import (
+    CHANNEL_OPTIONS,
     InvalidArgument,
     NotYourTurn,
     PermissionDenied,
@@ -18,7 +23,8 @@ from dizhu.client import (
     Unavailable,
 )
 from dizhu.client.cards import format_cards
-from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2
+from dizhu.testing import local_referee
+from dizhu.v1 import cards_pb2, table_pb2
 
 
 async def _table(target: str, **settings: Any) -> tuple[TableClient, list[TableClient]]:
@@ -99,50 +105,96 @@ class TestTableClient:
         await creator.close()
 
 
-class _Flaky:
-    """A stub method failing ``failures`` times with ``code``, then answering; records each request."""
+class _Recorder(grpc.aio.UnaryUnaryClientInterceptor):
+    """Notes every attempt a real channel makes: the method, the request sent and the status it got."""
 
-    def __init__(self, failures: int, code: grpc.StatusCode) -> None:
-        self.failures = failures
-        self.code = code
-        self.requests: list[Any] = []
+    def __init__(self) -> None:
+        self.attempts: list[tuple[str, Any, grpc.StatusCode]] = []
 
-    async def __call__(self, request: Any, *, metadata: Any, timeout: float) -> Any:
-        self.requests.append(request)
-        if len(self.requests) <= self.failures:
-            raise grpc.aio.AioRpcError(self.code, grpc.aio.Metadata(), grpc.aio.Metadata(), details="down")
-        return table_service_pb2.BidResponse(table=table_pb2.TableView(table_id="t", version=8))
+    async def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        call = await continuation(client_call_details, request)
+        method = client_call_details.method
+        name = (method.decode() if isinstance(method, bytes) else method).rsplit("/", 1)[-1]
+        self.attempts.append((name, request, await call.code()))
+        return call
+
+    def of(self, method: str) -> list[tuple[Any, grpc.StatusCode]]:
+        return [(request, code) for name, request, code in self.attempts if name == method]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _recording_channel(target: str) -> tuple[grpc.aio.Channel, _Recorder]:
+    recorder = _Recorder()
+    return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS, interceptors=[recorder]), recorder
+
+
+async def _tables_under(redis_url: str, prefix: str) -> int:
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        return len([key async for key in client.scan_iter(match=f"{prefix}:*:state")])
+    finally:
+        await client.aclose()
 
 
 class TestRetries:
-    @pytest.mark.parametrize("code", [grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED])
-    async def test_transient_failures_retry_the_same_request(self, code: grpc.StatusCode) -> None:
-        client = TableClient("127.0.0.1:1", table_id="t", token="tok", retry=RetryPolicy(initial_delay_s=0.001))
-        flaky = _Flaky(2, code)
-        client._tables = type("Stub", (), {"Bid": flaky})()
-        client.version = 7
-        view = await client.bid(2)
-        assert view.version == 8
-        assert client.version == 8
-        assert len(flaky.requests) == 3
-        assert len({request.request_id for request in flaky.requests}) == 1
-        assert flaky.requests[0].expected_version == 7
-        await client.close()
+    """The retry policy against real referees: none yet, none at all, one that refuses."""
 
-    async def test_retries_give_up_after_the_policy_s_attempts(self) -> None:
-        client = TableClient("127.0.0.1:1", table_id="t", retry=RetryPolicy(attempts=3, initial_delay_s=0.001))
-        flaky = _Flaky(10, grpc.StatusCode.UNAVAILABLE)
-        client._tables = type("Stub", (), {"Bid": flaky})()
-        with pytest.raises(Unavailable):
-            await client.bid(1, expected_version=1)
-        assert len(flaky.requests) == 3
-        await client.close()
+    async def test_a_call_waits_for_a_referee_starting_late_and_applies_once(self, redis_url: str) -> None:
+        port = _free_port()
+        prefix = f"retry-{uuid.uuid4().hex[:8]}"
+        channel, recorder = _recording_channel(f"127.0.0.1:{port}")
+        client = TableClient(channel, retry=RetryPolicy(attempts=40, initial_delay_s=0.02, max_delay_s=0.1))
+        creating = asyncio.create_task(client.create_table(player_names=["a", "b", "c"], round_limit=1))
+        await asyncio.sleep(0.3)
+        assert not creating.done()
+        async with local_referee(redis_url=redis_url, key_prefix=prefix, port=port, log_level=None):
+            created = await asyncio.wait_for(creating, timeout=15)
+            attempts = recorder.of("CreateTable")
+            codes = [code for _, code in attempts]
+            assert codes[-1] == grpc.StatusCode.OK
+            assert len(codes) >= 2
+            assert set(codes[:-1]) == {grpc.StatusCode.UNAVAILABLE}
+            request_ids = {request.request_id for request, _ in attempts}
+            assert len(request_ids) == 1
+            assert await _tables_under(redis_url, prefix) == 1
+            again = await client.create_table(player_names=["a", "b", "c"], round_limit=1, request_id=request_ids.pop())
+            assert again.table_id == created.table_id
+            assert again.creator_token == created.creator_token
+            assert await _tables_under(redis_url, prefix) == 1
+            assert (await client.get()).version == created.table.version
+        await channel.close()
 
-    async def test_refusals_are_not_retried(self) -> None:
-        client = TableClient("127.0.0.1:1", table_id="t", retry=RetryPolicy(initial_delay_s=0.001))
-        flaky = _Flaky(10, grpc.StatusCode.FAILED_PRECONDITION)
-        client._tables = type("Stub", (), {"Bid": flaky})()
-        with pytest.raises(Exception, match="FAILED_PRECONDITION"):
-            await client.bid(1, expected_version=1)
-        assert len(flaky.requests) == 1
-        await client.close()
+    async def test_without_a_referee_the_policy_gives_up_with_a_retryable_error(self) -> None:
+        channel, recorder = _recording_channel(f"127.0.0.1:{_free_port()}")
+        client = TableClient(channel, retry=RetryPolicy(attempts=3, initial_delay_s=0.01))
+        with pytest.raises(Unavailable) as caught:
+            await client.create_table(player_names=["a", "b", "c"])
+        assert caught.value.retryable
+        assert caught.value.reason == "UNAVAILABLE"
+        assert caught.value.code == grpc.StatusCode.UNAVAILABLE
+        attempts = recorder.of("CreateTable")
+        assert [code for _, code in attempts] == [grpc.StatusCode.UNAVAILABLE] * 3
+        assert len({request.request_id for request, _ in attempts}) == 1
+        await channel.close()
+
+    async def test_a_refusal_is_raised_at_once_not_retried(self, target: str) -> None:
+        channel, recorder = _recording_channel(target)
+        creator = TableClient(channel, retry=RetryPolicy(initial_delay_s=0.01))
+        created = await creator.create_table(player_names=["a", "b", "c"])
+        seats = [creator.for_seat(token.token) for token in created.seat_tokens]
+        before = await seats[0].get()
+        other = seats[(before.turn_seat + 1) % 3]
+        await other.get()
+        with pytest.raises(NotYourTurn) as caught:
+            await other.bid(1)
+        assert not caught.value.retryable
+        assert caught.value.code == grpc.StatusCode.FAILED_PRECONDITION
+        assert [code for _, code in recorder.of("Bid")] == [grpc.StatusCode.FAILED_PRECONDITION]
+        assert (await creator.get()).version == before.version
+        await channel.close()

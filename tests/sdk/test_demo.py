@@ -43,6 +43,18 @@ class TestDemo:
         assert strip == again
         assert "Seed revealed: " + "ab" * 32 in first.stdout
 
+    def test_redeals_and_later_rounds_are_narrated_and_every_seed_checks_out(self) -> None:
+        """Seed 000a..., three random bots: everybody passes the first deal; then a second round."""
+        result = _demo("--rounds", "2", "--seed", "000a" * 16, "--bots", "random,random,random")
+        assert result.returncode == 0, result.stdout + result.stderr
+        lines = result.stdout.splitlines()
+        assert "Everybody passed: the cards are thrown in and dealt again." in lines
+        assert "=== Round 1 (deal 2, redeal 1) ===" in lines
+        assert "=== Round 2 (deal 1) ===" in lines
+        reveals = [line for line in lines if line.startswith("Seed revealed: ")]
+        assert len(reveals) == 3
+        assert all(line.endswith("sha256(seed) == commitment ✓") for line in reveals)
+
     def test_local_demo_still_works(self) -> None:
         result = _demo("--local")
         assert result.returncode == 0, result.stderr

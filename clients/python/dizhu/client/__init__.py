@@ -3,7 +3,8 @@
 * :class:`TableClient` -- a typed async client for one caller of one table (retries with
   request ids, ``expected_version`` tracking, errors as :class:`DizhuError`);
 * :class:`Bot`, :class:`BotRunner`, :func:`run_bot` -- write a bot as two decisions, let the
-  runner play it; :class:`RandomBot` and :class:`HeuristicBot` come bundled;
+  runner play it (following the table's ``WatchTable`` stream, :class:`StreamingViews`, or
+  polling, :class:`PollingViews`); :class:`RandomBot` and :class:`HeuristicBot` come bundled;
 * :mod:`dizhu.client.cards` -- the card notation (``"3 3 4 T J Q K A 2 BJ RJ"``);
 * :mod:`dizhu.client.errors` -- the exception hierarchy.
 
@@ -11,10 +12,10 @@ The generated messages live in :mod:`dizhu.v1` (``cards_pb2``, ``table_pb2``, ..
 To test a bot against a real referee, see ``dizhu.testing.local_referee`` (server package).
 """
 
-from dizhu.client.bot import Bot, BotRunner, Decision, PollingViews, ViewSource, run_bot, to_beat
+from dizhu.client.bot import Bot, BotRunner, Decision, PollingViews, StreamingViews, ViewSource, run_bot, to_beat
 from dizhu.client.bots import HeuristicBot, RandomBot
 from dizhu.client.cards import NotationError, format_cards, parse_cards, pick
-from dizhu.client.client import RetryPolicy, TableClient, new_request_id
+from dizhu.client.client import CHANNEL_OPTIONS, RetryPolicy, TableClient, new_request_id
 from dizhu.client.errors import (
     BidTooLow,
     CardsNotInHand,
@@ -44,6 +45,7 @@ from dizhu.client.errors import (
 )
 
 __all__ = [
+    "CHANNEL_OPTIONS",
     "BidTooLow",
     "Bot",
     "BotRunner",
@@ -70,6 +72,7 @@ __all__ = [
     "SeatTaken",
     "SequenceOutOfRange",
     "StaleState",
+    "StreamingViews",
     "TableClient",
     "TableClosed",
     "TableFull",

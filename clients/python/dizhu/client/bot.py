@@ -29,10 +29,11 @@ Example, a complete bot that bids 1 when it holds a joker and plays its smallest
 
     asyncio.run(run_bot(SmallestFirst(), "127.0.0.1:50051", table_id, seat_token))
 
-The runner reads the table with :meth:`TableClient.get` (there is no event stream yet:
-it polls, quickly after a change, backing off exponentially while nothing happens). The
-view source is a small interface (:class:`ViewSource`) so that a ``WatchTable`` stream can
-replace polling later without touching bots.
+The runner learns that the table changed from a ``WatchTable`` stream
+(:class:`StreamingViews`, the default: it reads the seat's view with ``GetTable`` as soon
+as an event announces a newer version, so a bot answers within a round trip of the
+change, well before any turn deadline) or by polling ``GetTable`` (:class:`PollingViews`).
+Both implement :class:`ViewSource`; a bot never sees the difference.
 """
 
 from __future__ import annotations
@@ -41,14 +42,23 @@ import abc
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Final, Protocol
 
 from dizhu.client.client import RetryPolicy, TableClient
-from dizhu.client.errors import MoveRefused, OutOfTurn, RetryableError, TableClosed
-from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2
+from dizhu.client.errors import DizhuError, MoveRefused, OutOfTurn, RetryableError, TableClosed
+from dizhu.v1 import cards_pb2, events_pb2, rules_service_pb2, table_pb2, table_service_pb2
 
-__all__ = ["Bot", "BotRunner", "Decision", "PollingViews", "ViewSource", "run_bot", "to_beat"]
+__all__ = [
+    "Bot",
+    "BotRunner",
+    "Decision",
+    "PollingViews",
+    "StreamingViews",
+    "ViewSource",
+    "run_bot",
+    "to_beat",
+]
 
 _log = logging.getLogger("dizhu.client.bot")
 _CLOSED: Final = table_pb2.PHASE_CLOSED
@@ -63,7 +73,8 @@ class Bot(abc.ABC):
     Both methods get the seat's :class:`~dizhu.v1.table_pb2.TableView` (``your_hand``,
     ``your_seat``, the auction, the landlord, the current ``trick``, every seat's
     ``cards_left``, ...). They are plain functions: keep them quick, or they hold up the
-    table (a later referee enforces a clock).
+    table -- and on a table with a clock (``view.turn_deadline``) a decision that comes too
+    late is made by the referee instead.
     """
 
     #: The name the bot takes a seat with when the runner joins for it.
@@ -107,10 +118,14 @@ class Decision:
 
 
 class ViewSource(Protocol):
-    """Where a runner gets table views from: polling now, a WatchTable stream later."""
+    """Where a runner gets table views from: a WatchTable stream or polling."""
 
     async def next_view(self, after_version: int) -> table_pb2.TableView:
         """A view with a version above ``after_version`` (or of a closed table), waiting as needed."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the source holds (a stream); the runner calls it when it stops."""
         ...
 
 
@@ -119,7 +134,8 @@ class PollingViews:
 
     Every ``interval_s`` for the first ``hot_s`` seconds of a wait (the other seats are
     usually quick), then backing off exponentially up to ``max_interval_s`` while the
-    table stays idle (a slow player, a free seat).
+    table stays idle (a slow player, a free seat). On a table with a clock the interval
+    never exceeds a tenth of the decision time, so that the seat notices its turn in time.
     """
 
     def __init__(
@@ -129,6 +145,13 @@ class PollingViews:
         self.interval_s = interval_s
         self.hot_s = hot_s
         self.max_interval_s = max_interval_s
+
+    def _longest_wait(self) -> float:
+        view = self.client.view
+        decision_s = view.settings.clock.decision_time.ToTimedelta().total_seconds() if view is not None else 0.0
+        if decision_s > 0:
+            return max(self.interval_s, min(self.max_interval_s, decision_s / 10))
+        return self.max_interval_s
 
     async def next_view(self, after_version: int) -> table_pb2.TableView:
         loop = asyncio.get_running_loop()
@@ -140,7 +163,99 @@ class PollingViews:
                 return view
             await asyncio.sleep(delay)
             if loop.time() - started > self.hot_s:
-                delay = min(delay * 2, self.max_interval_s)
+                delay = min(delay * 2, self._longest_wait())
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class StreamingViews:
+    """A :class:`ViewSource` following the table's ``WatchTable`` stream (:meth:`TableClient.watch`).
+
+    The stream (opened with the client's token at the first :meth:`next_view`) says *when*
+    the table changed; the view itself is read with ``GetTable``, once per change that
+    is newer than the view the runner holds (events of one change share its version; a
+    burst of changes costs one read). Events are only signals here, so unknown kinds
+    within v1 are handled like any other, and nothing is rebuilt from them.
+
+    Each heartbeat (an idle table) also triggers a read, as a check that the stream
+    missed nothing: a broken feed costs a heartbeat interval, never a hung bot.
+
+    The stream resumes by itself after a lost connection (from the last sequence
+    received; see :meth:`TableClient.watch`). If it gives up, :meth:`next_view` raises
+    its :class:`~dizhu.client.errors.RetryableError` (the runner waits, reads the table
+    and calls again) and the next call reopens it from the last sequence received.
+    """
+
+    def __init__(self, client: TableClient, *, idle_timeout_s: float = 30.0) -> None:
+        self.client = client
+        self.idle_timeout_s = idle_timeout_s
+        #: The last sequence received (None before the first event).
+        self.last_sequence: int | None = None
+        #: The highest version an event announced (0: none yet).
+        self.latest_version = 0
+        #: Whether the stream said the table is closed.
+        self.closed = False
+        #: Streams opened, and reconnections after a lost stream (for reports and tests).
+        self.streams_opened = 0
+        self.resumes = 0
+        #: Changes found by a heartbeat's check before their event (a race, or a feed that lost events).
+        self.missed = 0
+        self._events: AsyncGenerator[events_pb2.TableEvent, None] | None = None
+
+    def _resumed(self, error: DizhuError, after_sequence: int | None) -> None:
+        self.resumes += 1
+        _log.info("seat stream resuming after sequence %s (%s)", after_sequence, error.reason)
+
+    async def _pump(self) -> str | None:
+        """Wait for the next event, note what it says, and return its kind (None at the end)."""
+        if self._events is None:
+            if self.streams_opened:
+                self.resumes += 1
+            self.streams_opened += 1
+            self._events = self.client.watch(
+                self.last_sequence, idle_timeout_s=self.idle_timeout_s, on_reconnect=self._resumed
+            )
+        try:
+            event = await anext(self._events)
+        except StopAsyncIteration:
+            self._events = None
+            self.closed = True
+            return None
+        except BaseException:
+            self._events = None  # a generator that raised is finished: the next call reopens
+            raise
+        self.last_sequence = event.sequence
+        kind = event.WhichOneof("payload") or "unknown"
+        if kind == "heartbeat":
+            return kind
+        self.latest_version = max(self.latest_version, event.version)
+        if kind == "table_closed" or (kind == "snapshot" and event.snapshot.phase == _CLOSED):
+            self.closed = True
+        return kind
+
+    async def next_view(self, after_version: int) -> table_pb2.TableView:
+        while True:
+            while not self.closed and self.latest_version <= after_version:
+                if await self._pump() == "heartbeat":
+                    # An idle stream: check that it missed nothing (it never should).
+                    view = await self.client.get()
+                    if view.version > after_version or view.phase == _CLOSED:
+                        self.missed += 1
+                        _log.info("version %d found on a heartbeat, before (or without) its event", view.version)
+                        return view
+            view = await self.client.get()
+            if view.version > after_version or view.phase == _CLOSED:
+                return view
+            # An event announced a change this read does not show yet: ask again shortly.
+            self.latest_version = view.version
+            await asyncio.sleep(0.01)
+
+    async def aclose(self) -> None:
+        """Close the stream, if one is open."""
+        events, self._events = self._events, None
+        if events is not None:
+            await events.aclose()
 
 
 def to_beat(view: table_pb2.TableView) -> list[cards_pb2.Card] | None:
@@ -156,9 +271,10 @@ def to_beat(view: table_pb2.TableView) -> list[cards_pb2.Card] | None:
 class BotRunner:
     """Plays ``bot`` for the seat of ``client`` until the table closes; see :meth:`run`.
 
-    * Reads the table from ``views`` (default :class:`PollingViews`) and acts when the
-      view says it is the seat's turn; in ``PHASE_PLAY`` it asks ``RulesService`` for the
-      legal moves of the exact hand against the trick's last play by another seat.
+    * Reads the table from ``views`` (default :class:`StreamingViews`: a ``WatchTable``
+      stream saying when to read) and acts as soon as the view says it is the seat's
+      turn; in ``PHASE_PLAY`` it asks ``RulesService`` for the legal moves of the exact
+      hand against the trick's last play by another seat.
     * ``STALE_STATE``, ``NOT_YOUR_TURN``, ``WRONG_PHASE``: the table moved on; read again.
     * A move the rules refuse (the bot's mistake): logged, replaced by a pass or the
       smallest legal move, counted in ``refused``.
@@ -184,7 +300,7 @@ class BotRunner:
     ) -> None:
         self.bot = bot
         self.client = client
-        self.views: ViewSource = views or PollingViews(client)
+        self.views: ViewSource = views if views is not None else StreamingViews(client)
         self.on_decision = on_decision
         self.max_reconnects = max_reconnects
         self.max_reconnect_delay_s = max_reconnect_delay_s
@@ -195,7 +311,13 @@ class BotRunner:
         self._settled_round = 0
 
     async def run(self) -> table_pb2.TableView:
-        """Play until the table is closed; the final view."""
+        """Play until the table is closed; the final view. The view source is closed at the end."""
+        try:
+            return await self._run()
+        finally:
+            await self.views.aclose()
+
+    async def _run(self) -> table_pb2.TableView:
         failures = 0
         view = await self._read(0)
         while view.phase != _CLOSED:
@@ -294,13 +416,16 @@ async def run_bot(
     player_name: str | None = None,
     retry: RetryPolicy | None = None,
     on_decision: Callable[[Decision], None] | None = None,
+    views: Callable[[TableClient], ViewSource] = StreamingViews,
 ) -> table_pb2.TableView:
     """Play ``bot`` at ``table_id`` on the referee at ``target`` until the table closes.
 
     With ``seat_token`` the bot plays that seat (a pre-assigned one); without, it joins
-    the table as ``player_name`` (default ``bot.name``). Returns the closed table's view.
+    the table as ``player_name`` (default ``bot.name``). ``views`` makes the view source
+    from the client (default :class:`StreamingViews`; :class:`PollingViews` polls).
+    Returns the closed table's view.
     """
     async with TableClient(target, table_id=table_id, token=seat_token, retry=retry) as client:
         if seat_token is None:
             await client.join(player_name or bot.name)
-        return await BotRunner(bot, client, on_decision=on_decision).run()
+        return await BotRunner(bot, client, views=views(client), on_decision=on_decision).run()

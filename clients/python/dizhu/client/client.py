@@ -12,7 +12,9 @@ token). It
 * remembers the highest table ``version`` it has seen and sends it as
   ``expected_version`` (AIP-154): if the table moved on, the call fails with
   :class:`~dizhu.client.errors.StaleState` and changes nothing;
-* turns every failure into a :class:`~dizhu.client.errors.DizhuError`.
+* turns every failure into a :class:`~dizhu.client.errors.DizhuError`;
+* follows the table with :meth:`TableClient.watch` (``WatchTable``): an async iterator of
+  events that resumes after a lost connection from the last sequence received.
 
 Example::
 
@@ -28,9 +30,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import random
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar, cast
 
@@ -38,9 +41,17 @@ import grpc
 from google.protobuf.message import Message
 
 from dizhu.client.cards import NotationError, parse_cards, pick
-from dizhu.client.errors import InvalidArgument, RetryableError, from_rpc_error
+from dizhu.client.errors import (
+    DizhuError,
+    InvalidArgument,
+    RetryableError,
+    SequenceOutOfRange,
+    Unavailable,
+    from_rpc_error,
+)
 from dizhu.v1 import (
     cards_pb2,
+    events_pb2,
     rules_service_pb2,
     rules_service_pb2_grpc,
     table_pb2,
@@ -48,13 +59,22 @@ from dizhu.v1 import (
     table_service_pb2_grpc,
 )
 
-__all__ = ["CardsLike", "RetryPolicy", "TableClient", "new_request_id"]
+__all__ = ["CHANNEL_OPTIONS", "CardsLike", "RetryPolicy", "TableClient", "new_request_id"]
+
+_log = logging.getLogger("dizhu.client")
 
 #: Cards as messages, or as notation (``"3 3 4"``; for a play, resolved against the hand).
 CardsLike = str | Iterable[cards_pb2.Card]
 _Response = TypeVar("_Response", bound=Message)
 _THREE: Final = cards_pb2.VARIANT_THREE_PLAYER
 _FOUR: Final = cards_pb2.VARIANT_FOUR_PLAYER
+
+#: Options of the channels a client opens itself: after a lost connection, try again within
+#: 0.2 s (gRPC's default first wait is 1 s, longer than a game can stall) and at most every 2 s.
+CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+)
 
 
 def new_request_id() -> str:
@@ -96,8 +116,10 @@ def _variant_of(variant: int | str) -> cards_pb2.Variant:
 class TableClient:
     """One caller of one table; see the module docstring.
 
-    ``target`` is ``"host:port"`` (the client opens, and :meth:`close` closes, an insecure
-    channel) or an open ``grpc.aio.Channel`` (left open by :meth:`close`). ``table_id`` and
+    ``target`` is ``"host:port"`` or any gRPC target (``"ipv4:10.0.0.1:50051,10.0.0.2:50051"``
+    lists referees to fail over to): the client opens, and :meth:`close` closes, an insecure
+    channel with :data:`CHANNEL_OPTIONS`; or an open ``grpc.aio.Channel`` (left open by
+    :meth:`close`). ``table_id`` and
     ``token`` may be given when known (a bot handed a seat), else set by
     :meth:`create_table` (creator token) or :meth:`join` (seat token).
     """
@@ -112,7 +134,7 @@ class TableClient:
         retry: RetryPolicy | None = None,
     ) -> None:
         if isinstance(target, str):
-            self._channel = grpc.aio.insecure_channel(target)
+            self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
             self._owns_channel = True
         else:
             self._channel = target
@@ -230,12 +252,14 @@ class TableClient:
         first_dealer: int | None = None,
         max_redeals: int | None = None,
         settings: table_pb2.TableSettings | None = None,
+        request_id: str | None = None,
     ) -> table_service_pb2.CreateTableResponse:
         """Create a table; this client becomes its creator (``creator_token``) and follows it.
 
         ``settings`` overrides the keyword settings when given. The seat tokens of
         ``player_names`` come back in the response's ``seat_tokens``: hand each to
-        :meth:`for_seat`.
+        :meth:`for_seat`. ``request_id`` (default: a fresh one) lets a caller that lost the
+        answer -- a crash, a restart -- ask again for the same table instead of a second one.
         """
         if settings is None:
             settings = table_pb2.TableSettings(
@@ -249,7 +273,10 @@ class TableClient:
             if max_redeals is not None:
                 settings.max_redeals = max_redeals
         request = table_service_pb2.CreateTableRequest(
-            request_id=new_request_id(), settings=settings, seeds=list(seeds), player_names=list(player_names)
+            request_id=request_id or new_request_id(),
+            settings=settings,
+            seeds=list(seeds),
+            player_names=list(player_names),
         )
         extra = (("x-api-key", self.api_key),) if self.api_key else ()
         response = await self._call(
@@ -345,6 +372,76 @@ class TableClient:
         response = await self._call(self._tables.CloseTable, request, table_service_pb2.CloseTableResponse, token=token)
         self._observe(response.table)
         return response
+
+    async def watch(
+        self,
+        after_sequence: int | None = None,
+        *,
+        idle_timeout_s: float = 30.0,
+        on_reconnect: Callable[[DizhuError, int | None], None] | None = None,
+    ) -> AsyncGenerator[events_pb2.TableEvent, None]:
+        """The table's events as this caller may see them (``WatchTable``), until it closes.
+
+        Without ``after_sequence`` the first event is a ``snapshot`` of the table; then one
+        event per change, in order, and a ``heartbeat`` while the table is idle. The iterator
+        ends after the ``table_closed`` event (or the snapshot of a closed table).
+
+        A lost stream -- ``UNAVAILABLE``, ``CANCELLED``, ``DEADLINE_EXCEEDED``, a dropped
+        connection, or nothing at all (not even a heartbeat) for ``idle_timeout_s`` -- is
+        reopened, with backoff (``retry``'s delays, restarted by every message received),
+        with ``after_sequence`` = the last sequence received, to the same target (so to any
+        referee it routes to): the missed events follow, or a fresh snapshot if they are no
+        longer kept. ``on_reconnect(error, after_sequence)`` is called before each reopening.
+        ``SEQUENCE_OUT_OF_RANGE`` reopens without ``after_sequence`` (a fresh snapshot). When
+        ``retry.attempts`` reopenings in a row fail, the last error is raised: call
+        ``watch(last sequence)`` again later. Other errors (``TableNotFound``,
+        ``Unauthenticated``, ...) are raised at once.
+
+        Snapshots update :attr:`view` and :attr:`version` like any answer.
+        """
+        table_id = self._table()
+        last = after_sequence
+        delays = iter(self.retry.delays())
+        while True:
+            request = table_service_pb2.WatchTableRequest(table_id=table_id)
+            if last is not None:
+                request.after_sequence = last
+            call = self._tables.WatchTable(request, metadata=self._metadata())
+            error: DizhuError
+            try:
+                while True:
+                    try:
+                        response = await asyncio.wait_for(call.read(), idle_timeout_s)
+                    except TimeoutError:
+                        error = Unavailable(
+                            f"no message on the event stream for {idle_timeout_s:g}s", code=grpc.StatusCode.UNAVAILABLE
+                        )
+                        break
+                    if response is grpc.aio.EOF:
+                        return  # the stream ends with OK only once the table is closed
+                    event: events_pb2.TableEvent = response.event
+                    delays = iter(self.retry.delays())
+                    last = event.sequence
+                    if event.HasField("snapshot"):
+                        self._observe(event.snapshot)
+                    yield event
+                    if event.HasField("table_closed"):
+                        return
+            except grpc.aio.AioRpcError as rpc_error:
+                error = from_rpc_error(rpc_error)
+                if isinstance(error, SequenceOutOfRange) and last is not None:
+                    last = None
+                elif not isinstance(error, RetryableError):
+                    raise error from rpc_error
+            finally:
+                call.cancel()
+            delay = 0.0 if last is None and isinstance(error, SequenceOutOfRange) else next(delays, None)
+            if delay is None:
+                raise error
+            _log.info("event stream lost (%s); resuming after sequence %s in %.2fs", error.reason, last, delay)
+            if on_reconnect is not None:
+                on_reconnect(error, last)
+            await asyncio.sleep(delay)
 
     # -- RulesService ----------------------------------------------------------------
 

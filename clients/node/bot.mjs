@@ -1,0 +1,250 @@
+#!/usr/bin/env node
+// A random dizhu bot in Node.js: it takes a seat (or plays a seat token it is given),
+// follows the table with WatchTable, and whenever the table changes reads its view with
+// GetTable; on its turn it bids at random, or asks RulesService.ListLegalMoves for the
+// moves of its exact hand and plays one of them at random (passing included when
+// allowed), until the table closes.
+//
+//   node bot.mjs --target 127.0.0.1:50051 --table <table id> [--token <seat token> | --name <name>] [--seed 7]
+//
+// As a module: `playSeat({ target, tableId, token, name, seed, log })` resolves to
+// { seat, standings, decisions, resumes, view } once the table is closed (the standings
+// are those of the TableClosed event).
+
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+
+import { RETRYABLE, bearer, call, codeName, connect, grpc, newRequestId, plainStandings, sleep } from "./dizhu.mjs";
+
+/** A small seeded generator (mulberry32): the same seed, the same game choices. */
+export function seededRandom(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Uniform choices among the legal ones: a bid (or pass) above the highest, a legal move (or pass). */
+export class RandomBot {
+  constructor(seed = Date.now()) {
+    this.random = seededRandom(seed);
+  }
+
+  pick(options) {
+    return options[Math.floor(this.random() * options.length)];
+  }
+
+  chooseBid(view) {
+    const highest = view.highest_bid ?? 0;
+    return this.pick([0, ...[1, 2, 3].filter((amount) => amount > highest)]);
+  }
+
+  choosePlay(view, moves, canPass) {
+    const options = moves.map((move) => move.cards);
+    if (canPass || options.length === 0) options.push([]);
+    return this.pick(options);
+  }
+}
+
+/**
+ * The table's events for `token`'s holder, resuming after a lost stream: on UNAVAILABLE,
+ * CANCELLED, DEADLINE_EXCEEDED, a dropped connection or `idleMs` without any message (not
+ * even a heartbeat), it reconnects with after_sequence = the last sequence received; on
+ * OUT_OF_RANGE it reconnects without (a fresh snapshot). Ends after table_closed.
+ */
+export async function* watchTable(tables, tableId, token, { afterSequence = null, idleMs = 30_000, attempts = 8, onResume } = {}) {
+  let last = afterSequence;
+  let failures = 0;
+  let delay = 50;
+  for (;;) {
+    const request = { table_id: tableId };
+    if (last !== null) request.after_sequence = last;
+    const stream = tables.WatchTable(request, bearer(token));
+    let idle;
+    const arm = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => stream.cancel(), idleMs);
+    };
+    try {
+      arm();
+      for await (const message of stream) {
+        arm();
+        failures = 0;
+        delay = 50;
+        const event = message.event;
+        last = event.sequence;
+        yield event;
+        if (event.payload === "table_closed") return;
+      }
+      return; // ended with OK: the table is closed
+    } catch (error) {
+      if (error.code === grpc.status.OUT_OF_RANGE && last !== null) {
+        last = null;
+      } else if (!RETRYABLE.has(error.code) || ++failures > attempts) {
+        throw error;
+      } else {
+        onResume?.(error, last);
+        await sleep(delay * (0.5 + Math.random() / 2));
+        delay = Math.min(delay * 2, 2000);
+      }
+    } finally {
+      clearTimeout(idle);
+      stream.cancel();
+    }
+  }
+}
+
+/** The cards to beat: the trick's last play by another seat; null when the seat leads. */
+export function toBeat(view) {
+  const plays = view.trick?.plays ?? [];
+  for (let i = plays.length - 1; i >= 0; i -= 1) {
+    if (plays[i].cards.length > 0) return plays[i].seat === view.your_seat ? null : plays[i].cards;
+  }
+  return null;
+}
+
+const version = (view) => BigInt(view.version ?? 0);
+const myTurn = (view) => view.turn_seat !== undefined && view.your_seat !== undefined && view.turn_seat === view.your_seat;
+// The table moved on (STALE_STATE, NOT_YOUR_TURN, WRONG_PHASE): read it again and decide again.
+const outOfTurn = (error) => error.code === grpc.status.ABORTED || error.code === grpc.status.FAILED_PRECONDITION;
+
+/** Plays one seat until the table closes; see the header. */
+export async function playSeat({ target, tableId, token = null, name = "node-bot", seed, bot, log = () => {} }) {
+  const { tables, rules, close } = connect(target);
+  bot ??= new RandomBot(seed);
+  try {
+    if (!token) {
+      const joined = await call(tables, "JoinTable", { table_id: tableId, request_id: newRequestId(), player_name: name });
+      token = joined.seat_token;
+      log(`joined seat ${joined.seat} as ${name}`);
+    }
+    const state = { latest: 0n, closed: false, standings: null, resumes: 0, wake: null };
+    const changed = () => {
+      state.wake?.();
+      state.wake = null;
+    };
+    const following = (async () => {
+      const events = watchTable(tables, tableId, token, { onResume: () => (state.resumes += 1) });
+      for await (const event of events) {
+        if (event.payload === "heartbeat") continue;
+        if (version(event) > state.latest) state.latest = version(event);
+        if (event.payload === "table_closed") {
+          state.closed = true;
+          state.standings = event.table_closed.standings ?? [];
+        } else if (event.payload === "snapshot" && event.snapshot.phase === "PHASE_CLOSED") {
+          state.closed = true;
+        }
+        changed();
+      }
+      state.closed = true;
+      changed();
+    })();
+    following.catch(() => changed()); // surfaced below
+
+    const read = async () => (await call(tables, "GetTable", { table_id: tableId }, token)).table;
+    const waitForChange = async (seen) => {
+      while (!state.closed && state.latest <= seen) {
+        await Promise.race([new Promise((resolve) => (state.wake = resolve)), following]);
+      }
+    };
+
+    let settledRound = 0;
+    let decisions = 0;
+    let refusals = 0;
+    const act = async (view) => {
+      const mutation = { table_id: tableId, request_id: newRequestId(), expected_version: view.version };
+      if (view.phase === "PHASE_ROUND_OVER" && (view.last_settlement?.round ?? 0) > settledRound) {
+        const settled = await call(tables, "Settle", { table_id: tableId, request_id: mutation.request_id }, token);
+        settledRound = Math.max(settledRound, settled.settlement?.round ?? 0);
+        return settled.table;
+      }
+      if (!myTurn(view)) return null;
+      if (view.phase === "PHASE_AUCTION") {
+        const amount = bot.chooseBid(view);
+        const response = await call(tables, "Bid", { ...mutation, amount }, token);
+        log(`seat ${view.your_seat} ${amount ? `bids ${amount}` : "passes"}`);
+        return response.table;
+      }
+      if (view.phase === "PHASE_PLAY") {
+        const beat = toBeat(view);
+        const legal = await call(rules, "ListLegalMoves", {
+          variant: view.settings.variant,
+          hand: { cards: view.your_hand },
+          ...(beat ? { to_beat: { cards: beat } } : {}),
+        });
+        const cards = bot.choosePlay(view, legal.moves, legal.can_pass ?? false);
+        const response = await call(tables, "Play", { ...mutation, cards }, token);
+        log(`seat ${view.your_seat} ${cards.length ? `plays ${cards.length} card(s)` : "passes"}`);
+        return response.table;
+      }
+      return null;
+    };
+
+    let view = await read();
+    const seat = view.your_seat;
+    while (view.phase !== "PHASE_CLOSED") {
+      let after = null;
+      try {
+        after = await act(view);
+        refusals = 0;
+      } catch (error) {
+        if (!outOfTurn(error) || ++refusals > 50) throw error;
+        log(`seat ${seat}: ${codeName(error.code)} (${error.details}); reading again`);
+        view = await read();
+        continue;
+      }
+      if (after) {
+        decisions += 1;
+        view = after;
+        continue;
+      }
+      await waitForChange(version(view));
+      view = await read();
+    }
+    // The stream ends right after table_closed, which carries the final standings.
+    let timer;
+    await Promise.race([following, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+    clearTimeout(timer);
+    if (state.standings === null) throw new Error("the stream ended without the table_closed event");
+    return { seat, standings: plainStandings(state.standings), decisions, resumes: state.resumes, view };
+  } finally {
+    close();
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      target: { type: "string", default: "127.0.0.1:50051" },
+      table: { type: "string" },
+      token: { type: "string" },
+      name: { type: "string", default: "node-bot" },
+      seed: { type: "string" },
+      quiet: { type: "boolean", default: false },
+    },
+  });
+  if (!values.table) {
+    console.error("usage: node bot.mjs --target HOST:PORT --table TABLE_ID [--token SEAT_TOKEN | --name NAME] [--seed N]");
+    process.exit(2);
+  }
+  const result = await playSeat({
+    target: values.target,
+    tableId: values.table,
+    token: values.token ?? null,
+    name: values.name,
+    seed: values.seed === undefined ? Date.now() : Number(values.seed),
+    log: values.quiet ? () => {} : (line) => console.error(line),
+  });
+  console.log(JSON.stringify({ seat: result.seat, decisions: result.decisions, standings: result.standings }));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error) => {
+    console.error(`bot failed: ${error.code !== undefined ? `${codeName(error.code)}: ${error.details}` : error.stack}`);
+    process.exit(1);
+  });
+}

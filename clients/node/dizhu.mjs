@@ -1,0 +1,102 @@
+// The dizhu.v1 contract for Node.js: the .proto files of ../../proto loaded at run time
+// (no generated code), stubs of TableService and RulesService, and the plumbing every
+// client needs: bearer tokens, request ids, retries of the same request, error reasons.
+// See docs/api.md for the contract.
+
+import { randomUUID } from "node:crypto";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import grpc from "@grpc/grpc-js";
+import protoLoader from "@grpc/proto-loader";
+
+export { grpc };
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Where the contract lives: $DIZHU_PROTO_DIR, else the repository's proto/ folder. */
+export const PROTO_DIR = process.env.DIZHU_PROTO_DIR ?? join(here, "..", "..", "proto");
+
+const definition = protoLoader.loadSync(
+  ["dizhu/v1/table_service.proto", "dizhu/v1/rules_service.proto"],
+  {
+    includeDirs: [PROTO_DIR],
+    keepCase: true, // field names as in the .proto files: table_id, your_hand, ...
+    longs: String, // uint64 / int64 as decimal strings (versions, sequences, balances)
+    enums: String, // enum values by name: "PHASE_PLAY", "VARIANT_THREE_PLAYER", ...
+    defaults: false, // unset fields stay undefined, so `optional` fields keep their presence
+    arrays: true, // repeated fields always arrays, even when empty
+    oneofs: true, // TableEvent.payload names the payload set
+  },
+);
+const dizhu = grpc.loadPackageDefinition(definition).dizhu.v1;
+
+/** Channel options: after a lost connection try again within 0.2 s, then at most every 2 s. */
+export const CHANNEL_OPTIONS = {
+  "grpc.initial_reconnect_backoff_ms": 200,
+  "grpc.max_reconnect_backoff_ms": 2000,
+};
+
+/** The stubs of one referee, sharing one channel. */
+export function connect(target) {
+  const tables = new dizhu.TableService(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const rules = new dizhu.RulesService(target, grpc.credentials.createInsecure(), {
+    ...CHANNEL_OPTIONS,
+    channelOverride: tables.getChannel(),
+  });
+  return { tables, rules, close: () => tables.close() };
+}
+
+/** A fresh idempotency key. */
+export const newRequestId = () => randomUUID().replaceAll("-", "");
+
+/** Call metadata carrying `token` (if any) as `authorization: Bearer <token>`. */
+export function bearer(token) {
+  const metadata = new grpc.Metadata();
+  if (token) metadata.set("authorization", `Bearer ${token}`);
+  return metadata;
+}
+
+/** Status codes after which the same request may be sent again (docs/api.md). */
+export const RETRYABLE = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.CANCELLED,
+]);
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Calls `stub[method](request)` with `token`, retrying the very same request (same
+ * request_id) on UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED with exponential backoff:
+ * the referee answers a repeated request id with its first answer, so nothing applies
+ * twice. Other errors are thrown at once, with `.code` and `.details`.
+ */
+export async function call(stub, method, request, token, { attempts = 8, timeoutMs = 10_000 } = {}) {
+  let delay = 50;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await new Promise((resolve, reject) => {
+        stub[method](request, bearer(token), { deadline: Date.now() + timeoutMs }, (error, response) =>
+          error ? reject(error) : resolve(response),
+        );
+      });
+    } catch (error) {
+      if (!RETRYABLE.has(error.code) || attempt >= attempts) throw error;
+      await sleep(delay * (0.5 + Math.random() / 2));
+      delay = Math.min(delay * 2, 2000);
+    }
+  }
+}
+
+/** The name of a status code, for messages ("FAILED_PRECONDITION"). */
+export const codeName = (code) => Object.keys(grpc.status).find((name) => grpc.status[name] === code) ?? String(code);
+
+/** Standings as plain JSON: every field present, balances as numbers. */
+export const plainStandings = (standings) =>
+  standings.map((standing) => ({
+    place: standing.place ?? 0,
+    seat: standing.seat ?? 0,
+    player_name: standing.player_name ?? "",
+    balance: Number(standing.balance ?? 0),
+  }));

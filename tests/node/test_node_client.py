@@ -1,0 +1,166 @@
+"""The contract is language-agnostic: the Node.js client (clients/node) plays a whole table on a real referee.
+
+A ``dizhu serve`` subprocess on a free port (on the tests' Redis, under a fresh key prefix)
+and ``node clients/node/play-table.mjs`` against it: three random Node bots follow the
+table with WatchTable, play the legal moves RulesService lists, and print the standings.
+``npm ci`` runs first if ``clients/node/node_modules`` is missing; without Node.js or npm
+the test fails, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_CLIENT = ROOT / "clients" / "node"
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(
+            f"{name} is not on PATH: install Node.js (>= 18, with npm) to run the Node client's test", pytrace=False
+        )
+    return path
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    """The ``node`` binary, with the client's dependencies installed (``npm ci`` when missing)."""
+    node = _tool("node")
+    if not (NODE_CLIENT / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        npm = _tool("npm")
+        installed = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=NODE_CLIENT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if installed.returncode != 0:
+            pytest.fail(f"npm ci failed in {NODE_CLIENT}:\n{installed.stdout}\n{installed.stderr}", pytrace=False)
+    return node
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_until_serving(target: str, server: subprocess.Popen[str], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    with grpc.insecure_channel(target) as channel:
+        stub: Any = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                pytest.fail(f"dizhu serve exited with {server.returncode}:\n{server.communicate()[1]}", pytrace=False)
+            try:
+                answer = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+            except grpc.RpcError:
+                time.sleep(0.05)
+                continue
+            if answer.status == health_pb2.HealthCheckResponse.SERVING:
+                return
+    pytest.fail(f"dizhu serve did not serve on {target} within {timeout_s:g}s", pytrace=False)
+
+
+@pytest.fixture
+def referee(redis_url: str) -> Iterator[str]:
+    """``"127.0.0.1:<port>"`` of a ``dizhu serve`` subprocess, stopped (SIGTERM) afterwards."""
+    target = f"127.0.0.1:{_free_port()}"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT / "server"), str(ROOT / "clients" / "python"), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "dizhu.cli",
+        "serve",
+        "--address",
+        target,
+        "--redis-url",
+        redis_url,
+        "--key-prefix",
+        f"node-{uuid.uuid4().hex[:8]}",
+        "--log-level",
+        "warning",
+        "--grace",
+        "1",
+    ]
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_until_serving(target, server)
+        yield target
+    finally:
+        server.terminate()
+        try:
+            server.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
+
+
+def _play_table(node: str, target: str, *args: str) -> dict[str, object]:
+    result = subprocess.run(
+        [node, str(NODE_CLIENT / "play-table.mjs"), "--target", target, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, f"play-table.mjs failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    output: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    return output
+
+
+class TestNodeClient:
+    def test_three_node_bots_play_a_3p_table_to_the_end(self, node: str, referee: str) -> None:
+        output = _play_table(node, referee)
+        standings = output["standings"]
+        assert isinstance(standings, list)
+        assert sorted(entry["seat"] for entry in standings) == [0, 1, 2]
+        assert sorted(entry["player_name"] for entry in standings) == ["node-0", "node-1", "node-2"]
+        assert sum(entry["balance"] for entry in standings) == 0
+        assert [entry["place"] for entry in standings] == sorted(entry["place"] for entry in standings)
+
+    def test_the_table_is_closed_for_python_too(self, node: str, referee: str) -> None:
+        """The Node bots' table read back through the Python SDK: closed by its round limit, same balances."""
+        import asyncio
+
+        from dizhu.client import TableClient
+        from dizhu.v1 import table_pb2
+
+        output = _play_table(node, referee, "--variant", "4p", "--rounds", "2", "--seed", "7")
+
+        async def read() -> table_pb2.TableView:
+            async with TableClient(referee, table_id=str(output["table_id"])) as spectator:
+                return await spectator.get()
+
+        view = asyncio.run(read())
+        assert view.phase == table_pb2.PHASE_CLOSED
+        assert view.close_reason == table_pb2.CLOSE_REASON_ROUND_LIMIT
+        assert view.round == 2
+        standings = output["standings"]
+        assert isinstance(standings, list)
+        assert {entry["seat"]: entry["balance"] for entry in standings} == {
+            seat.seat: seat.balance for seat in view.seats
+        }

@@ -1,0 +1,151 @@
+"""WatchTable through the SDK: TableClient.watch, StreamingViews, turn clocks, a referee failover."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+from google.protobuf import duration_pb2
+
+from dizhu.client import BotRunner, Decision, HeuristicBot, RandomBot, StreamingViews, TableClient
+from dizhu.testing import local_referee
+from dizhu.v1 import cards_pb2, events_pb2, table_pb2
+
+
+async def _collect(client: TableClient, after_sequence: int | None = None) -> list[events_pb2.TableEvent]:
+    return [event async for event in client.watch(after_sequence)]
+
+
+def _changes(events: list[events_pb2.TableEvent]) -> list[events_pb2.TableEvent]:
+    return [event for event in events if not event.HasField("heartbeat")]
+
+
+class TestWatch:
+    async def test_a_snapshot_then_every_change_in_order_then_the_end(self, target: str) -> None:
+        async with TableClient(target) as creator:
+            created = await creator.create_table(player_names=["a", "b", "c"], round_limit=1)
+            spectator = TableClient(creator.channel, table_id=created.table_id)
+            snapshot_seen = asyncio.Event()
+            events: list[events_pb2.TableEvent] = []
+
+            async def follow() -> None:
+                async for event in spectator.watch():
+                    events.append(event)
+                    snapshot_seen.set()
+
+            following = asyncio.create_task(follow())
+            await asyncio.wait_for(snapshot_seen.wait(), timeout=10)
+            view = await creator.get()
+            bidder = creator.for_seat(created.seat_tokens[view.turn_seat].token)
+            await bidder.get()
+            await bidder.bid(3)
+            await creator.close_table()
+            await asyncio.wait_for(following, timeout=10)
+
+        changes = _changes(events)
+        kinds = [event.WhichOneof("payload") for event in changes]
+        assert kinds[0] == "snapshot"
+        assert not changes[0].snapshot.your_hand  # a spectator's view
+        assert kinds[1:] == ["bid_made", "landlord_chosen", "round_ended", "table_closed"]
+        sequences = [event.sequence for event in changes]
+        assert sequences == list(range(sequences[0], sequences[0] + len(sequences)))
+        assert [event.version for event in changes] == sorted(event.version for event in changes)
+        assert spectator.version == changes[0].version  # the snapshot was observed
+        assert len(changes[-1].table_closed.standings) == 3
+
+    async def test_resuming_after_a_sequence_replays_the_rest(self, target: str) -> None:
+        async with TableClient(target) as creator:
+            created = await creator.create_table(player_names=["a", "b", "c"], round_limit=1)
+            view = await creator.get()
+            bidder = creator.for_seat(created.seat_tokens[view.turn_seat].token)
+            await bidder.get()
+            await bidder.bid(1)
+            await creator.close_table()
+            whole = _changes(await _collect(creator))
+            assert [event.WhichOneof("payload") for event in whole] == ["snapshot"]  # a closed table: snapshot, end
+            last = whole[0].sequence
+            resumed = _changes(await _collect(creator, after_sequence=last - 3))
+            assert [event.sequence for event in resumed] == [last - 2, last - 1, last]
+            assert resumed[-1].HasField("table_closed")
+
+    async def test_a_sequence_beyond_the_table_falls_back_to_a_snapshot(self, target: str) -> None:
+        async with TableClient(target) as creator:
+            await creator.create_table(player_names=["a", "b", "c"])
+            await creator.close_table()
+            events = _changes(await _collect(creator, after_sequence=10_000))
+        assert events[0].HasField("snapshot")
+        assert events[0].snapshot.phase == table_pb2.PHASE_CLOSED
+
+
+class TestClocks:
+    async def test_streaming_bots_answer_before_their_turn_deadlines(self, target: str) -> None:
+        settings = table_pb2.TableSettings(
+            variant=cards_pb2.VARIANT_FOUR_PLAYER,
+            round_limit=1,
+            clock=table_pb2.ClockSettings(
+                decision_time=duration_pb2.Duration(seconds=2), timeout_policy=table_pb2.TIMEOUT_POLICY_AUTO_PLAY
+            ),
+        )
+        decisions: list[Decision] = []
+        async with TableClient(target) as creator:
+            created = await creator.create_table(player_names=["a", "b", "c", "d"], settings=settings)
+            runners = [
+                BotRunner(bot, creator.for_seat(token.token), on_decision=decisions.append)
+                for bot, token in zip(
+                    [HeuristicBot(), RandomBot(1), HeuristicBot(), RandomBot(2)], created.seat_tokens, strict=True
+                )
+            ]
+            await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=60)
+            final = await creator.get()
+        assert final.phase == table_pb2.PHASE_CLOSED
+        assert all(decision.before.HasField("turn_deadline") for decision in decisions)
+        assert all(
+            decision.after.version > decision.before.version and decision.before.turn_seat == decision.seat
+            for decision in decisions
+        )
+        assert [seat.timeouts for seat in final.seats] == [0, 0, 0, 0]
+        assert sum(seat.balance for seat in final.seats) == 0
+
+
+class TestFailover:
+    async def test_bots_resume_their_streams_on_a_second_referee(self, redis_url: str) -> None:
+        """Two referees on one Redis; the first stops mid-game; every bot's stream resumes on the second."""
+        prefix = f"failover-{uuid.uuid4().hex[:8]}"
+        decisions: list[Decision] = []
+        midgame = asyncio.Event()
+
+        def note(decision: Decision) -> None:
+            decisions.append(decision)
+            if len(decisions) >= 5:
+                midgame.set()
+
+        async with contextlib.AsyncExitStack() as stack:
+            second = await stack.enter_async_context(
+                local_referee(redis_url=redis_url, key_prefix=prefix, log_level=None)
+            )
+            first_referee = contextlib.AsyncExitStack()
+            first = await first_referee.enter_async_context(
+                local_referee(redis_url=redis_url, key_prefix=prefix, log_level=None, grace_s=0.2)
+            )
+            target = "ipv4:" + ",".join((first, second))  # pick_first: the first while it is up
+            creator = await stack.enter_async_context(TableClient(target))
+            created = await creator.create_table(player_names=["a", "b", "c"], round_limit=2)
+            clients = [
+                await stack.enter_async_context(TableClient(target, table_id=created.table_id, token=token.token))
+                for token in created.seat_tokens
+            ]
+            runners = [BotRunner(HeuristicBot(), client, on_decision=note) for client in clients]
+            playing = asyncio.gather(*(runner.run() for runner in runners))
+            await asyncio.wait_for(midgame.wait(), timeout=30)
+            await first_referee.aclose()  # its streams end, its port closes
+            finals = await asyncio.wait_for(playing, timeout=60)
+            final = await creator.get()
+
+        assert all(view.phase == table_pb2.PHASE_CLOSED for view in finals)
+        assert final.round == 2
+        assert sum(seat.balance for seat in final.seats) == 0
+        assert len({decision.after.version for decision in decisions}) == len(decisions)  # nothing applied twice
+        for runner in runners:
+            assert isinstance(runner.views, StreamingViews)
+            assert runner.views.resumes >= 1
