@@ -44,6 +44,8 @@ class ServerConfig:
     heartbeat_s: float = 10.0
     #: How often the turn clock looks for tables whose time ran out.
     clock_interval_s: float = 0.1
+    #: Tables one process may stream at once (each holds a Redis connection while watched).
+    max_watched_tables: int = 10_000
 
 
 def _env(name: str, default: str) -> str:
@@ -78,6 +80,12 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--clock-interval", type=float, default=float(_env("DIZHU_CLOCK_INTERVAL_S", str(d.clock_interval_s)))
     )
+    parser.add_argument(
+        "--max-watched-tables",
+        type=int,
+        default=int(_env("DIZHU_MAX_WATCHED_TABLES", str(d.max_watched_tables))),
+        help="tables one process may stream at once (one Redis connection each)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
@@ -99,4 +107,5 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         key_prefix=args.key_prefix,
         heartbeat_s=args.heartbeat,
         clock_interval_s=args.clock_interval,
+        max_watched_tables=args.max_watched_tables,
     )

@@ -11,18 +11,22 @@ __all__ = ["configure_logging"]
 
 
 def configure_logging(log_format: str = "json", level: str = "info") -> None:
-    renderer: structlog.types.Processor = (
-        structlog.processors.JSONRenderer()
+    # JSON lines carry tracebacks as structured data, without local variables (they may hold
+    # tokens and hands); the console renderer prints tracebacks itself.
+    structured_tracebacks = structlog.processors.ExceptionRenderer(
+        structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+    )
+    tail: list[structlog.types.Processor] = (
+        [structured_tracebacks, structlog.processors.JSONRenderer()]
         if log_format == "json"
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        else [structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())]
     )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.dict_tracebacks,
-            renderer,
+            *tail,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelNamesMapping()[level.upper()]),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),

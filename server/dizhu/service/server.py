@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -15,7 +16,7 @@ import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
@@ -69,8 +70,12 @@ class Referee:
         await self.feeds.close()
 
 
-async def create_server(config: ServerConfig, store: TableStore) -> Referee:
-    """A started server bound to ``config.address`` (port 0 picks one: see ``Referee.port``)."""
+async def create_server(config: ServerConfig, store: TableStore, feed_store: TableStore | None = None) -> Referee:
+    """A started server bound to ``config.address`` (port 0 picks one: see ``Referee.port``).
+
+    ``feed_store`` serves the event streams' blocking reads (one Redis connection per watched
+    table), so that they never use up the connections calls need; default: ``store``.
+    """
     options = [
         ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         # The kernel balances connections, not calls: recycle connections so clients rebalance.
@@ -79,7 +84,7 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
     ]
     server = grpc.aio.server(options=options, interceptors=[MetricsInterceptor()])
     gateway = Gateway(store)
-    feeds = TableFeeds(store)
+    feeds = TableFeeds(feed_store or store)
     servicer = TableServicer(gateway, store, feeds, api_keys=config.api_keys, heartbeat_s=config.heartbeat_s)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)  # type: ignore[no-untyped-call]
@@ -109,23 +114,29 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
         await embedded.astart()
         url = embedded.url
         _log.info("embedded_redis_started", url=url, data_dir=str(config.data_dir))
-    redis = Redis.from_url(url, socket_timeout=10, health_check_interval=30)
+    # Calls wait for a free connection rather than fail when many run at once.
+    calls_pool = BlockingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
+    redis = Redis.from_pool(calls_pool)  # the client owns the pool and closes it
+    # Each watched table's reader blocks on its own connection (XREAD BLOCK): a pool of its own.
+    streams = Redis.from_url(url, socket_timeout=10, max_connections=config.max_watched_tables)
     try:
-        store = TableStore(
-            redis,
+        make_store = functools.partial(
+            TableStore,
             prefix=config.key_prefix,
             finished_ttl_s=config.finished_ttl_s,
             answer_ttl_s=config.answer_ttl_s,
             events_maxlen=config.events_maxlen,
         )
+        store = make_store(redis)
         await store.load_scripts()
-        referee = await create_server(config, store)
+        referee = await create_server(config, store, make_store(streams))
         try:
             yield referee
         finally:
             await referee.stop(config.grace_s)
     finally:
         await redis.aclose()
+        await streams.aclose()
         if embedded is not None:
             await embedded.astop()
 
