@@ -112,6 +112,21 @@ async def play_game(stub: table_service_pb2_grpc.TableServiceStub, game: Game, l
     return len(game.actions)
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _family(pid: int) -> list[int]:
+    """The process and its children (the worker processes)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid, *map(int, children)]
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -176,8 +191,11 @@ def main() -> None:
         )
         try:
             client = redis.Redis.from_url(store.url)
+            time.sleep(2 + args.workers)  # the referee (and its workers) start
             before = _round_trips(client)
+            cpu_before = _cpu_seconds(_family(server.pid))
             moves, elapsed, latencies = asyncio.run(_load(f"127.0.0.1:{port}", games, args.tables))
+            cpu = _cpu_seconds(_family(server.pid)) - cpu_before
             trips = _round_trips(client) - before
         finally:
             server.terminate()
@@ -197,6 +215,9 @@ def main() -> None:
         f"  rules core in-process: {moves / core:8,.0f} moves/s   (same moves; service / core = {core / elapsed:.4f})"
     )
     print(f"  Redis round trips per move: {(trips - creations) / moves:.2f} (one load, one compare-and-set; AOF on)")
+    print(
+        f"  referee CPU per call: {cpu / (moves + len(games)) * 1000:.2f} ms (this load generator shares the 2 cores)"
+    )
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 from typing import Any
+
+import orjson
 
 from dizhu.referee.replay import DealRecord, Timing
 from dizhu.rules import (
@@ -328,12 +329,12 @@ def encode(table: TableState) -> bytes:
             for record in table.earlier_deals
         ],
     }
-    return json.dumps(plain, separators=(",", ":")).encode()
+    return orjson.dumps(plain)
 
 
 def decode(data: bytes) -> TableState:
     """The table ``encode`` produced."""
-    plain = json.loads(data)
+    plain = orjson.loads(data)
     if plain.get("v") != _FORMAT_VERSION:
         raise ValueError(f"unsupported table format {plain.get('v')!r}")
     s = plain["settings"]

@@ -7,6 +7,7 @@ Cards are stored as canonical ids (see ``Card.id``), combinations as
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -40,10 +41,12 @@ def _combination_from_plain(data: list[Any] | None) -> Combination | None:
     return Combination(CombinationKind(kind), RANKS[main], size, tuple(RANKS[r] for r in ranks))
 
 
-def _action_to_plain(action: Action) -> list[Any]:
+@functools.lru_cache(maxsize=1 << 16)
+def _action_to_plain(action: Action) -> tuple[Any, ...]:
+    """An action's plain form, remembered: a state is written after every move, with its whole history."""
     if isinstance(action, Bid):
-        return ["b", action.seat, action.amount]
-    return ["p", action.seat, _ids(action.cards)]
+        return ("b", action.seat, action.amount)
+    return ("p", action.seat, tuple(card.id for card in action.cards))
 
 
 def _action_from_plain(data: list[Any]) -> Action:
@@ -55,21 +58,26 @@ def _action_from_plain(data: list[Any]) -> Action:
     raise ValueError(f"unknown action tag {tag!r}")
 
 
+@functools.lru_cache(maxsize=4096)
+def _deal_to_plain(deal: Deal) -> tuple[tuple[str, Any], ...]:
+    """A deal's plain form, remembered: it never changes while its round is played."""
+    return (
+        ("seed", None if deal.seed is None else deal.seed.hex()),
+        ("dealer", deal.dealer),
+        ("hands", tuple(tuple(card.id for card in hand) for hand in deal.hands)),
+        ("kitty", tuple(card.id for card in deal.kitty)),
+        ("face_up", deal.face_up.id),
+        ("face_up_seat", deal.face_up_seat),
+    )
+
+
 def to_plain(state: RoundState) -> Plain:
-    """``state`` as JSON-compatible plain data."""
-    deal = state.deal
+    """``state`` as JSON-compatible plain data (sequences may be tuples)."""
     return {
         "v": FORMAT_VERSION,
         "variant": state.variant.name,
         "house_rules": {"spring": state.house_rules.spring},
-        "deal": {
-            "seed": None if deal.seed is None else deal.seed.hex(),
-            "dealer": deal.dealer,
-            "hands": [_ids(hand) for hand in deal.hands],
-            "kitty": _ids(deal.kitty),
-            "face_up": deal.face_up.id,
-            "face_up_seat": deal.face_up_seat,
-        },
+        "deal": dict(_deal_to_plain(state.deal)),
         "phase": state.phase.value,
         "turn": state.turn,
         "hands": [_ids(hand) for hand in state.hands],
