@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -63,8 +64,24 @@ async def _create_tables(
     return table_ids, tokens
 
 
+async def _all_ready(
+    event: asyncio.Event, tasks: list[asyncio.Task[None]], ready: Callable[[], int], streams: int
+) -> bool:
+    """Wait until every stream got its snapshot; give up (cancelling them) after two minutes."""
+    try:
+        await asyncio.wait_for(event.wait(), timeout=120)
+    except TimeoutError:
+        print(f"  only {ready()} of {streams} streams got their snapshot within 120 s")
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return False
+    return True
+
+
 async def _run(target: str, pid: int, streams: int, tables: int, moves: int) -> None:
-    channels = [grpc.aio.insecure_channel(target) for _ in range(8)]
+    # HTTP/2 caps concurrent streams per connection (about 100 by default): spread them.
+    channels = [grpc.aio.insecure_channel(target) for _ in range(max(8, streams // 80))]
     stubs = [table_service_pb2_grpc.TableServiceStub(channel) for channel in channels]
     creator = stubs[0]
     table_ids, tokens = await _create_tables(creator, tables)
@@ -92,7 +109,8 @@ async def _run(target: str, pid: int, streams: int, tables: int, moves: int) -> 
 
     tasks = [asyncio.create_task(subscriber(index)) for index in range(streams)]
     start = time.perf_counter()
-    await asyncio.wait_for(all_ready.wait(), timeout=300)
+    if not await _all_ready(all_ready, tasks, lambda: ready, streams):
+        return
     opened = time.perf_counter() - start
     await asyncio.sleep(1)
     rss_after = _rss_kib(pid)
