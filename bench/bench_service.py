@@ -16,10 +16,7 @@ import argparse
 import asyncio
 import os
 import random
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -32,6 +29,7 @@ import redis
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.rules import THREE_PLAYER, Action, Bid, Phase, RoundState, apply, deal, derive_seed, start_round
 from dizhu.rules.random_play import random_action
+from dizhu.testing import serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,12 +125,6 @@ def _family(pid: int) -> list[int]:
     return [pid, *map(int, children)]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def _load(target: str, games: list[Game], tables: int) -> tuple[int, float, list[float]]:
     latencies: list[float] = []
     queue = list(games)
@@ -170,36 +162,16 @@ def main() -> None:
     rng = random.Random(7)
     games = [plan_game(rng) for _ in range(args.games)]
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=True) as store:
-        port = _free_port()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients/python")])}
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dizhu.cli",
-                "serve",
-                "--address",
-                f"127.0.0.1:{port}",
-                "--redis-url",
-                store.url,
-                "--workers",
-                str(args.workers),
-                "--log-level",
-                "warning",
-            ],
-            env=env,
-        )
-        try:
+        flags = ["--workers", str(args.workers), "--log-level", "warning"]
+        with serve_process(store.url, args=flags) as referee:
             client = redis.Redis.from_url(store.url)
-            time.sleep(2 + args.workers)  # the referee (and its workers) start
+            time.sleep(args.workers)  # every worker is up, not only the first to answer
+            pid = referee.process.pid
             before = _round_trips(client)
-            cpu_before = _cpu_seconds(_family(server.pid))
-            moves, elapsed, latencies = asyncio.run(_load(f"127.0.0.1:{port}", games, args.tables))
-            cpu = _cpu_seconds(_family(server.pid)) - cpu_before
+            cpu_before = _cpu_seconds(_family(pid))
+            moves, elapsed, latencies = asyncio.run(_load(referee.target, games, args.tables))
+            cpu = _cpu_seconds(_family(pid)) - cpu_before
             trips = _round_trips(client) - before
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
     start = time.perf_counter()
     for game in games:
         for state, action in zip(game.states, game.actions, strict=True):

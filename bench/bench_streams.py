@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -28,15 +24,10 @@ from pathlib import Path
 import grpc
 
 from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.testing import serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _rss_kib(pid: int) -> int:
@@ -155,31 +146,13 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=50)
     parser.add_argument("--moves", type=int, default=10, help="bidding rounds over all tables (default 10)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=False) as store:
-        port = _free_port()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients/python")])}
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dizhu.cli",
-                "serve",
-                "--address",
-                f"127.0.0.1:{port}",
-                "--redis-url",
-                store.url,
-                "--log-level",
-                "warning",
-            ],
-            env=env,
-        )
-        try:
-            time.sleep(2)
-            print(f"one referee process, {args.streams} spectator streams")
-            asyncio.run(_run(f"127.0.0.1:{port}", server.pid, args.streams, args.tables, args.moves))
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    with (
+        tempfile.TemporaryDirectory() as data,
+        EmbeddedRedis(Path(data), appendonly=False) as store,
+        serve_process(store.url, args=["--log-level", "warning"]) as referee,
+    ):
+        print(f"one referee process, {args.streams} spectator streams")
+        asyncio.run(_run(referee.target, referee.process.pid, args.streams, args.tables, args.moves))
 
 
 if __name__ == "__main__":

@@ -35,14 +35,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
+import socket
+import subprocess
+import sys
 import tempfile
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from dizhu.config import ServerConfig
 
-__all__ = ["local_referee"]
+__all__ = ["ServeProcess", "free_port", "local_referee", "serve_process"]
 
 
 @contextlib.asynccontextmanager
@@ -89,3 +95,66 @@ async def local_referee(
             config = dataclasses.replace(config, heartbeat_s=heartbeat_s)
         async with running_referee(config) as referee:
             yield f"127.0.0.1:{referee.port}"
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclasses.dataclass(frozen=True)
+class ServeProcess:
+    """A ``dizhu serve`` process started by :func:`serve_process`."""
+
+    target: str
+    process: subprocess.Popen[bytes]
+
+
+def _wait_until_serving(target: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout_s
+    with grpc.insecure_channel(target) as channel:
+        stub: Any = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"dizhu serve exited with status {process.returncode}")
+            try:
+                if (
+                    stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status
+                    == health_pb2.HealthCheckResponse.SERVING
+                ):
+                    return
+            except grpc.RpcError:
+                time.sleep(0.05)
+    raise RuntimeError(f"dizhu serve did not serve on {target} within {timeout_s:g} s")
+
+
+@contextlib.contextmanager
+def serve_process(
+    redis_url: str, *, args: Sequence[str] = (), port: int | None = None, timeout_s: float = 30.0
+) -> Iterator[ServeProcess]:
+    """Run ``dizhu serve`` over ``redis_url`` as a child process until the block ends.
+
+    Yields once the referee answers health checks as SERVING; then stops it with SIGTERM
+    (its graceful shutdown) and waits for it. ``args`` are further ``serve`` flags.
+    """
+    target = f"127.0.0.1:{port or free_port()}"
+    here = Path(__file__).resolve().parent.parent
+    paths = [str(here), str(here.parent / "clients" / "python"), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)), "GRPC_VERBOSITY": "ERROR"}
+    command = [sys.executable, "-m", "dizhu.cli", "serve", "--address", target, "--redis-url", redis_url, *args]
+    process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)  # noqa: S603
+    try:
+        _wait_until_serving(target, process, timeout_s)
+        yield ServeProcess(target, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

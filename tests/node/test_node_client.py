@@ -10,20 +10,15 @@ the test fails, saying so.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from dizhu.testing import serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"
@@ -57,65 +52,12 @@ def node() -> str:
     return node
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _wait_until_serving(target: str, server: subprocess.Popen[str], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    with grpc.insecure_channel(target) as channel:
-        stub: Any = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                pytest.fail(f"dizhu serve exited with {server.returncode}:\n{server.communicate()[1]}", pytrace=False)
-            try:
-                answer = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
-            except grpc.RpcError:
-                time.sleep(0.05)
-                continue
-            if answer.status == health_pb2.HealthCheckResponse.SERVING:
-                return
-    pytest.fail(f"dizhu serve did not serve on {target} within {timeout_s:g}s", pytrace=False)
-
-
 @pytest.fixture
 def referee(redis_url: str) -> Iterator[str]:
     """``"127.0.0.1:<port>"`` of a ``dizhu serve`` subprocess, stopped (SIGTERM) afterwards."""
-    target = f"127.0.0.1:{_free_port()}"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT / "server"), str(ROOT / "clients" / "python"), *filter(None, [env.get("PYTHONPATH")])]
-    )
-    command = [
-        sys.executable,
-        "-m",
-        "dizhu.cli",
-        "serve",
-        "--address",
-        target,
-        "--redis-url",
-        redis_url,
-        "--key-prefix",
-        f"node-{uuid.uuid4().hex[:8]}",
-        "--log-level",
-        "warning",
-        "--grace",
-        "1",
-    ]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_until_serving(target, server)
-        yield target
-    finally:
-        server.terminate()
-        try:
-            server.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.communicate()
+    flags = ["--key-prefix", f"node-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
+    with serve_process(redis_url, args=flags) as process:
+        yield process.target
 
 
 def _play_table(node: str, target: str, *args: str) -> dict[str, object]:

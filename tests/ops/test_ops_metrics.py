@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 import uuid
-from pathlib import Path
 
 import grpc
 import pytest
@@ -19,19 +13,12 @@ from prometheus_client import REGISTRY
 from dizhu.config import ServerConfig
 from dizhu.service.server import create_server
 from dizhu.store import TableStore
+from dizhu.testing import free_port, serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _calls(method: str, code: str) -> float:
     return REGISTRY.get_sample_value("dizhu_rpc_calls_total", {"method": method, "code": code}) or 0.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class TestMetrics:
@@ -57,35 +44,10 @@ class TestMetrics:
         assert _calls("GetTable", "NOT_FOUND") == missing_before + 1
 
     def test_serve_exposes_metrics_over_http(self, redis_url: str) -> None:
-        grpc_port, metrics_port = _free_port(), _free_port()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients/python")])}
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dizhu.cli",
-                "serve",
-                "--address",
-                f"127.0.0.1:{grpc_port}",
-                "--redis-url",
-                redis_url,
-                "--metrics-port",
-                str(metrics_port),
-            ],
-            env=env,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 20
-            body = ""
-            while time.monotonic() < deadline and "dizhu_open_streams" not in body:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=2) as response:
-                        body = response.read().decode()
-                except OSError:
-                    time.sleep(0.2)
+        metrics_port = free_port()
+        with serve_process(redis_url, args=["--metrics-port", str(metrics_port)]) as referee:
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
+                body = response.read().decode()
             assert "dizhu_open_streams" in body
             assert "dizhu_rpc_duration_seconds" in body
-        finally:
-            server.terminate()
-            assert server.wait(timeout=20) == 0
+        assert referee.process.returncode == 0, "SIGTERM must stop the referee cleanly"
