@@ -5,13 +5,12 @@ that ends is settled and booked; a thrown-in deal is redealt; the next round is 
 table's settings say) and returns an ``Outcome``: the new table, one version higher, and the
 events the change produced. A refusal raises a ``RefereeError`` and changes nothing.
 
-Decisions made here (documented in ``docs/tables.md``):
+Decisions made here (documented in ``docs/tables.md``; how a table carries on between
+commands -- dealing, clocks, ending rounds -- is in ``dizhu.referee.flow``):
 
 * a table deals its first round as soon as every seat is taken;
 * the first dealer is the creator's choice, else derived from the first preset seed (so a
   seeded table is reproducible), else random;
-* round n's first deal uses preset seed n; its k-th redeal ``derive_seed(seed, "redeal", k)``;
-  without a preset seed every deal gets a fresh random seed;
 * leaving during play forfeits the round (the leaver's side loses the current stake);
   leaving during the auction, or the creator closing a table mid-round, abandons the round
   (nothing is settled); a free seat can be taken by anyone with JoinTable, and the next
@@ -35,12 +34,21 @@ from dizhu.referee.errors import (
     WrongPhase,
     from_refusal,
 )
-from dizhu.referee.replay import DealRecord, Timing, replay_json
+from dizhu.referee.flow import (
+    Events,
+    after_deal,
+    allowance_ms,
+    deal_next,
+    forfeit_round,
+    maybe_start,
+    result_of,
+    round_replay,
+    table_standings,
+)
+from dizhu.referee.refusals import refusal_metadata
+from dizhu.referee.replay import Timing
 from dizhu.referee.table import (
     CloseReason,
-    NextRound,
-    Reveal,
-    RoundResult,
     RoundResultKind,
     Seat,
     TableSettings,
@@ -54,28 +62,15 @@ from dizhu.rules import (
     Bid,
     Card,
     IllegalAction,
-    MatchState,
     Phase,
     Play,
-    Rank,
-    Refusal,
     RoundState,
     Settlement,
-    Variant,
     apply,
-    book_settlement,
-    deal,
     derive_seed,
-    explain,
-    forfeit,
     legal_plays,
     new_match,
-    new_seed,
     pick_cards,
-    record_round,
-    settle,
-    standings,
-    start_round,
 )
 from dizhu.rules import BidMade as RulesBidMade
 from dizhu.rules import CardsPlayed as RulesCardsPlayed
@@ -89,19 +84,16 @@ __all__ = [
     "Joined",
     "Outcome",
     "bid",
-    "classify_reason",
     "close",
     "create_table",
     "join",
     "leave",
     "play",
     "settle_round",
-    "table_standings",
     "timeout",
 ]
 
 MAX_NAME_LENGTH = 32
-Events = list[ev.TableEvent]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -207,7 +199,7 @@ def create_table(
     )
     events: Events = [ev.SeatJoined(seat, name) for seat, name, _ in seat_tokens]
     if table.is_full:
-        table = _deal_next(table, events, now_ms)
+        table = deal_next(table, events, now_ms)
     return Created(Outcome(table, tuple(events)), creator_token, tuple(seat_tokens))
 
 
@@ -242,157 +234,8 @@ def join(table: TableState, ctx: Context, name: str, seat: int | None) -> Joined
     seats[chosen] = Seat(name, hash_token(token))
     after = dataclasses.replace(table, seats=tuple(seats))
     events: Events = [ev.SeatJoined(chosen, name)]
-    after = _maybe_start(after, events, ctx.now_ms)
+    after = maybe_start(after, events, ctx.now_ms)
     return Joined(_bump(table, after, events, ctx.now_ms), chosen, token)
-
-
-def _maybe_start(table: TableState, events: Events, now_ms: int) -> TableState:
-    """Deal the next round if the table is full and nothing holds it back."""
-    if not table.is_full or table.match.is_over:
-        return table
-    if table.status is TableStatus.WAITING or (table.status is TableStatus.ROUND_OVER and not table.awaiting_settle):
-        return _deal_next(table, events, now_ms)
-    return table
-
-
-def _round_seed(table: TableState) -> bytes:
-    match = table.match
-    if match.rounds_played >= len(table.seeds):
-        return new_seed()
-    seed = table.seeds[match.rounds_played]
-    return seed if match.redeals == 0 else derive_seed(seed, "redeal", match.redeals)
-
-
-def _deal_next(table: TableState, events: Events, now_ms: int) -> TableState:
-    match = table.match
-    dealt = deal(_round_seed(table), table.variant, match.dealer)
-    state = start_round(dealt, table.settings.house_rules)
-    events.append(
-        ev.DealStarted(
-            round=table.round_number,
-            deal_number=match.redeals + 1,
-            dealer=dealt.dealer,
-            face_up=dealt.face_up,
-            face_up_seat=dealt.face_up_seat,
-            commitment=dealt.commitment,
-            hands=dealt.hands,
-        )
-    )
-    bank = table.settings.clock.bank_ms
-    started = dataclasses.replace(
-        table,
-        round=state,
-        deal_number=match.redeals + 1,
-        status=TableStatus.IN_ROUND,
-        awaiting_settle=frozenset(),
-        banks_ms=(bank,) * table.variant.players,
-        timings=(),
-    )
-    return _start_turn(started, state, events, now_ms)
-
-
-def _allowance_ms(table: TableState, state: RoundState) -> int:
-    """Time for the decision now due: longer for a deal's first bid and a round's opening lead."""
-    clock = table.settings.clock
-    first = not state.history or (state.phase is Phase.PLAY and not any(state.plays_made))
-    return clock.first_decision_ms if first else clock.decision_ms
-
-
-def _start_turn(table: TableState, state: RoundState, events: Events, now_ms: int) -> TableState:
-    """The seat to act gets its turn now: set its deadline (with a clock) and announce it."""
-    if not table.settings.clock.decision_ms:
-        return dataclasses.replace(table, turn_started_ms=now_ms, deadline_ms=0)
-    bank = table.banks_ms[state.turn]
-    deadline = now_ms + _allowance_ms(table, state) + bank
-    events.append(ev.TurnDeadline(state.turn, deadline, bank))
-    return dataclasses.replace(table, turn_started_ms=now_ms, deadline_ms=deadline)
-
-
-def _reveal(table: TableState, state: RoundState) -> Reveal:
-    dealt = state.deal
-    return Reveal(table.round_number, table.deal_number, dealt.seed, dealt.hands, dealt.kitty)
-
-
-def table_standings(table: TableState) -> tuple[ev.Standing, ...]:
-    return tuple(
-        ev.Standing(place, seat, table.seats[seat].name, balance) for place, seat, balance in standings(table.match)
-    )
-
-
-def _replay(table: TableState, state: RoundState, result: RoundResult, balances: tuple[int, ...]) -> str:
-    """The finished round's record (see ``dizhu.referee.replay``)."""
-    settlement = result.settlement
-    deals = (*table.earlier_deals, DealRecord(table.deal_number, state, table.timings))
-    return replay_json(
-        table_id=table.table_id,
-        variant=table.variant,
-        house_rules=table.settings.house_rules,
-        round_number=result.round,
-        deals=deals,
-        result={
-            "outcome": result.kind.value,
-            "landlord": settlement.landlord,
-            "winner": result.winner,
-            "forfeited_by": result.forfeited_by,
-            "bid": result.bid,
-            "doublings": settlement.doublings,
-            "spring": settlement.spring,
-            "stake": settlement.stake,
-            "changes": list(settlement.deltas),
-        },
-        balances=balances,
-    )
-
-
-def _conclude(
-    table: TableState, state: RoundState, match: MatchState, result: RoundResult, events: Events, now_ms: int
-) -> TableState:
-    """Book a round that ended with ``state``: record, balances, then close, deal on, or wait."""
-    events.append(ev.RoundEnded(result, match.balances, _replay(table, state, result, match.balances)))
-    after = dataclasses.replace(table, match=match, last_result=result, earlier_deals=(), timings=(), deadline_ms=0)
-    if match.is_over:
-        after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=CloseReason.ROUND_LIMIT)
-        events.append(ev.TableClosed(CloseReason.ROUND_LIMIT, table_standings(after)))
-        return after
-    if table.settings.next_round is NextRound.WHEN_ALL_SETTLED:
-        seated = frozenset(index for index, seat in enumerate(after.seats) if seat.occupied)
-        return dataclasses.replace(after, status=TableStatus.ROUND_OVER, awaiting_settle=seated)
-    after = dataclasses.replace(after, status=TableStatus.WAITING)
-    return _maybe_start(after, events, now_ms)
-
-
-def _result(
-    table: TableState, state: RoundState, settlement: Settlement, kind: RoundResultKind, **extra: int | None
-) -> RoundResult:
-    return RoundResult(
-        round=table.round_number,
-        kind=kind,
-        settlement=settlement,
-        reveal=_reveal(table, state),
-        bid=state.bid,
-        **extra,
-    )
-
-
-def _after_deal(table: TableState, state: RoundState, events: Events, now_ms: int) -> TableState:
-    """Carry the table on once the running deal's state is ``state``."""
-    table = dataclasses.replace(table, round=state)
-    if state.phase is Phase.FINISHED:
-        settlement = settle(state)
-        kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
-        outcome = record_round(table.match, state)
-        result = _result(table, state, settlement, kind, winner=state.winner)
-        return _conclude(table, state, outcome.match, result, events, now_ms)
-    if state.phase is Phase.THROWN_IN:
-        outcome = record_round(table.match, state)
-        events.append(ev.DealThrownIn(_reveal(table, state), round_void=outcome.void))
-        if outcome.redeal:
-            thrown = DealRecord(table.deal_number, state, table.timings)
-            table = dataclasses.replace(table, match=outcome.match, earlier_deals=(*table.earlier_deals, thrown))
-            return _deal_next(table, events, now_ms)
-        result = _result(table, state, outcome.settlement, RoundResultKind.VOID)
-        return _conclude(table, state, outcome.match, result, events, now_ms)
-    return _start_turn(table, state, events, now_ms)
 
 
 def _running_deal(table: TableState, ctx: Context, doing: str) -> RoundState:
@@ -406,54 +249,18 @@ def _running_deal(table: TableState, ctx: Context, doing: str) -> RoundState:
     return table.round
 
 
-def _refusal_metadata(table: TableState, state: RoundState, refusal: IllegalAction, action: Action) -> dict[str, str]:
-    metadata = {"table_id": table.table_id}
-    reason = refusal.reason
-    if reason is Refusal.NOT_YOUR_TURN:
-        metadata["turn_seat"] = str(state.turn)
-    elif reason is Refusal.BID_TOO_LOW:
-        metadata["highest_bid"] = str(state.bid)
-    elif reason is Refusal.WRONG_PHASE:
-        metadata["phase"] = table.phase_name
-    elif reason is Refusal.DOES_NOT_BEAT and state.last_play is not None:
-        # The contract's enum value names (dizhu.v1.CombinationKind, dizhu.v1.Rank).
-        metadata["to_beat_kind"] = f"COMBINATION_KIND_{state.last_play.kind.name}"
-        metadata["to_beat_size"] = str(state.last_play.size)
-        metadata["to_beat_main_rank"] = f"RANK_{state.last_play.main_rank.name}"
-    elif reason is Refusal.CARDS_NOT_IN_HAND and isinstance(action, Play):
-        held = set(state.hands[action.seat])
-        seen: set[Card] = set()
-        missing = []
-        for card in action.cards:
-            if card not in held or card in seen:
-                missing.append(str(card.id))
-            seen.add(card)
-        metadata["missing_card_ids"] = ",".join(missing)
-    elif reason is Refusal.ILLEGAL_COMBINATION and isinstance(action, Play):
-        metadata["classify_reason"] = classify_reason(action.cards, table.variant)
-    return metadata
-
-
-def classify_reason(items: Sequence[Card] | Sequence[Rank], variant: Variant) -> str:
-    """Why ``items`` are no combination, as the contract's ``Classification.reason`` says it."""
-    if not items:
-        return "EMPTY"
-    why = explain(items, variant) or ""
-    return "NOT_IN_VARIANT" if "not played in this variant" in why else "NOT_A_COMBINATION"
-
-
 def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = False) -> Outcome:
     state = table.round
     assert state is not None
     try:
         transition = apply(state, action)
     except IllegalAction as refusal:
-        raise from_refusal(refusal, _refusal_metadata(table, state, refusal, action)) from None
+        raise from_refusal(refusal, refusal_metadata(table, state, refusal, action)) from None
     after = transition.state
     took = max(0, now_ms - table.turn_started_ms)
     banks = list(table.banks_ms)
     if table.settings.clock.decision_ms:
-        overflow = max(0, took - _allowance_ms(table, state))
+        overflow = max(0, took - allowance_ms(table, state))
         banks[action.seat] = 0 if timed_out else max(0, banks[action.seat] - overflow)
     table = dataclasses.replace(table, banks_ms=tuple(banks), timings=(*table.timings, Timing(now_ms, took, timed_out)))
     events: Events = []
@@ -475,7 +282,7 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
                     timed_out=timed_out,
                 )
             )
-    return _bump(table, _after_deal(table, after, events, now_ms), events, now_ms)
+    return _bump(table, after_deal(table, after, events, now_ms), events, now_ms)
 
 
 def bid(table: TableState, ctx: Context, amount: int) -> Outcome:
@@ -492,20 +299,6 @@ def play(table: TableState, ctx: Context, cards: tuple[Card, ...]) -> Outcome:
     return _act(table, Play(seat, cards), ctx.now_ms)
 
 
-def _forfeit(table: TableState, seat: int, events: Events, now_ms: int) -> TableState:
-    """``seat`` forfeits the running round: its side loses the current stake (nothing in the auction)."""
-    state = table.round
-    assert state is not None
-    settlement = forfeit(state, seat)
-    if settlement.landlord_won is None:
-        kind = RoundResultKind.ABANDONED
-    else:
-        kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
-    result = _result(table, state, settlement, kind, forfeited_by=seat)
-    waiting = dataclasses.replace(table, status=TableStatus.WAITING)
-    return _conclude(waiting, state, book_settlement(table.match, settlement), result, events, now_ms)
-
-
 def leave(table: TableState, ctx: Context) -> Outcome:
     """The caller gives up its seat; mid-round that forfeits or abandons the round."""
     seat = ctx.principal.require_seat("leave a table")
@@ -516,7 +309,7 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     seats[seat] = Seat()
     after = dataclasses.replace(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat})
     if table.status is TableStatus.IN_ROUND and table.round is not None:
-        after = _forfeit(after, seat, events, ctx.now_ms)
+        after = forfeit_round(after, seat, events, ctx.now_ms)
     return _bump(table, after, events, ctx.now_ms)
 
 
@@ -529,9 +322,9 @@ def close(table: TableState, ctx: Context) -> Outcome:
     after = table
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         nothing = Settlement.nothing(table.variant.players)
-        result = _result(table, table.round, nothing, RoundResultKind.ABANDONED)
+        result = result_of(table, table.round, nothing, RoundResultKind.ABANDONED)
         balances = table.match.balances
-        events.append(ev.RoundEnded(result, balances, _replay(table, table.round, result, balances)))
+        events.append(ev.RoundEnded(result, balances, round_replay(table, table.round, result, balances)))
         after = dataclasses.replace(table, last_result=result, deadline_ms=0)
     after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=CloseReason.CLOSED_BY_CREATOR)
     events.append(ev.TableClosed(CloseReason.CLOSED_BY_CREATOR, table_standings(after)))
@@ -555,7 +348,7 @@ def timeout(table: TableState, now_ms: int) -> Outcome:
     table = dataclasses.replace(table, timeouts=tuple(strikes))
     if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
         events: Events = []
-        return _bump(table, _forfeit(table, seat, events, now_ms), events, now_ms)
+        return _bump(table, forfeit_round(table, seat, events, now_ms), events, now_ms)
     action: Action
     if state.phase is Phase.AUCTION:
         action = Bid(seat, 0)
@@ -576,5 +369,5 @@ def settle_round(table: TableState, ctx: Context) -> Outcome:
     _fresh(table, ctx)
     events: Events = [ev.SeatSettled(seat, table.last_result.round)]
     after = dataclasses.replace(table, awaiting_settle=table.awaiting_settle - {seat})
-    after = _maybe_start(after, events, ctx.now_ms)
+    after = maybe_start(after, events, ctx.now_ms)
     return _bump(table, after, events, ctx.now_ms)

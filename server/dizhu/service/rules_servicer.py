@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from dizhu.referee.commands import classify_reason
 from dizhu.referee.errors import InvalidArgument
+from dizhu.referee.refusals import classify_reason
 from dizhu.rules import Card, Rank, Variant, beats, legal_moves, pick_cards, try_classify
 from dizhu.service import convert
 from dizhu.service.errors import ServicerContext, guarded

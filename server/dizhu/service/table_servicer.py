@@ -9,6 +9,7 @@ from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role
 from dizhu.referee.commands import Context, Created, Outcome
 from dizhu.referee.errors import InvalidArgument, WrongPhase
+from dizhu.referee.flow import table_standings
 from dizhu.referee.table import TableState
 from dizhu.rules import MAX_BID
 from dizhu.service import convert
@@ -133,7 +134,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.expected_version,
             commands.close,
             lambda outcome, principal: pb.CloseTableResponse(
-                standings=convert.standings_to_proto(commands.table_standings(outcome.table)),
+                standings=convert.standings_to_proto(table_standings(outcome.table)),
                 table=_viewed(outcome, principal),
             ),
             pb.CloseTableResponse.FromString,
@@ -191,7 +192,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             return pb.SettleResponse(
                 settlement=convert.settlement_to_proto(result),
                 reveal=convert.reveal_to_proto(result.reveal),
-                standings=convert.standings_to_proto(commands.table_standings(outcome.table)),
+                standings=convert.standings_to_proto(table_standings(outcome.table)),
                 table=_viewed(outcome, principal),
             )
 
