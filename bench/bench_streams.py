@@ -71,8 +71,11 @@ async def _all_ready(
 
 
 async def _run(target: str, pid: int, streams: int, tables: int, moves: int) -> None:
-    # HTTP/2 caps concurrent streams per connection (about 100 by default): spread them.
-    channels = [grpc.aio.insecure_channel(target) for _ in range(max(8, streams // 80))]
+    # HTTP/2 caps concurrent streams per connection: spread them over connections of their own.
+    channels = [
+        grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+        for _ in range(max(8, streams // 80))
+    ]
     stubs = [table_service_pb2_grpc.TableServiceStub(channel) for channel in channels]
     creator = stubs[0]
     table_ids, tokens = await _create_tables(creator, tables)
