@@ -63,6 +63,9 @@ async def _all_ready(
         await asyncio.wait_for(event.wait(), timeout=120)
     except TimeoutError:
         print(f"  only {ready()} of {streams} streams got their snapshot within 120 s")
+        failed = [task.exception() for task in tasks if task.done() and not task.cancelled() and task.exception()]
+        codes = sorted({error.code().name for error in failed if isinstance(error, grpc.aio.AioRpcError)})
+        print(f"  {len(failed)} streams had failed: {', '.join(codes) or '-'}")
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
