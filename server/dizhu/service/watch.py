@@ -46,26 +46,27 @@ async def watch(
     heartbeat_s: float,
 ) -> AsyncIterator[events_pb2.TableEvent]:
     """The events of ``table_id`` for the caller (see the module docstring)."""
-    # Checked before subscribing, so an unknown table or a bad token fails at once.
-    table, principal, _ = await gateway.snapshot(table_id, credentials)
+    # Read before subscribing, so an unknown table or a bad token fails at once. Events after
+    # this snapshot's sequence that the subscription misses are read back from the store below.
+    table, principal, snapshot_sequence = await gateway.snapshot(table_id, credentials)
     viewer = seat = principal.seat if principal.role is Role.SEAT else None
+    if after_sequence is not None and after_sequence > snapshot_sequence:
+        raise SequenceOutOfRange(
+            f"sequence {after_sequence} is beyond the table's latest, {snapshot_sequence}",
+            metadata={"table_id": table_id, "latest_sequence": str(snapshot_sequence)},
+        )
     async with feeds.subscribe(table_id) as queue:
-        last = 0
-        fresh = after_sequence is None
+        # Resume without a snapshot when every event the caller missed is still kept.
+        resume = False
         if after_sequence is not None:
-            newest = await store.last_sequence(table_id)
-            if after_sequence > newest:
-                raise SequenceOutOfRange(
-                    f"sequence {after_sequence} is beyond the table's latest, {newest}",
-                    metadata={"table_id": table_id, "latest_sequence": str(newest)},
-                )
             oldest = await store.oldest_sequence(table_id)
-            fresh = oldest is not None and after_sequence + 1 < oldest
+            kept = oldest is not None and after_sequence + 1 >= oldest
+            resume = after_sequence == snapshot_sequence or kept
+        if resume and after_sequence is not None:
             last = after_sequence
-        if fresh:
-            # Taken after subscribing: every event after it arrives through the queue or the history.
-            table, principal, last = await gateway.snapshot(table_id, credentials)
-            yield _snapshot(table_view(table, principal), last, table.version)
+        else:
+            last = snapshot_sequence
+            yield _snapshot(table_view(table, principal), snapshot_sequence, table.version)
         while True:
             history = await store.read_events(table_id, last, count=_HISTORY_CHUNK)
             for sequence, payload in history:
