@@ -84,10 +84,16 @@ async def create_table(
     next_round: table_pb2.NextRound = table_pb2.NEXT_ROUND_AUTOMATIC,
     first_dealer: int | None = None,
     request_id: str | None = None,
+    clock_settings: table_pb2.ClockSettings | None = None,
+    max_redeals: int | None = None,
 ) -> Table:
     """A table whose first ``players`` seats (default: all) are pre-assigned to p0, p1, ..."""
     count = PLAYERS[variant] if players is None else players
     settings = table_pb2.TableSettings(variant=variant, round_limit=round_limit, next_round=next_round)
+    if clock_settings is not None:
+        settings.clock.CopyFrom(clock_settings)
+    if max_redeals is not None:
+        settings.max_redeals = max_redeals
     if first_dealer is not None:
         settings.first_dealer = first_dealer
     created = await tables.CreateTable(

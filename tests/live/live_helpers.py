@@ -25,7 +25,6 @@ import pytest
 import redis.asyncio
 from google.protobuf.message import Message
 from grpc_helpers import (
-    PLAYERS,
     THREE,
     Decision,
     RulesStub,
@@ -33,9 +32,9 @@ from grpc_helpers import (
     TableStub,
     as_seat,
     card_id,
+    create_table,
     decide,
     error_info,
-    rid,
     send,
 )
 
@@ -130,28 +129,16 @@ async def create(
     seeds: Sequence[bytes] = (),
 ) -> Table:
     """A table whose first ``players`` seats (default: all) are pre-assigned to p0, p1, ..."""
-    count = PLAYERS[variant] if players is None else players
-    settings = table_pb2.TableSettings(variant=variant, round_limit=round_limit, next_round=next_round)
-    if clock_settings is not None:
-        settings.clock.CopyFrom(clock_settings)
-    if max_redeals is not None:
-        settings.max_redeals = max_redeals
-    if first_dealer is not None:
-        settings.first_dealer = first_dealer
-    created = await tables.CreateTable(
-        pb.CreateTableRequest(
-            request_id=rid(),
-            settings=settings,
-            seeds=list(seeds),
-            player_names=[f"p{seat}" for seat in range(count)],
-        )
-    )
-    return Table(
-        table_id=created.table_id,
-        creator_token=created.creator_token,
-        tokens={entry.seat: entry.token for entry in created.seat_tokens},
-        variant=variant,
-        created=created,
+    return await create_table(
+        tables,
+        variant,
+        players=players,
+        round_limit=round_limit,
+        clock_settings=clock_settings,
+        max_redeals=max_redeals,
+        next_round=next_round,
+        first_dealer=first_dealer,
+        seeds=seeds,
     )
 
 

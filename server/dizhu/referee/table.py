@@ -224,10 +224,6 @@ class TableState:
         return "PHASE_AUCTION" if self.round.phase is Phase.AUCTION else "PHASE_PLAY"
 
 
-def _cards(ids: list[int]) -> tuple[Card, ...]:
-    return cards_by_id(ids)
-
-
 def _ids(cards: tuple[Card, ...]) -> list[int]:
     return [card.id for card in cards]
 
@@ -279,8 +275,8 @@ def _result_from_plain(data: dict[str, Any] | None) -> RoundResult | None:
             round=r["round"],
             deal_number=r["deal"],
             seed=None if r["seed"] is None else bytes.fromhex(r["seed"]),
-            hands=tuple(_cards(hand) for hand in r["hands"]),
-            kitty=_cards(r["kitty"]),
+            hands=tuple(cards_by_id(hand) for hand in r["hands"]),
+            kitty=cards_by_id(r["kitty"]),
         ),
         bid=data["bid"],
         winner=data["winner"],

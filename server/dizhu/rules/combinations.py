@@ -84,7 +84,7 @@ def _read(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:
         counts[rank] = counts.get(rank, 0) + 1
     decks = variant.decks
     for counted, count in counts.items():
-        limit = decks if counted >= _BLACK_JOKER else 4 * decks
+        limit = variant.copies(counted)
         if count > limit:
             return f"the {variant.name} deck holds only {limit} {RANKS[counted].symbol}"
     kinds = variant.kinds

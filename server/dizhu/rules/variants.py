@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+from dizhu.rules.cards import Rank
+
 __all__ = [
     "FOUR_PLAYER",
     "THREE_PLAYER",
@@ -103,6 +105,10 @@ class Variant:
     @property
     def landlord_hand_size(self) -> int:
         return self.hand_size + self.kitty_size
+
+    def copies(self, rank: int) -> int:
+        """How many cards of ``rank`` the deck holds: one per deck of each joker, four of the rest."""
+        return self.decks if rank >= Rank.BLACK_JOKER else 4 * self.decks
 
     def __str__(self) -> str:
         return self.name

@@ -6,7 +6,7 @@ from collections import Counter
 
 from dizhu.referee.errors import InvalidArgument
 from dizhu.referee.refusals import classify_reason
-from dizhu.rules import Card, Rank, Variant, beats, legal_moves, pick_cards, try_classify
+from dizhu.rules import Card, Combination, Rank, Variant, beats, legal_moves, pick_cards, try_classify
 from dizhu.service import convert
 from dizhu.service.errors import ServicerContext, guarded
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc
@@ -29,14 +29,15 @@ def _card_set(card_set: cards_pb2.CardSet, variant: Variant, field: str) -> tupl
     ranks = convert.ranks_from_proto(card_set.ranks, f"{field}.ranks")
     counts = Counter(ranks)
     for rank, count in counts.items():
-        if count > (1 if rank.is_joker else 4) * variant.decks:
+        if count > variant.copies(rank):
             raise InvalidArgument(f"{field}.ranks", f"more cards of rank {rank.name} than the {variant.name} deck has")
     return ranks
 
 
-def _classification(items: tuple[Card, ...] | tuple[Rank, ...], variant: Variant) -> rules_service_pb2.Classification:
+def _classification(
+    items: tuple[Card, ...] | tuple[Rank, ...], combination: Combination | None, variant: Variant
+) -> rules_service_pb2.Classification:
     """Every reading of ``items`` (at most one, by the one-reading Decision), or why there is none."""
-    combination = try_classify(items, variant)
     if combination is not None:
         return rules_service_pb2.Classification(combinations=[convert.combination_to_proto(combination)])
     return rules_service_pb2.Classification(reason=classify_reason(items, variant))
@@ -50,7 +51,8 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
         self, request: rules_service_pb2.ClassifyRequest, context: ServicerContext
     ) -> rules_service_pb2.ClassifyResponse:
         variant = convert.variant_from_proto(request.variant)
-        classification = _classification(_card_set(request.cards, variant, "cards"), variant)
+        items = _card_set(request.cards, variant, "cards")
+        classification = _classification(items, try_classify(items, variant), variant)
         return rules_service_pb2.ClassifyResponse(classification=classification)
 
     @guarded
@@ -84,6 +86,6 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
         b = try_classify(b_items, variant)
         return rules_service_pb2.CompareResponse(
             beats=a is not None and b is not None and beats(b, a),
-            a=_classification(a_items, variant),
-            b=_classification(b_items, variant),
+            a=_classification(a_items, a, variant),
+            b=_classification(b_items, b, variant),
         )
