@@ -62,6 +62,7 @@ from dizhu.rules import (
     Bid,
     Card,
     IllegalAction,
+    LandlordChosen,
     Phase,
     Play,
     RoundState,
@@ -74,7 +75,6 @@ from dizhu.rules import (
 )
 from dizhu.rules import BidMade as RulesBidMade
 from dizhu.rules import CardsPlayed as RulesCardsPlayed
-from dizhu.rules import LandlordChosen as RulesLandlordChosen
 from dizhu.rules import TrickClosed as RulesTrickClosed
 
 __all__ = [
@@ -268,8 +268,8 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
     for event in transition.events:
         if isinstance(event, RulesBidMade):
             events.append(ev.BidMade(event.seat, event.amount, timed_out))
-        elif isinstance(event, RulesLandlordChosen):
-            events.append(ev.LandlordChosen(event.seat, event.bid, event.kitty))
+        elif isinstance(event, LandlordChosen):
+            events.append(event)
         elif isinstance(event, RulesCardsPlayed):
             events.append(
                 ev.CardsPlayed(

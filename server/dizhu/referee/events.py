@@ -1,7 +1,8 @@
 """What happened at a table, as the referee records it (one event per change seen by players).
 
-These mirror the contract's ``TableEvent`` payloads. ``DealStarted`` carries every hand:
-the service hands each viewer only its own, and spectators none (see ``dizhu.service``).
+These mirror the contract's ``TableEvent`` payloads (``LandlordChosen`` is the rules core's
+own). ``DealStarted`` carries every hand: the service hands each viewer only its own, and
+spectators none (see ``dizhu.service``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from dizhu.referee.table import CloseReason, Reveal, RoundResult
-from dizhu.rules import Card, Combination
+from dizhu.rules import Card, Combination, LandlordChosen
 
 __all__ = [
     "BidMade",
@@ -72,13 +73,6 @@ class DealThrownIn:
     reveal: Reveal
     #: The redeal cap was hit: the round is void.
     round_void: bool
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class LandlordChosen:
-    seat: int
-    bid: int
-    kitty: tuple[Card, ...]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
