@@ -128,7 +128,9 @@ class TestRetriedTableCalls:
         again = await tables.CreateTable(request)
         assert again == first
         assert [t.token for t in first.seat_tokens] == [t.token for t in again.seat_tokens]
-        other = await tables.CreateTable(pb.CreateTableRequest(request_id="create-other-0123456789", settings=request.settings))
+        other = await tables.CreateTable(
+            pb.CreateTableRequest(request_id="create-other-0123456789", settings=request.settings)
+        )
         assert other.table_id != first.table_id
         changed = pb.CreateTableRequest()
         changed.CopyFrom(request)
