@@ -81,9 +81,9 @@ class RateLimiter:
         return (1 - tokens) / self.rate
 
     def charge(self, client: str, tokens: float) -> None:
-        """Take ``tokens`` more for work already done: the bucket may fall into debt, down to ``-burst``."""
+        """Take ``tokens`` more for work already done: the bucket may fall into debt, repaid by the refill."""
         now = self._now()
-        self._buckets[client] = (max(-self.burst, self._tokens(client, now) - tokens), now)
+        self._buckets[client] = (self._tokens(client, now) - tokens, now)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -125,7 +125,7 @@ def _admission_limits(config: ServerConfig) -> AdmissionLimits:
     return AdmissionLimits(
         enabled=config.limits_enabled,
         calls_per_s=config.rate_limit,
-        calls_burst=2 * config.rate_limit,
+        calls_burst=max(1.0, 2 * config.rate_limit),
         creates_per_min=config.create_rate_limit,
         creates_burst=max(1.0, config.create_rate_limit / 3),
         max_open_tables=config.max_open_tables,
