@@ -16,6 +16,7 @@ from google.rpc import error_details_pb2
 from grpc_helpers import THREE, create_table, error_info, refused, rid
 from safety_helpers import Server, Servers, exhausted, retry_delay_ms, status_details
 
+from dizhu.client import RateLimited, TableClient, TableNotFound
 from dizhu.service.admission import RateLimiter, client_of_peer
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
@@ -232,3 +233,22 @@ class TestStreams:
         for _ in range(2):
             await _open_stream(server.tables, table.table_id)
         await _stream_refused(server.tables, table.table_id)
+
+
+class TestTheSdk:
+    async def test_a_rate_limited_call_raises_with_the_delay_the_referee_asks_for(self, servers: Servers) -> None:
+        server = await servers.start(limits="on", rate_limit=_SLOW)
+        async with TableClient(server.target, table_id="no-such-table") as client:
+            with pytest.raises(TableNotFound):
+                await client.get()
+            with pytest.raises(RateLimited) as caught:
+                await client.get()
+        assert caught.value.retry_delay_s > 100
+        assert caught.value.retryable
+
+    async def test_a_short_wait_is_honoured_and_the_call_retried(self, servers: Servers) -> None:
+        server = await servers.start(limits="on", rate_limit=5.0)  # a burst of 10, then one call every 0.2 s
+        async with TableClient(server.target) as client:
+            created = await client.create_table(player_names=["a", "b", "c"])
+            views = [await client.get() for _ in range(15)]
+        assert all(view.table_id == created.table_id for view in views)

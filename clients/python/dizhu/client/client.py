@@ -232,9 +232,10 @@ class TableClient:
             except grpc.aio.AioRpcError as rpc_error:
                 error = from_rpc_error(rpc_error)
                 delay = next(delays, None) if isinstance(error, RetryableError) else None
-                if delay is None:
+                # A wait the referee asks for (RetryInfo) is honoured, unless longer than the policy allows.
+                if delay is None or error.retry_delay_s > self.retry.max_delay_s:
                     raise error from rpc_error
-                await asyncio.sleep(delay)
+                await asyncio.sleep(max(delay, error.retry_delay_s))
                 continue
             return cast(_Response, response)
 
