@@ -161,13 +161,9 @@ class TestBoundedStorage:
     async def test_every_key_of_a_long_running_table_stays_within_its_ceiling(
         self, servers: Servers, redis_client: redis.asyncio.Redis
     ) -> None:
-        server = await servers.start(
-            clock_interval_s=0.02, unattended_rounds=0, replays_per_table=3, answers_per_table=4, events_maxlen=20
-        )
-        table = await create_table(server.tables, THREE, clock_settings=clock(100), max_redeals=0, round_limit=5)
-        bots = Bots(server.tables, server.rules, table, [0], seed=5)
-        assert await watch(server.tables, table.table_id).closed(timeout=90) == grpc.StatusCode.OK
-        await bots.finished()
+        server = await servers.start(replays_per_table=3, answers_per_table=4, events_maxlen=20)
+        table = await create_table(server.tables, THREE, round_limit=5)
+        await Bots(server.tables, server.rules, table, range(3), seed=5).finished()
         keys = server.store.keys(table.table_id)
         assert await redis_client.hlen(keys.records) == 3
         assert await redis_client.hlen(keys.answers) <= 4
@@ -217,8 +213,9 @@ class TestRetriedAnswersAreKeptAsPromised:
         bid = pb.BidRequest(table_id=created.table_id, request_id=rid(), expected_version=1, amount=1)
         await server.tables.Bid(bid, metadata=seat)
         # Every answer of the table expires now, by Redis' clock (as answer_ttl passing would).
-        answered = server.store.keys(created.table_id).answered
-        await redis_client.zadd(answered, dict.fromkeys(await redis_client.zrange(answered, 0, -1), 1))
+        answers = server.store.keys(created.table_id).answers
+        for answer, value in (await redis_client.hgetall(answers)).items():
+            await redis_client.hset(answers, answer, b"1:" + value.split(b":", 1)[1])
         await refused(server.tables.Bid(bid, metadata=seat), grpc.StatusCode.ABORTED, "STALE_STATE")
         await refused(server.tables.CreateTable(create), grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
 
@@ -234,19 +231,22 @@ def small_redis() -> Iterator[EmbeddedRedis]:
 
 
 class TestAFullRedis:
-    async def _fill(self, client: redis.asyncio.Redis, until: float | None) -> None:
-        """Write junk until Redis uses more than ``until`` of its maxmemory (None: until it refuses)."""
+    async def _fill(self, client: redis.asyncio.Redis, until: float) -> None:
+        """Write junk until Redis uses more than ``until`` of its maxmemory."""
         limit = int((await client.config_get("maxmemory"))["maxmemory"])
         for index in range(10_000):
-            used = int((await client.info("memory"))["used_memory"])
-            if until is not None and used > until * limit:
+            if int((await client.info("memory"))["used_memory"]) > until * limit:
                 return
-            try:
-                await client.set(f"junk:{index}", b"x" * 32 * 1024)
-            except redis.exceptions.OutOfMemoryError:
-                assert until is None, "Redis filled up before the threshold"
-                return
+            await client.set(f"junk:{index}", b"x" * 32 * 1024)
         raise AssertionError("could not fill Redis")
+
+    async def _brim(self, client: redis.asyncio.Redis) -> None:
+        """Make Redis full: maxmemory below what it uses (a write that fails frees its own buffers,
+        so filling up by writing leaves Redis hovering at the limit, not over it)."""
+        used = int((await client.info("memory"))["used_memory"])
+        await client.config_set("maxmemory", used - 1024 * 1024)
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            await client.set("one-more", b"x")
 
     async def test_creation_is_refused_first_then_moves_and_both_are_retryable(
         self, servers: Servers, small_redis: EmbeddedRedis
@@ -272,12 +272,13 @@ class TestAFullRedis:
             )
             assert moved.table.version == 2
             # Filled to the brim, a move is refused the same way: retryable, nothing applied.
-            await self._fill(client, until=None)
+            await self._brim(client)
             bid = pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=2, amount=2)
             await exhausted(server.tables.Bid(bid, metadata=table.seat(1)), "STORE_FULL")
             assert (await view(server.tables, table)).version == 2
             # The operator makes room: the same request applies, once.
             await client.delete(*[key async for key in client.scan_iter(match="junk:*")])
+            await client.config_set("maxmemory", 16 * 1024 * 1024)
             assert (await server.tables.Bid(bid, metadata=table.seat(1))).table.version == 3
             assert (await server.tables.Bid(bid, metadata=table.seat(1))).table.version == 3
             assert (await view(server.tables, table)).version == 3

@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio
 from redis.crc import key_slot
 
-from dizhu.store import Loaded, Saved, SaveOutcome, TableStore, answer_id, table_keys
+from dizhu.store import Loaded, Saved, SaveOutcome, TableKeys, TableStore, answer_id, table_keys
 
 TABLE = "t-1"
 ALICE = "seat-0"
@@ -44,6 +44,19 @@ async def _save(
         None if request_id is None else f"answer-{request_id}".encode(),
         finished=finished,
     )
+
+
+async def expire_answers(client: redis.asyncio.Redis, keys: TableKeys) -> None:
+    """Make every answer of a table expired now, by Redis' own clock."""
+    for answer, value in (await client.hgetall(keys.answers)).items():
+        await client.hset(keys.answers, answer, b"1:" + value.split(b":", 1)[1])
+
+
+async def _expires_in_ms(client: redis.asyncio.Redis, store: TableStore, request_id: str) -> int:
+    value = await client.hget(store.keys(TABLE).answers, answer_id(ALICE, request_id))
+    assert value is not None
+    now_s, now_us = await client.time()
+    return int(value.split(b":", 1)[0]) - (now_s * 1000 + now_us // 1000)
 
 
 class TestLoad:
@@ -228,10 +241,7 @@ class TestExpiry:
         assert set(ttls) == {key.encode() for key in (keys.state, keys.events, keys.answers, keys.answered)}
         assert all(590 <= ttl <= 600 for ttl in ttls.values())
         # The last answer is kept no longer than the table: its own expiry is the table's.
-        expires_ms = await redis_client.zscore(keys.answered, answer_id(ALICE, "last"))
-        now_s, now_us = await redis_client.time()
-        assert expires_ms is not None
-        assert 590_000 <= expires_ms - (now_s * 1000 + now_us // 1000) <= 600_000
+        assert 590_000 <= await _expires_in_ms(redis_client, store, "last") <= 600_000
 
     async def test_a_table_saved_unfinished_again_no_longer_expires(
         self, store: TableStore, redis_client: redis.asyncio.Redis
@@ -250,23 +260,19 @@ class TestExpiry:
         store: TableStore = make_store(answer_ttl_s=120)
         await _create(store)
         await _save(store, 1, request_id="r-1")
-        expires_ms = await redis_client.zscore(store.keys(TABLE).answered, answer_id(ALICE, "r-1"))
-        now_s, now_us = await redis_client.time()
-        assert expires_ms is not None
-        assert 110_000 <= expires_ms - (now_s * 1000 + now_us // 1000) <= 120_000
+        assert 110_000 <= await _expires_in_ms(redis_client, store, "r-1") <= 120_000
 
     async def test_an_expired_answer_is_never_returned_and_its_request_is_judged_afresh(
         self, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
         await _create(store)
         await _save(store, 1, request_id="r-1")
-        # Expire it now, by Redis' own clock (as the passing of answer_ttl_s would).
-        await redis_client.zadd(store.keys(TABLE).answered, {answer_id(ALICE, "r-1"): 1})
+        await expire_answers(redis_client, store.keys(TABLE))  # as the passing of answer_ttl_s would
         assert (await store.load(TABLE, ALICE, "r-1")).answer is None
+        assert (await store.load(TABLE, ALICE, "create-1")).answer is None
         again = await _save(store, 2, request_id="r-1")
         assert again.outcome is SaveOutcome.SAVED
-        # Recording an answer sweeps the expired ones out of the hash.
-        assert await redis_client.hlen(store.keys(TABLE).answers) == 2  # create's and the new r-1's
+        assert (await store.load(TABLE, ALICE, "r-1")).answer == b"answer-r-1"
 
     async def test_a_table_keeps_only_its_latest_answers(
         self, make_store: Any, redis_client: redis.asyncio.Redis
@@ -338,10 +344,11 @@ class TestKeys:
             b"version": b"1",
             b"data": b"state-1",
             b"seq": b"1",
+            b"answers": b"1",
         }
-        assert await redis_client.hgetall(b"game:{t:t-1}:answers") == {
-            answer_id(ALICE, "create-1").encode(): b"answer-create"
-        }
+        stored = await redis_client.hgetall(b"game:{t:t-1}:answers")
+        assert list(stored) == [answer_id(ALICE, "create-1").encode()]
+        assert next(iter(stored.values())).endswith(b":answer-create")
 
     async def test_no_key_or_value_holds_a_principal_or_a_request_id(
         self, store: TableStore, redis_client: redis.asyncio.Redis

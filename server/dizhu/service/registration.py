@@ -6,7 +6,10 @@ name. The handlers registered here decode with a deserializer that never raises 
 bytes, or bytes that are no valid message (truncated, invalid UTF-8 in a string, nested too
 deep), become a marker -- and each call then runs, in order:
 
-1. admission (``dizhu.service.admission``): RATE_LIMITED when the client is over its rate;
+1. admission (``dizhu.service.admission``): RATE_LIMITED when the client is over its rate --
+   answered after a short pause (the retry delay, at most ``RATE_LIMITED_PAUSE_S``), which costs
+   an idle coroutine and slows a client that ignores RetryInfo down to a few calls per second
+   per connection, instead of letting it make the process refuse thousands a second;
 2. the marker, if the request did not decode: INVALID_ARGUMENT with ErrorInfo and BadRequest,
    and nothing internal in the message;
 3. for a stream, a stream slot (QUOTA_EXCEEDED when a cap is reached), held until it ends;
@@ -15,6 +18,7 @@ deep), become a marker -- and each call then runs, in order:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
@@ -24,14 +28,25 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 
-from dizhu.referee.errors import InvalidArgument, RefereeError
+from dizhu.referee.errors import InvalidArgument, RateLimited, RefereeError
 from dizhu.service.admission import Admission
 from dizhu.service.errors import ServicerContext, abort
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "add_services"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "MAX_CALLS_PER_CONNECTION", "RATE_LIMITED_PAUSE_S", "add_services"]
 
 #: The largest request accepted by default: a CreateTable with 1,024 preset seeds fits.
 DEFAULT_MAX_REQUEST_BYTES: Final = 64 * 1024
+#: The longest a RATE_LIMITED answer is held back.
+RATE_LIMITED_PAUSE_S: Final = 0.1
+#: How many calls one connection may have in flight (HTTP/2 streams): it bounds what paused
+#: answers and open WatchTable streams can hold per connection.
+MAX_CALLS_PER_CONNECTION: Final = 256
+
+
+async def _refuse(context: ServicerContext, refusal: RefereeError) -> None:
+    if isinstance(refusal, RateLimited):
+        await asyncio.sleep(min(refusal.retry_after_ms / 1000, RATE_LIMITED_PAUSE_S))
+    await abort(context, refusal)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -74,7 +89,7 @@ def _unary(behaviour: Unary, admission: Admission, creates: bool) -> Unary:
             if isinstance(request, _Undecodable):
                 raise request.error()
         except RefereeError as refusal:
-            await abort(context, refusal)
+            await _refuse(context, refusal)
         return await behaviour(request, context)
 
     return handle
@@ -88,7 +103,7 @@ def _streaming(behaviour: Streaming, admission: Admission) -> Streaming:
                 raise request.error()
             close = admission.open_stream(context)
         except RefereeError as refusal:
-            await abort(context, refusal)
+            await _refuse(context, refusal)
             return
         try:
             async for message in behaviour(request, context):

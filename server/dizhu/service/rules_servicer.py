@@ -139,22 +139,27 @@ def _combination_entry(move: Combination) -> bytes:
 def _legal_moves_response(
     moves: Sequence[Combination], hand: tuple[Card, ...], *, can_pass: bool
 ) -> rules_service_pb2.ListLegalMovesResponse:
-    """Every move, with its cards when the hand is exact: for each rank, the lowest card ids."""
-    by_rank: dict[Rank, list[int]] = {}
+    """Every move, with its cards when the hand is exact: for each rank, the lowest card ids.
+
+    Cards are listed by id: every first-deck card (ids below 54, in rank order) before every
+    second-deck one, so picking ranks in ascending order into two lists sorts them.
+    """
+    by_rank: dict[Rank, list[tuple[bool, bytes]]] = {}
     for card in sorted(hand, key=lambda card: card.id):
-        by_rank.setdefault(card.rank, []).append(card.id)
+        by_rank.setdefault(card.rank, []).append((card.copy > 0, _CARD_ENTRIES[card.id]))
     parts = []
     for move in moves:
         entry = _combination_entry(move)
         if hand:
-            picked = []
+            first: list[bytes] = []
+            second: list[bytes] = []
             previous, nth = None, 0
             for rank in move.ranks:  # ascending: the nth card of a rank takes its nth lowest id
                 nth = nth + 1 if rank == previous else 0
                 previous = rank
-                picked.append(by_rank[rank][nth])
-            picked.sort()
-            entry += b"".join([_CARD_ENTRIES[card_id] for card_id in picked])
+                copy, card_entry = by_rank[rank][nth]
+                (second if copy else first).append(card_entry)
+            entry += b"".join(first) + b"".join(second)
         parts.append(_field(_MOVE_TAG, entry))
     if can_pass:
         parts.append(_CAN_PASS)

@@ -27,7 +27,7 @@ from dizhu.service.clock import run_clock
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway, TablePolicy
 from dizhu.service.metrics import MetricsInterceptor
-from dizhu.service.registration import add_services
+from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
@@ -89,6 +89,7 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         # Requests up to this reach our deserializer, which refuses those over max_request_bytes
         # with INVALID_ARGUMENT and details; gRPC refuses larger ones itself (RESOURCE_EXHAUSTED).
         ("grpc.max_receive_message_length", max(1 << 20, _TRANSPORT_CAP_FACTOR * config.max_request_bytes)),
+        ("grpc.max_concurrent_streams", MAX_CALLS_PER_CONNECTION),
     ]
     server = grpc.aio.server(options=options, interceptors=[MetricsInterceptor()])
     admission = Admission(_admission_limits(config), config.api_keys)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 from collections.abc import AsyncIterator, Collection
 
 from dizhu.referee import commands
@@ -54,6 +55,29 @@ def _require_amount(amount: int) -> None:
         raise InvalidArgument("amount", f"0 passes; a bid is 1..{MAX_BID}")
 
 
+class _Replays:
+    """The latest GetReplay answers: a replay never changes, and building one from its JSON costs
+    milliseconds (33 deals at most). An answer is reused only for the very same stored text."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._answers: collections.OrderedDict[tuple[str, int], tuple[str, pb.GetReplayResponse]] = (
+            collections.OrderedDict()
+        )
+
+    def response(self, table_id: str, round_number: int, text: str) -> pb.GetReplayResponse:
+        key = (table_id, round_number)
+        known = self._answers.get(key)
+        if known is not None and known[0] == text:
+            self._answers.move_to_end(key)
+            return known[1]
+        response = pb.GetReplayResponse(replay=convert.replay_from_json(text), json=text)
+        self._answers[key] = (text, response)
+        if len(self._answers) > self._size:
+            self._answers.popitem(last=False)
+        return response
+
+
 def _viewed(outcome: Outcome, principal: Principal) -> table_pb2.TableView:
     return convert.table_view(outcome.table, principal)
 
@@ -79,6 +103,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         self._api_keys = frozenset(api_keys)
         self._anonymous_create = anonymous_create
         self._heartbeat_s = heartbeat_s
+        self._replays = _Replays()
 
     @guarded
     async def CreateTable(self, request: pb.CreateTableRequest, context: ServicerContext) -> pb.CreateTableResponse:
@@ -252,7 +277,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         if request.round < 1:
             raise InvalidArgument("round", "rounds are numbered from 1")
         text = await self._gateway.read_replay(request.table_id, request.round)
-        return pb.GetReplayResponse(replay=convert.replay_from_json(text), json=text)
+        return self._replays.response(request.table_id, request.round, text)
 
     @guarded_stream
     async def WatchTable(

@@ -4,11 +4,11 @@ Every key of one table carries the same hash tag ``{t:<table_id>}``, so that Red
 puts them all in one slot and the multi-key Lua scripts of :mod:`dizhu.store.scripts` run
 unchanged on a cluster::
 
-    <prefix>:{t:<table_id>}:state      hash: version, data, seq (and fin = 1 once finished)
+    <prefix>:{t:<table_id>}:state      hash: version, data, seq, answers (a counter); fin = 1 once finished
     <prefix>:{t:<table_id>}:events     stream: ids "<seq>-1", field "e"
     <prefix>:{t:<table_id>}:records    hash: named records (replay:<round>)
-    <prefix>:{t:<table_id>}:answers    hash: answer id -> the recorded answer
-    <prefix>:{t:<table_id>}:answered   sorted set: answer id, scored by when it expires (ms)
+    <prefix>:{t:<table_id>}:answers    hash: answer id -> "<expiry ms>:<the recorded answer>"
+    <prefix>:{t:<table_id>}:answered   sorted set: answer id, scored by the order it was recorded in
 
 An answer id is a hash of who asked and the request id (:func:`answer_id`): neither appears
 in any key or value, so a request id can be a secret its caller holds (docs/security.md).
@@ -89,9 +89,9 @@ class TableKeys:
     records: str
     """A hash of named records kept with the table (e.g. ``replay:<round>``)."""
     answers: str
-    """A hash of the recorded answers, by answer id (:func:`answer_id`)."""
+    """A hash of the recorded answers, by answer id (:func:`answer_id`), each ``<expiry ms>:<answer>``."""
     answered: str
-    """A sorted set of the answer ids, scored by when each expires (ms since the epoch)."""
+    """A sorted set of the answer ids, scored by the order they were recorded in."""
     scan_pattern: str
     """A ``SCAN MATCH`` pattern for every key of the table (admin and tests only)."""
 

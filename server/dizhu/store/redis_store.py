@@ -156,7 +156,7 @@ class TableStore:
             answer = None
         else:
             version, data, seq, answer = await self._load(
-                keys=[keys.state, keys.answers, keys.answered], args=[answer_id(principal, request_id)]
+                keys=[keys.state, keys.answers], args=[answer_id(principal, request_id)]
             )
         return Loaded(state=_bytes(data), version=_int(version), answer=_bytes(answer), sequence=_int(seq))
 

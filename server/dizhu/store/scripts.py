@@ -13,9 +13,11 @@ script on ``NOSCRIPT``.
   (the table's last sequence + 1; with no events, the number the next event will get);
 - ``version``: the table's version after the call (decimal string; ``"0"`` if no table).
 
-Answers live in the table's ``answers`` hash, each with its expiry (Redis' own clock, ms) in
-the ``answered`` sorted set: an answer past its expiry is never returned, and every recording
-removes the expired ones and, beyond the table's cap, the oldest.
+Answers live in the table's ``answers`` hash, each with its expiry (Redis' own clock, ms): an
+answer past its expiry is never returned. The ``answered`` sorted set lists them in the order
+they were recorded; beyond the table's cap, recording one removes the oldest. So a table holds
+at most its cap of answers, and an expired one lingers at most until it is pushed out or the
+table expires.
 
 Writes under ``maxmemory`` with ``noeviction``: Redis refuses a script's *first* write with an
 OOM error and lets a script that has written go on, so each script checks everything before
@@ -26,27 +28,26 @@ from __future__ import annotations
 
 __all__ = ["CREATE", "DEADLINE", "DEFER", "LOAD", "RESERVE", "SAVE"]
 
-# Shared by the scripts that read or record answers. KEYS[answers] is the hash, KEYS[answered]
-# the sorted set of expiries; `now_ms` reads Redis' clock (allowed before writes: scripts
-# replicate their effects).
+# Shared by the scripts that read or record answers. An answer is kept in the hash
+# KEYS[answers] as "<expiry ms>:<answer>" and listed in the sorted set KEYS[answered] by the
+# order it was recorded in (the state hash's "answers" counter); `now_ms` reads Redis' clock
+# (allowed before writes: scripts replicate their effects).
 _ANSWERS = """
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function recorded(answers, answered, id)
-  local answer = redis.call('HGET', answers, id)
-  if not answer then return false end
-  if tonumber(redis.call('ZSCORE', answered, id) or '0') <= now_ms() then return false end
-  return answer
+local function recorded(answers, id)
+  local value = redis.call('HGET', answers, id)
+  if not value then return false end
+  local colon = string.find(value, ':', 1, true)
+  if tonumber(string.sub(value, 1, colon - 1)) <= now_ms() then return false end
+  return string.sub(value, colon + 1)
 end
-local function record(answers, answered, id, answer, ttl_ms, cap)
-  local now = now_ms()
-  redis.call('HSET', answers, id, answer)
-  redis.call('ZADD', answered, now + tonumber(ttl_ms), id)
-  local expired = redis.call('ZRANGEBYSCORE', answered, '-inf', now)
-  for _, old in ipairs(expired) do redis.call('HDEL', answers, old) end
-  if #expired > 0 then redis.call('ZREMRANGEBYSCORE', answered, '-inf', now) end
+local function record(state, answers, answered, id, answer, ttl_ms, cap)
+  local order = redis.call('HINCRBY', state, 'answers', 1)
+  redis.call('HSET', answers, id, string.format('%d', now_ms() + tonumber(ttl_ms)) .. ':' .. answer)
+  redis.call('ZADD', answered, order, id)
   local over = redis.call('ZCARD', answered) - tonumber(cap)
   if over > 0 then
     local popped = redis.call('ZPOPMIN', answered, over)
@@ -72,14 +73,13 @@ LOAD = (
 -- Read a table's state and the answer recorded for one request, atomically.
 -- KEYS[1]  state hash        <prefix>:{t:<id>}:state
 -- KEYS[2]  answers hash      <prefix>:{t:<id>}:answers
--- KEYS[3]  answered zset     <prefix>:{t:<id>}:answered
 -- ARGV[1]  the answer id
 -- return   {version or nil, data or nil, seq or nil, answer or nil (none, or expired)}
 """
     + _ANSWERS
     + """
 local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq')
-return {state[1], state[2], state[3], recorded(KEYS[2], KEYS[3], ARGV[1])}
+return {state[1], state[2], state[3], recorded(KEYS[2], ARGV[1])}
 """
 )
 
@@ -109,7 +109,7 @@ CREATE = (
 local current = redis.call('HGET', KEYS[1], 'version')
 if current then
   if ARGV[4] ~= '' then
-    local answer = recorded(KEYS[3], KEYS[4], ARGV[4])
+    local answer = recorded(KEYS[3], ARGV[4])
     if answer then return {'DUPLICATE', answer, 0, current} end
   end
   return {'CONFLICT', false, 0, current}
@@ -121,7 +121,7 @@ redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 local seq = append_events(0, 9, ARGV[3])
 redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
 if ARGV[4] ~= '' and ARGV[5] == '1' then
-  record(KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[7], ARGV[8])
+  record(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[7], ARGV[8])
 end
 return {'SAVED', false, 1, ARGV[1]}
 """
@@ -160,7 +160,7 @@ SAVE = (
     + _APPEND_EVENTS
     + """
 if ARGV[5] ~= '' then
-  local answer = recorded(KEYS[4], KEYS[5], ARGV[5])
+  local answer = recorded(KEYS[4], ARGV[5])
   if answer then
     return {'DUPLICATE', answer, 0, redis.call('HGET', KEYS[1], 'version') or '0'}
   end
@@ -181,7 +181,7 @@ local last = tonumber(state[2] or '0')
 local seq = append_events(last, 13 + 2 * records + drops, ARGV[4])
 redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
 if ARGV[5] ~= '' and ARGV[6] == '1' then
-  record(KEYS[4], KEYS[5], ARGV[5], ARGV[7], ARGV[8], ARGV[9])
+  record(KEYS[1], KEYS[4], KEYS[5], ARGV[5], ARGV[7], ARGV[8], ARGV[9])
 end
 if ARGV[10] ~= '0' then
   redis.call('HSET', KEYS[1], 'fin', '1')
