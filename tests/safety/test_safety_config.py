@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
+import uuid
 from pathlib import Path
 
+import grpc
 import pytest
 
 from dizhu.config import ServerConfig, add_server_arguments, config_from_args, listens_on_loopback
+from dizhu.testing import free_port, serve_process
+from dizhu.v1 import table_pb2, table_service_pb2_grpc
+from dizhu.v1 import table_service_pb2 as pb
 
 _SECRET = "0123456789abcdef" * 4
 
@@ -109,3 +115,20 @@ class TestTheServerSecret:
     def test_an_unreadable_secret_file_stops_the_server(self, tmp_path: Path) -> None:
         with pytest.raises(SystemExit, match="secret-file"):
             _config("--secret-file", str(tmp_path / "missing"))
+
+
+class TestAnExposedServe:
+    async def test_it_warns_about_what_its_configuration_leaves_open(self, redis_url: str, tmp_path: Path) -> None:
+        log = tmp_path / "referee.log"
+        port = free_port()
+        args = ["--address", f"0.0.0.0:{port}", "--log-format", "json", "--limits", "off"]
+        with log.open("wb") as sink, serve_process(redis_url, args=args, port=port, stderr=sink) as referee:
+            async with grpc.aio.insecure_channel(referee.target) as channel:
+                stub = table_service_pb2_grpc.TableServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.CreateTable(
+                        pb.CreateTableRequest(request_id=uuid.uuid4().hex, settings=table_pb2.TableSettings(variant=1))
+                    )
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        events = {json.loads(line).get("event") for line in log.read_text().splitlines() if line.startswith("{")}
+        assert {"no_server_secret", "no_table_creation", "limits_off"} <= events

@@ -149,18 +149,19 @@ def _table_policy(config: ServerConfig) -> TablePolicy:
 def _token_keys(config: ServerConfig) -> TokenKeys:
     if config.secrets:
         return TokenKeys([secret.encode() for secret in config.secrets])
-    if not listens_on_loopback(config.address):
+    return TokenKeys.ephemeral()
+
+
+def _warn_about_exposure(config: ServerConfig) -> None:
+    """Say at start-up what an exposed server's configuration leaves open (docs/security.md)."""
+    if listens_on_loopback(config.address):
+        return
+    if not config.secrets:
         _log.warning(
             "no_server_secret",
             detail="tokens are derived from a secret made up for this run: a CreateTable or JoinTable retried "
             "after a restart, or on another process, cannot be answered again. Set --secret-file.",
         )
-    return TokenKeys.ephemeral()
-
-
-def _warn_about_exposure(config: ServerConfig) -> None:
-    if listens_on_loopback(config.address):
-        return
     if not config.api_keys and not config.allow_anonymous_create:
         _log.warning(
             "no_table_creation",
@@ -209,15 +210,16 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
             await embedded.astop()
 
 
-async def run(config: ServerConfig) -> None:
-    """Serve until SIGTERM or SIGINT, then stop gracefully."""
+async def run(config: ServerConfig, *, warn: bool = True) -> None:
+    """Serve until SIGTERM or SIGINT, then stop gracefully (``warn``: about an exposed configuration)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     if config.metrics_port:
         prometheus_client.start_http_server(config.metrics_port)
-    _warn_about_exposure(config)
+    if warn:
+        _warn_about_exposure(config)
     async with running_referee(config) as referee:
         _log.info("serving", address=config.address, port=referee.port, metrics_port=config.metrics_port or None)
         await stop.wait()
@@ -231,7 +233,7 @@ def _worker(config: ServerConfig) -> None:
 
     configure_logging(config.log_format, config.log_level)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns ^C into SIGTERM for everyone
-    asyncio.run(run(config))
+    asyncio.run(run(config, warn=False))  # the parent warned
 
 
 def run_workers(config: ServerConfig) -> int:
@@ -247,6 +249,7 @@ def run_workers(config: ServerConfig) -> int:
         embedded = EmbeddedRedis(config.data_dir, appendonly=True).start()
         config = dataclasses.replace(config, redis_url=embedded.url)
         _log.info("embedded_redis_started", url=embedded.url, data_dir=str(config.data_dir))
+    _warn_about_exposure(config)
     if not config.secrets:
         # Every worker must derive tokens from the same secret, or a retry landing on another
         # worker could not be answered: one made up here, for all of them.
