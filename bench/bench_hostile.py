@@ -239,10 +239,21 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10, help="length of each phase (default 10)")
     parser.add_argument("--attackers", type=int, default=3, help="attacking connections (default 3)")
     parser.add_argument("--interval", type=float, default=20, help="ms between the innocent's calls (default 20)")
+    parser.add_argument(
+        "--configs",
+        default="local,exposed",
+        help="which configurations to run, comma-separated (default local,exposed; local alone also runs an "
+        "older referee, for a comparison)",
+    )
     args = parser.parse_args()
+    configs = {
+        "local": ("local defaults (loopback: bounded inputs, no per-client limits)", []),
+        "exposed": ("exposed defaults (--limits on: per-client rate limits and quotas)", ["--limits", "on"]),
+    }
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=True) as store:
-        _run("local defaults (loopback: bounded inputs, no per-client limits)", store.url, [], args)
-        _run("exposed defaults (--limits on: per-client rate limits and quotas)", store.url, ["--limits", "on"], args)
+        for name in args.configs.split(","):
+            label, flags = configs[name]
+            _run(label, store.url, flags, args)
 
 
 if __name__ == "__main__":
