@@ -220,13 +220,8 @@ class Gateway:
             # dropped): if this process dies right after the write, the clock still looks in
             # time. An early entry only makes the clock look once more.
             await self._store.index_deadline(after.table_id, after.version, after.deadline_ms, early=True)
-        rounds = [event.result.round for event in outcome.events if isinstance(event, RoundEnded) and event.replay]
-        records = [
-            (f"replay:{event.result.round}", event.replay.encode())
-            for event in outcome.events
-            if isinstance(event, RoundEnded) and event.replay
-        ]
-        kept = self.policy.replays_per_table
+        ended = [event for event in outcome.events if isinstance(event, RoundEnded) and event.replay]
+        kept = self.policy.replays_per_table  # the latest rounds' replays; the one that many before goes
         saved = await self._store.save(
             after.table_id,
             before.version,
@@ -237,8 +232,8 @@ class Gateway:
             request_id,
             answer,
             finished=closing,
-            records=records,
-            drop_records=[f"replay:{number - kept}" for number in rounds if number > kept],
+            records=[(f"replay:{event.result.round}", event.replay.encode()) for event in ended],
+            drop_records=[f"replay:{event.result.round - kept}" for event in ended if event.result.round > kept],
         )
         if saved.outcome is not SaveOutcome.SAVED:
             return saved

@@ -261,6 +261,8 @@ class TableClient:
         ``player_names`` come back in the response's ``seat_tokens``: hand each to
         :meth:`for_seat`. ``request_id`` (default: a fresh one) lets a caller that lost the
         answer -- a crash, a restart -- ask again for the same table instead of a second one.
+        It fetches the tokens again, so it is a secret: 16..64 random characters (make it with
+        :func:`new_request_id`), kept like the tokens.
         """
         if settings is None:
             settings = table_pb2.TableSettings(
