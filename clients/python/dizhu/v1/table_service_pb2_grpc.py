@@ -81,9 +81,10 @@ class TableServiceStub:
     the table's latest 1,000 answers: within that window a retry with the same request_id
     returns the first answer again, even if the table changed since, and never applies
     twice. After it the request is judged afresh (Bid and Play then fail with STALE_STATE,
-    a CreateTable with REQUEST_ID_REUSED). Refused requests are not remembered: they
-    changed nothing, and a retry is judged afresh. Retry UNAVAILABLE, DEADLINE_EXCEEDED,
-    CANCELLED and STORE_FULL calls with the same request_id.
+    a CreateTable with REQUEST_ID_REUSED, a JoinTable takes another seat). Refused requests
+    are not remembered: they changed nothing, and a retry is judged afresh. Retry
+    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, STORE_FULL and RATE_LIMITED calls (the last
+    two after their RetryInfo delay) with the same request_id.
 
     The request_id of CreateTable and JoinTable is a secret: it alone fetches their answer,
     tokens included, again. It must be at least 16 characters from a random source (a
@@ -211,9 +212,10 @@ class TableServiceServicer:
     the table's latest 1,000 answers: within that window a retry with the same request_id
     returns the first answer again, even if the table changed since, and never applies
     twice. After it the request is judged afresh (Bid and Play then fail with STALE_STATE,
-    a CreateTable with REQUEST_ID_REUSED). Refused requests are not remembered: they
-    changed nothing, and a retry is judged afresh. Retry UNAVAILABLE, DEADLINE_EXCEEDED,
-    CANCELLED and STORE_FULL calls with the same request_id.
+    a CreateTable with REQUEST_ID_REUSED, a JoinTable takes another seat). Refused requests
+    are not remembered: they changed nothing, and a retry is judged afresh. Retry
+    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, STORE_FULL and RATE_LIMITED calls (the last
+    two after their RetryInfo delay) with the same request_id.
 
     The request_id of CreateTable and JoinTable is a secret: it alone fetches their answer,
     tokens included, again. It must be at least 16 characters from a random source (a
@@ -466,9 +468,10 @@ class TableService:
     the table's latest 1,000 answers: within that window a retry with the same request_id
     returns the first answer again, even if the table changed since, and never applies
     twice. After it the request is judged afresh (Bid and Play then fail with STALE_STATE,
-    a CreateTable with REQUEST_ID_REUSED). Refused requests are not remembered: they
-    changed nothing, and a retry is judged afresh. Retry UNAVAILABLE, DEADLINE_EXCEEDED,
-    CANCELLED and STORE_FULL calls with the same request_id.
+    a CreateTable with REQUEST_ID_REUSED, a JoinTable takes another seat). Refused requests
+    are not remembered: they changed nothing, and a retry is judged afresh. Retry
+    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, STORE_FULL and RATE_LIMITED calls (the last
+    two after their RetryInfo delay) with the same request_id.
 
     The request_id of CreateTable and JoinTable is a secret: it alone fetches their answer,
     tokens included, again. It must be at least 16 characters from a random source (a
