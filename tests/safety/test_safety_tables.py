@@ -111,6 +111,19 @@ class TestAbandonedTables:
         assert await redis_client.zscore("dizhu:{idle}:active", table.table_id) is None
         assert await later.close_idle() == 0
 
+    async def test_a_table_that_cannot_be_read_does_not_stop_the_sweep(
+        self, servers: Servers, redis_client: redis.asyncio.Redis
+    ) -> None:
+        server = await servers.start()
+        broken = await create_table(server.tables, THREE)
+        idle = await create_table(server.tables, THREE)
+        await redis_client.hset(server.store.keys(broken.table_id).state, "data", b"{broken")
+        later = Gateway(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: time.time() + 2 * 3600)
+        assert await later.close_idle() == 1
+        assert (await view(server.tables, idle)).close_reason == table_pb2.CLOSE_REASON_ABANDONED
+        # The broken one is looked at again only an idle time later.
+        assert (await redis_client.zscore("dizhu:{idle}:active", broken.table_id) or 0) > _now_ms()
+
     async def test_a_table_acted_at_since_is_spared_and_indexed_again(
         self, servers: Servers, redis_client: redis.asyncio.Redis
     ) -> None:

@@ -47,6 +47,7 @@ from dizhu.referee.events import RoundEnded
 from dizhu.referee.table import TableState, TableStatus
 from dizhu.referee.tokens import TokenKeys
 from dizhu.service.answers import Answers, fingerprint
+from dizhu.service.errors import is_store_full
 from dizhu.service.event_codec import encode_event
 from dizhu.service.metadata import Credentials
 from dizhu.service.metrics import ABANDONED
@@ -304,7 +305,9 @@ class Gateway:
                 closed += await self._close_if_idle(table_id, now_ms, before_ms)
             except (RedisConnectionError, RedisTimeoutError, ConnectionError):
                 raise
-            except Exception:
+            except Exception as error:
+                if is_store_full(error):
+                    raise
                 # One table that cannot be read must not stop the sweep: look at it again later.
                 _log.error("idle_close_failed", table_id=table_id, exc_info=True)
                 await self._store.mark_active(table_id, now_ms)
