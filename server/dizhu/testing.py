@@ -44,7 +44,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from dizhu.config import ServerConfig
 
@@ -135,19 +135,27 @@ def _wait_until_serving(target: str, process: subprocess.Popen[bytes], timeout_s
 
 @contextlib.contextmanager
 def serve_process(
-    redis_url: str, *, args: Sequence[str] = (), port: int | None = None, timeout_s: float = 30.0
+    redis_url: str,
+    *,
+    args: Sequence[str] = (),
+    port: int | None = None,
+    timeout_s: float = 30.0,
+    stderr: IO[bytes] | None = None,
 ) -> Iterator[ServeProcess]:
     """Run ``dizhu serve`` over ``redis_url`` as a child process until the block ends.
 
     Yields once the referee answers health checks as SERVING; then stops it with SIGTERM
-    (its graceful shutdown) and waits for it. ``args`` are further ``serve`` flags.
+    (its graceful shutdown) and waits for it. ``args`` are further ``serve`` flags; its logs
+    go to ``stderr`` (a file open for writing) if given, else to this process's.
     """
     target = f"127.0.0.1:{port or free_port()}"
     here = Path(__file__).resolve().parent.parent
     paths = [str(here), str(here.parent / "clients" / "python"), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)), "GRPC_VERBOSITY": "ERROR"}
     command = [sys.executable, "-m", "dizhu.cli", "serve", "--address", target, "--redis-url", redis_url, *args]
-    process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)  # noqa: S603
+    process = subprocess.Popen(  # noqa: S603
+        command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
+    )
     try:
         _wait_until_serving(target, process, timeout_s)
         yield ServeProcess(target, process)

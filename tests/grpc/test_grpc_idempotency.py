@@ -120,7 +120,7 @@ class TestRetriedTableCalls:
 
     async def test_a_retried_create_returns_the_same_table_and_tokens(self, tables: TableStub) -> None:
         request = pb.CreateTableRequest(
-            request_id="create-once",
+            request_id="create-once-0123456789",
             settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_FOUR_PLAYER),
             player_names=["a", "b"],
         )
@@ -128,7 +128,9 @@ class TestRetriedTableCalls:
         again = await tables.CreateTable(request)
         assert again == first
         assert [t.token for t in first.seat_tokens] == [t.token for t in again.seat_tokens]
-        other = await tables.CreateTable(pb.CreateTableRequest(request_id="create-other", settings=request.settings))
+        other = await tables.CreateTable(
+            pb.CreateTableRequest(request_id="create-other-0123456789", settings=request.settings)
+        )
         assert other.table_id != first.table_id
         changed = pb.CreateTableRequest()
         changed.CopyFrom(request)
@@ -137,7 +139,7 @@ class TestRetriedTableCalls:
 
     async def test_a_retried_join_returns_the_same_seat_and_token(self, tables: TableStub) -> None:
         table = await create_table(tables, THREE, players=1)
-        request = pb.JoinTableRequest(table_id=table.table_id, request_id="join-1", player_name="bob")
+        request = pb.JoinTableRequest(table_id=table.table_id, request_id="join-1-0123456789abcdef", player_name="bob")
         first = await tables.JoinTable(request)
         again = await tables.JoinTable(request)
         assert (again.seat, again.seat_token) == (first.seat, first.seat_token) == (1, first.seat_token)

@@ -193,8 +193,10 @@ class TestGarbageRequests:
         for payload in (b"\xff\xff\xff\xff", b"\x0a\x80", b"\x0a\x05ab"):
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await raw(payload, timeout=10)
-            # grpc's own deserialization fails before any handler runs: UNKNOWN, no ErrorInfo.
-            assert caught.value.code() in {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+            # Refused as a malformed request, with the contract's details and nothing internal.
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert error_info(caught.value).reason == "INVALID_ARGUMENT"
+            assert "Error" not in (caught.value.details() or "")
         valid = pb.GetTableRequest(table_id=table.table_id).SerializeToString()
         answer = pb.GetTableResponse.FromString(await raw(valid, timeout=10))
         assert answer.table.version == 1

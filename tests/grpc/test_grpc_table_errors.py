@@ -466,7 +466,7 @@ class TestFaultOrder:
 
 
 class TestUnexpectedFailures:
-    async def test_a_corrupt_table_is_an_internal_error_that_names_only_the_request(
+    async def test_a_corrupt_table_is_an_internal_error_that_names_only_an_incident(
         self, tables: TableStub, table: Table, store: TableStore
     ) -> None:
         saved = await store.save(table.table_id, 1, 2, b'{"v": 1, "oops": true}', [], "anon", None, None)
@@ -485,7 +485,8 @@ class TestUnexpectedFailures:
             message = error.details() or ""
             if request_id is not None:
                 assert info.metadata["request_id"] == request_id
-            assert info.metadata["request_id"] in message
+                assert request_id not in message
+            assert info.metadata["incident_id"] in message
             for leak in ("KeyError", "Traceback", "oops", "settings", ".py", "decode"):
                 assert leak not in message
         # The server survives and still serves other tables.

@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio
 from redis.crc import key_slot
 
-from dizhu.store import Loaded, Saved, SaveOutcome, TableStore, table_keys
+from dizhu.store import Loaded, Saved, SaveOutcome, TableKeys, TableStore, answer_id, table_keys
 
 TABLE = "t-1"
 ALICE = "seat-0"
@@ -44,6 +44,19 @@ async def _save(
         None if request_id is None else f"answer-{request_id}".encode(),
         finished=finished,
     )
+
+
+async def expire_answers(client: redis.asyncio.Redis, keys: TableKeys) -> None:
+    """Make every answer of a table expired now, by Redis' own clock."""
+    for answer, value in (await client.hgetall(keys.answers)).items():
+        await client.hset(keys.answers, answer, b"1:" + value.split(b":", 1)[1])
+
+
+async def _expires_in_ms(client: redis.asyncio.Redis, store: TableStore, request_id: str) -> int:
+    value = await client.hget(store.keys(TABLE).answers, answer_id(ALICE, request_id))
+    assert value is not None
+    now_s, now_us = await client.time()
+    return int(value.split(b":", 1)[0]) - (now_s * 1000 + now_us // 1000)
 
 
 class TestLoad:
@@ -224,12 +237,11 @@ class TestExpiry:
         assert await redis_client.ttl(store.keys(TABLE).state) == -1
         await _save(store, 1, request_id="last", finished=True)
         ttls = {key: await redis_client.ttl(key) for key in await redis_client.keys("*")}
-        assert len(ttls) == 4  # state, events, and the answers of create and of the last save
         keys = store.keys(TABLE)
-        assert 590 <= ttls[keys.state.encode()] <= 600
-        assert 590 <= ttls[keys.events.encode()] <= 600
-        assert 590 <= ttls[keys.answer(ALICE, "last").encode()] <= 600
-        assert all(0 < ttl <= 3600 for ttl in ttls.values())
+        assert set(ttls) == {key.encode() for key in (keys.state, keys.events, keys.answers, keys.answered)}
+        assert all(590 <= ttl <= 600 for ttl in ttls.values())
+        # The last answer is kept no longer than the table: its own expiry is the table's.
+        assert 590_000 <= await _expires_in_ms(redis_client, store, "last") <= 600_000
 
     async def test_a_table_saved_unfinished_again_no_longer_expires(
         self, store: TableStore, redis_client: redis.asyncio.Redis
@@ -240,14 +252,45 @@ class TestExpiry:
         keys = store.keys(TABLE)
         assert await redis_client.ttl(keys.state) == -1
         assert await redis_client.ttl(keys.events) == -1
+        assert await redis_client.hget(keys.state, "fin") is None
 
-    async def test_answers_expire_after_the_answer_ttl(
+    async def test_an_answer_is_kept_for_the_answer_ttl(
         self, make_store: Any, redis_client: redis.asyncio.Redis
     ) -> None:
         store: TableStore = make_store(answer_ttl_s=120)
         await _create(store)
         await _save(store, 1, request_id="r-1")
-        assert 110 <= await redis_client.ttl(store.keys(TABLE).answer(ALICE, "r-1")) <= 120
+        assert 110_000 <= await _expires_in_ms(redis_client, store, "r-1") <= 120_000
+
+    async def test_an_expired_answer_is_never_returned_and_its_request_is_judged_afresh(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await _create(store)
+        await _save(store, 1, request_id="r-1")
+        await expire_answers(redis_client, store.keys(TABLE))  # as the passing of answer_ttl_s would
+        assert (await store.load(TABLE, ALICE, "r-1")).answer is None
+        assert (await store.load(TABLE, ALICE, "create-1")).answer is None
+        again = await _save(store, 2, request_id="r-1")
+        assert again.outcome is SaveOutcome.SAVED
+        assert (await store.load(TABLE, ALICE, "r-1")).answer == b"answer-r-1"
+
+    async def test_a_table_keeps_only_its_latest_answers(
+        self, make_store: Any, redis_client: redis.asyncio.Redis
+    ) -> None:
+        store: TableStore = make_store(answers_per_table=3)
+        await _create(store)  # the first answer: create-1
+        for version in range(1, 6):
+            await _save(store, version, request_id=f"r-{version}")
+        keys = store.keys(TABLE)
+        assert await redis_client.hlen(keys.answers) == 3
+        assert await redis_client.zcard(keys.answered) == 3
+        assert (await store.load(TABLE, ALICE, "create-1")).answer is None
+        assert (await store.load(TABLE, ALICE, "r-2")).answer is None
+        assert [(await store.load(TABLE, ALICE, f"r-{n}")).answer for n in (3, 4, 5)] == [
+            b"answer-r-3",
+            b"answer-r-4",
+            b"answer-r-5",
+        ]
 
 
 class TestConcurrency:
@@ -283,8 +326,8 @@ class TestConcurrency:
 class TestKeys:
     def test_every_key_of_a_table_hashes_to_the_slot_of_its_tag(self) -> None:
         keys = table_keys("dizhu", "table:42")
-        slots = {key_slot(key.encode()) for key in (keys.state, keys.events, keys.answer(ALICE, "r:1"))}
-        assert slots == {key_slot(b"t:table:42")}
+        every = (keys.state, keys.events, keys.records, keys.answers, keys.answered)
+        assert {key_slot(key.encode()) for key in every} == {key_slot(b"t:table:42")}
 
     async def test_the_stored_keys_follow_the_documented_layout(
         self, make_store: Any, redis_client: redis.asyncio.Redis
@@ -292,7 +335,8 @@ class TestKeys:
         store: TableStore = make_store(prefix="game")
         await _create(store)
         assert sorted(await redis_client.keys("*")) == [
-            b"game:{t:t-1}:answer:seat-0:create-1",
+            b"game:{t:t-1}:answered",
+            b"game:{t:t-1}:answers",
             b"game:{t:t-1}:events",
             b"game:{t:t-1}:state",
         ]
@@ -300,7 +344,22 @@ class TestKeys:
             b"version": b"1",
             b"data": b"state-1",
             b"seq": b"1",
+            b"answers": b"1",
         }
+        stored = await redis_client.hgetall(b"game:{t:t-1}:answers")
+        assert list(stored) == [answer_id(ALICE, "create-1").encode()]
+        assert next(iter(stored.values())).endswith(b":answer-create")
+
+    async def test_no_key_or_value_holds_a_principal_or_a_request_id(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        await store.create(TABLE, b"s", 1, [b"e"], "principal-xyz", "secret-request-id-42", b"a")
+        await store.save(TABLE, 1, 2, b"s2", [b"e2"], "principal-xyz", "another-request-id-43", b"a2")
+        dump = b""
+        for key in await redis_client.keys("*"):
+            dump += key + repr(await redis_client.dump(key)).encode()
+        for secret in (b"principal-xyz", b"secret-request-id-42", b"another-request-id-43"):
+            assert secret not in dump
 
     @pytest.mark.parametrize(
         ("table_id", "principal", "request_id"),

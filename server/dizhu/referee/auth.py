@@ -1,8 +1,8 @@
-"""Bearer tokens: how they are made, stored (hashed) and resolved to a role at a table.
+"""Bearer tokens: how they are stored (hashed) and resolved to a role at a table.
 
-A token is 32 random bytes, URL-safe base64; only its SHA-256 is kept. Resolving compares
-against every hash of the table in constant time, so timing tells nothing about which
-token (if any) was close.
+Tokens are minted by ``dizhu.referee.tokens`` (derived from the server's secret); a table
+keeps only their SHA-256. Resolving compares against every hash of the table in constant
+time, so timing tells nothing about which token (if any) was close.
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ import dataclasses
 import enum
 import hashlib
 import hmac
-import secrets
 
 from dizhu.referee.errors import PermissionDenied, Unauthenticated
 from dizhu.referee.table import TableState
 
-__all__ = ["Principal", "Role", "hash_token", "new_token", "resolve"]
+__all__ = ["Principal", "Role", "hash_token", "resolve"]
 
 
 class Role(enum.Enum):
@@ -49,11 +48,6 @@ class Principal:
         if self.role is Role.SEAT:
             raise PermissionDenied(f"only the table's creator can {doing}")
         raise Unauthenticated(f"{doing} needs the creator's token in the authorization metadata")
-
-
-def new_token() -> str:
-    """A fresh bearer token."""
-    return secrets.token_urlsafe(32)
 
 
 def hash_token(token: str) -> bytes:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from dizhu.referee import events as ev
-from dizhu.referee.auth import Principal, hash_token, new_token
+from dizhu.referee.auth import Principal, hash_token
 from dizhu.referee.errors import (
     InvalidArgument,
     SeatTaken,
@@ -38,18 +38,16 @@ from dizhu.referee.flow import (
     Events,
     after_deal,
     allowance_ms,
+    close_table,
     deal_next,
     forfeit_round,
     maybe_start,
-    result_of,
-    round_replay,
-    table_standings,
 )
+from dizhu.referee.limits import check_name, check_seeds, check_settings
 from dizhu.referee.refusals import refusal_metadata
 from dizhu.referee.replay import Timing
 from dizhu.referee.table import (
     CloseReason,
-    RoundResultKind,
     Seat,
     TableSettings,
     TableState,
@@ -57,7 +55,6 @@ from dizhu.referee.table import (
     TimeoutPolicy,
 )
 from dizhu.rules import (
-    SEED_SIZE,
     Action,
     Bid,
     Card,
@@ -66,7 +63,6 @@ from dizhu.rules import (
     Phase,
     Play,
     RoundState,
-    Settlement,
     apply,
     derive_seed,
     legal_plays,
@@ -78,11 +74,12 @@ from dizhu.rules import CardsPlayed as RulesCardsPlayed
 from dizhu.rules import TrickClosed as RulesTrickClosed
 
 __all__ = [
-    "MAX_NAME_LENGTH",
     "Context",
     "Created",
     "Joined",
+    "Mint",
     "Outcome",
+    "abandon",
     "bid",
     "close",
     "create_table",
@@ -93,7 +90,12 @@ __all__ = [
     "timeout",
 ]
 
-MAX_NAME_LENGTH = 32
+#: Makes a fresh bearer token (the service derives them from its secret: ``dizhu.referee.tokens``).
+Mint = Callable[[], str]
+
+
+def _mints_nothing() -> str:
+    raise AssertionError("this request mints no token")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -104,6 +106,8 @@ class Context:
     now_ms: int
     #: The version the caller last saw; 0 means "don't check".
     expected_version: int = 0
+    #: Makes the tokens the command hands out (JoinTable's seat token).
+    mint: Mint = _mints_nothing
 
 
 def _fresh(table: TableState, ctx: Context) -> None:
@@ -139,12 +143,6 @@ class Joined:
     token: str
 
 
-def _check_name(field: str, name: str) -> str:
-    if not 1 <= len(name) <= MAX_NAME_LENGTH or not name.isprintable():
-        raise InvalidArgument(field, f"a player name is 1..{MAX_NAME_LENGTH} printable characters")
-    return name
-
-
 def _first_dealer(settings: TableSettings, seeds: Sequence[bytes]) -> int:
     players = settings.variant.players
     if settings.first_dealer is not None:
@@ -160,23 +158,29 @@ def create_table(
     seeds: Sequence[bytes],
     player_names: Sequence[str],
     now_ms: int,
+    mint: Mint,
+    *,
+    owner: str = "",
+    unattended_limit: int = 0,
 ) -> Created:
-    """A new table; pre-assigned players are seated with tokens that go back to the creator."""
+    """A new table; pre-assigned players are seated with tokens that go back to the creator.
+
+    ``owner`` names the creator for the service's quotas; ``unattended_limit`` closes the table
+    once that many rounds in a row were played by the clock alone (0: never).
+    """
     variant = settings.variant
-    for index, seed in enumerate(seeds):
-        if len(seed) != SEED_SIZE:
-            raise InvalidArgument(f"seeds[{index}]", f"a round seed is {SEED_SIZE} bytes, not {len(seed)}")
+    check_seeds(seeds)
     if len(player_names) > variant.players:
         raise InvalidArgument("player_names", f"{variant.name} has only {variant.players} seats")
-    if settings.first_dealer is not None and not 0 <= settings.first_dealer < variant.players:
-        raise InvalidArgument("settings.first_dealer", f"{variant.name} has no seat {settings.first_dealer}")
-    creator_token = new_token()
+    check_settings(settings)
+    names = [check_name(f"player_names[{index}]", name) for index, name in enumerate(player_names)]
+    creator_token = mint()
     seat_tokens = []
     seats = []
     for index in range(variant.players):
-        if index < len(player_names):
-            name = _check_name(f"player_names[{index}]", player_names[index])
-            token = new_token()
+        if index < len(names):
+            name = names[index]
+            token = mint()
             seat_tokens.append((index, name, token))
             seats.append(Seat(name, hash_token(token), reserved=True))
         else:
@@ -196,6 +200,9 @@ def create_table(
         match=match,
         created_ms=now_ms,
         updated_ms=now_ms,
+        active_ms=now_ms,
+        unattended_limit=unattended_limit,
+        owner=owner,
     )
     events: Events = [ev.SeatJoined(seat, name) for seat, name, _ in seat_tokens]
     if table.is_full:
@@ -203,8 +210,12 @@ def create_table(
     return Created(Outcome(table, tuple(events)), creator_token, tuple(seat_tokens))
 
 
-def _bump(before: TableState, after: TableState, events: Events, now_ms: int) -> Outcome:
-    return Outcome(dataclasses.replace(after, version=before.version + 1, updated_ms=now_ms), tuple(events))
+def _bump(before: TableState, after: TableState, events: Events, now_ms: int, *, by_client: bool = True) -> Outcome:
+    """The change as a new version; a client's change (not the clock's) also marks the table active."""
+    active_ms = now_ms if by_client else after.active_ms
+    return Outcome(
+        dataclasses.replace(after, version=before.version + 1, updated_ms=now_ms, active_ms=active_ms), tuple(events)
+    )
 
 
 def _open(table: TableState) -> None:
@@ -214,7 +225,7 @@ def _open(table: TableState) -> None:
 
 def join(table: TableState, ctx: Context, name: str, seat: int | None) -> Joined:
     """Take a free seat (``seat``, or the first free one) and get its token."""
-    _check_name("player_name", name)
+    check_name("player_name", name)
     _open(table)
     _fresh(table, ctx)
     players = table.variant.players
@@ -229,7 +240,7 @@ def join(table: TableState, ctx: Context, name: str, seat: int | None) -> Joined
         if not free:
             raise TableFull("every seat is taken", metadata={"table_id": table.table_id})
         chosen = free[0]
-    token = new_token()
+    token = ctx.mint()
     seats = list(table.seats)
     seats[chosen] = Seat(name, hash_token(token))
     after = dataclasses.replace(table, seats=tuple(seats))
@@ -262,7 +273,12 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
     if table.settings.clock.decision_ms:
         overflow = max(0, took - allowance_ms(table, state))
         banks[action.seat] = 0 if timed_out else max(0, banks[action.seat] - overflow)
-    table = dataclasses.replace(table, banks_ms=tuple(banks), timings=(*table.timings, Timing(now_ms, took, timed_out)))
+    table = dataclasses.replace(
+        table,
+        banks_ms=tuple(banks),
+        timings=(*table.timings, Timing(now_ms, took, timed_out)),
+        attended=table.attended or not timed_out,
+    )
     events: Events = []
     trick_closed = any(isinstance(event, RulesTrickClosed) for event in transition.events)
     for event in transition.events:
@@ -282,7 +298,7 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
                     timed_out=timed_out,
                 )
             )
-    return _bump(table, after_deal(table, after, events, now_ms), events, now_ms)
+    return _bump(table, after_deal(table, after, events, now_ms), events, now_ms, by_client=not timed_out)
 
 
 def bid(table: TableState, ctx: Context, amount: int) -> Outcome:
@@ -307,7 +323,10 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     seats = list(table.seats)
     events: Events = [ev.SeatLeft(seat, seats[seat].name)]
     seats[seat] = Seat()
-    after = dataclasses.replace(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat})
+    # Leaving is a seat's own act: the round it ends was attended.
+    after = dataclasses.replace(
+        table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, attended=True
+    )
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         after = forfeit_round(after, seat, events, ctx.now_ms)
     return _bump(table, after, events, ctx.now_ms)
@@ -319,16 +338,18 @@ def close(table: TableState, ctx: Context) -> Outcome:
     _open(table)
     _fresh(table, ctx)
     events: Events = []
-    after = table
-    if table.status is TableStatus.IN_ROUND and table.round is not None:
-        nothing = Settlement.nothing(table.variant.players)
-        result = result_of(table, table.round, nothing, RoundResultKind.ABANDONED)
-        balances = table.match.balances
-        events.append(ev.RoundEnded(result, balances, round_replay(table, table.round, result, balances)))
-        after = dataclasses.replace(table, last_result=result, deadline_ms=0)
-    after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=CloseReason.CLOSED_BY_CREATOR)
-    events.append(ev.TableClosed(CloseReason.CLOSED_BY_CREATOR, table_standings(after)))
-    return _bump(table, after, events, ctx.now_ms)
+    return _bump(table, close_table(table, CloseReason.CLOSED_BY_CREATOR, events), events, ctx.now_ms)
+
+
+def abandon(table: TableState, now_ms: int) -> Outcome:
+    """Close a table nobody acted at for too long (the service decides when); a running round is abandoned.
+
+    A closed table stays as it is (the outcome changes nothing).
+    """
+    if table.status is TableStatus.CLOSED:
+        return Outcome(table, (), changed=False)
+    events: Events = []
+    return _bump(table, close_table(table, CloseReason.ABANDONED, events), events, now_ms, by_client=False)
 
 
 def timeout(table: TableState, now_ms: int) -> Outcome:
@@ -348,7 +369,7 @@ def timeout(table: TableState, now_ms: int) -> Outcome:
     table = dataclasses.replace(table, timeouts=tuple(strikes))
     if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
         events: Events = []
-        return _bump(table, forfeit_round(table, seat, events, now_ms), events, now_ms)
+        return _bump(table, forfeit_round(table, seat, events, now_ms), events, now_ms, by_client=False)
     action: Action
     if state.phase is Phase.AUCTION:
         action = Bid(seat, 0)

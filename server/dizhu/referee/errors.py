@@ -12,6 +12,7 @@ The hierarchy (``reason`` is ``google.rpc.ErrorInfo.reason``; ``code`` the gRPC 
     ├── StaleState           ABORTED              expected_version is not the table's version
     ├── SequenceOutOfRange   OUT_OF_RANGE         a resume point beyond the latest event
     ├── Unavailable          UNAVAILABLE          the store is unreachable or the server is stopping
+    ├── (RESOURCE_EXHAUSTED) RateLimited, QuotaExceeded, StoreFull: carry ``retry_after_ms``
     ├── Internal             INTERNAL             anything unexpected; the message stays generic
     └── (FAILED_PRECONDITION) TableClosed, TableFull, SeatTaken, WrongPhase, NotYourTurn,
                               BidTooLow, MustLead, CardsNotInHand, DoesNotBeat
@@ -35,11 +36,15 @@ __all__ = [
     "MustLead",
     "NotYourTurn",
     "PermissionDenied",
+    "QuotaExceeded",
+    "RateLimited",
     "RefereeError",
     "RequestIdReused",
+    "ResourceExhausted",
     "SeatTaken",
     "SequenceOutOfRange",
     "StaleState",
+    "StoreFull",
     "TableClosed",
     "TableFull",
     "TableNotFound",
@@ -137,6 +142,34 @@ class Unavailable(RefereeError):
 
     reason = "UNAVAILABLE"
     code = "UNAVAILABLE"
+
+
+class ResourceExhausted(RefereeError):
+    """A refusal the caller may retry later: ``retry_after_ms`` becomes a ``google.rpc.RetryInfo``."""
+
+    code = "RESOURCE_EXHAUSTED"
+
+    def __init__(self, message: str, *, retry_after_ms: int, metadata: dict[str, str] | None = None) -> None:
+        super().__init__(message, metadata=metadata)
+        self.retry_after_ms = retry_after_ms
+
+
+class RateLimited(ResourceExhausted):
+    """When a caller sends calls (or creates tables) faster than its rate limit allows."""
+
+    reason = "RATE_LIMITED"
+
+
+class QuotaExceeded(ResourceExhausted):
+    """When a caller holds as many open tables or streams as it may (or the process as many streams)."""
+
+    reason = "QUOTA_EXCEEDED"
+
+
+class StoreFull(ResourceExhausted):
+    """When the table store is (nearly) out of memory: new tables first, then any change."""
+
+    reason = "STORE_FULL"
 
 
 class Internal(RefereeError):

@@ -43,6 +43,7 @@ __all__ = [
     "Events",
     "after_deal",
     "allowance_ms",
+    "close_table",
     "conclude",
     "deal_next",
     "forfeit_round",
@@ -99,6 +100,8 @@ def deal_next(table: TableState, events: Events, now_ms: int) -> TableState:
         awaiting_settle=frozenset(),
         banks_ms=(bank,) * table.variant.players,
         timings=(),
+        # A redeal goes on with the same round; a new round has seen no decision yet.
+        attended=table.attended and match.redeals > 0,
     )
     return start_turn(started, state, events, now_ms)
 
@@ -156,16 +159,44 @@ def round_replay(table: TableState, state: RoundState, result: RoundResult, bala
     )
 
 
+def close_table(table: TableState, reason: CloseReason, events: Events) -> TableState:
+    """Close the table; a deal still running is abandoned (the round settles nothing)."""
+    after = table
+    if table.status is TableStatus.IN_ROUND and table.round is not None:
+        nothing = Settlement.nothing(table.variant.players)
+        result = result_of(table, table.round, nothing, RoundResultKind.ABANDONED)
+        balances = table.match.balances
+        events.append(ev.RoundEnded(result, balances, round_replay(table, table.round, result, balances)))
+        after = dataclasses.replace(table, last_result=result, deadline_ms=0)
+    after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=reason)
+    events.append(ev.TableClosed(reason, table_standings(after)))
+    return after
+
+
 def conclude(
     table: TableState, state: RoundState, match: MatchState, result: RoundResult, events: Events, now_ms: int
 ) -> TableState:
-    """Book a round that ended with ``state``: record, balances, then close, deal on, or wait."""
+    """Book a round that ended with ``state``: record, balances, then close, deal on, or wait.
+
+    A round in which the clock made every decision is unattended; after the table's
+    ``unattended_limit`` of those in a row, the table closes as abandoned.
+    """
     events.append(ev.RoundEnded(result, match.balances, round_replay(table, state, result, match.balances)))
-    after = dataclasses.replace(table, match=match, last_result=result, earlier_deals=(), timings=(), deadline_ms=0)
+    unattended = 0 if table.attended else table.unattended_rounds + 1
+    after = dataclasses.replace(
+        table,
+        match=match,
+        last_result=result,
+        earlier_deals=(),
+        timings=(),
+        deadline_ms=0,
+        unattended_rounds=unattended,
+        status=TableStatus.WAITING if table.status is TableStatus.IN_ROUND else table.status,
+    )
     if match.is_over:
-        after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=CloseReason.ROUND_LIMIT)
-        events.append(ev.TableClosed(CloseReason.ROUND_LIMIT, table_standings(after)))
-        return after
+        return close_table(after, CloseReason.ROUND_LIMIT, events)
+    if table.unattended_limit and unattended >= table.unattended_limit:
+        return close_table(after, CloseReason.ABANDONED, events)
     if table.settings.next_round is NextRound.WHEN_ALL_SETTLED:
         seated = frozenset(index for index, seat in enumerate(after.seats) if seat.occupied)
         return dataclasses.replace(after, status=TableStatus.ROUND_OVER, awaiting_settle=seated)

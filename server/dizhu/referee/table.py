@@ -82,6 +82,8 @@ class CloseReason(enum.Enum):
 
     CLOSED_BY_CREATOR = "closed_by_creator"
     ROUND_LIMIT = "round_limit"
+    #: Nobody acted for too long, or the clock made every decision of too many rounds in a row.
+    ABANDONED = "abandoned"
 
 
 class RoundResultKind(enum.Enum):
@@ -194,6 +196,16 @@ class TableState:
     timings: tuple[Timing, ...] = ()
     #: The running round's earlier, thrown-in deals (kept for its replay).
     earlier_deals: tuple[DealRecord, ...] = ()
+    #: When a client last changed the table (the clock's actions do not count).
+    active_ms: int = 0
+    #: Whether a seat made a decision itself (not the clock) in the running round.
+    attended: bool = False
+    #: Rounds in a row that ended with every decision made by the clock.
+    unattended_rounds: int = 0
+    #: Close the table once that many rounds in a row were unattended; 0: never.
+    unattended_limit: int = 0
+    #: Who created the table, as the service's quotas count it ("" when not counted).
+    owner: str = ""
 
     @property
     def variant(self) -> Variant:
@@ -324,6 +336,7 @@ def encode(table: TableState) -> bytes:
             {"n": record.deal_number, "state": to_plain(record.state), "timings": [list(t) for t in record.timings]}
             for record in table.earlier_deals
         ],
+        "care": [table.active_ms, table.attended, table.unattended_rounds, table.unattended_limit, table.owner],
     }
     return orjson.dumps(plain)
 
@@ -347,6 +360,8 @@ def decode(data: bytes) -> TableState:
     )
     dealer, rounds_played, redeals, balances = plain["match"]
     turn_started, deadline, banks, timeouts = plain["clock"]
+    # Tables stored before the "care" entry existed: active since their last change, no limit.
+    active, attended, unattended, unattended_limit, owner = plain.get("care", [plain["updated"], True, 0, 0, ""])
     return TableState(
         table_id=plain["id"],
         settings=settings,
@@ -377,4 +392,9 @@ def decode(data: bytes) -> TableState:
             DealRecord(record["n"], from_plain(record["state"]), tuple(Timing(*t) for t in record["timings"]))
             for record in plain["earlier"]
         ),
+        active_ms=active,
+        attended=attended,
+        unattended_rounds=unattended,
+        unattended_limit=unattended_limit,
+        owner=owner,
     )

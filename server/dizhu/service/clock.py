@@ -4,27 +4,89 @@ Every referee process runs one clock task. It polls the deadline index for table
 deadline has passed and applies the table's timeout policy through the gateway, with the
 same compare-and-set as a move: when several processes find the same due table, exactly one
 acts and the others see the version moved on.
+
+One table cannot stop the clock of the others. A table whose timeout cannot be applied (a
+state that does not decode, a bug) is logged with its traceback, counted
+(``dizhu_clock_failures_total``) and quarantined: its index entry is moved later, by a
+backoff that doubles from 1 s up to 5 minutes, so the tables due after it are served, and it
+is tried again then. The same task also closes abandoned tables, every ``sweep_interval_s``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
+from typing import Final
 
 import structlog
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from dizhu.service.errors import is_store_full
 from dizhu.service.gateway import Gateway
-from dizhu.service.metrics import TIMEOUTS
+from dizhu.service.metrics import CLOCK_FAILURES, QUARANTINED, TIMEOUTS
 from dizhu.store import TableStore
 
-__all__ = ["run_clock"]
+__all__ = ["FIRST_BACKOFF_MS", "MAX_BACKOFF_MS", "Quarantine", "run_clock"]
 
 _log = structlog.get_logger("dizhu.clock")
 
+#: The first wait before a failed table is tried again; it doubles up to ``MAX_BACKOFF_MS``.
+FIRST_BACKOFF_MS: Final = 1000
+MAX_BACKOFF_MS: Final = 5 * 60 * 1000
+#: Failing tables remembered per process (beyond it the oldest start over at the first backoff).
+_REMEMBERED: Final = 10_000
+
+
+class Quarantine:
+    """How often each table's timeout failed in a row, and how long to wait before the next try."""
+
+    def __init__(self) -> None:
+        self._failures: collections.OrderedDict[str, int] = collections.OrderedDict()
+
+    def failed(self, table_id: str) -> int:
+        """Count a failure; the backoff (ms) before the table is tried again."""
+        failures = self._failures.pop(table_id, 0) + 1
+        self._failures[table_id] = failures
+        if len(self._failures) > _REMEMBERED:
+            self._failures.popitem(last=False)
+        QUARANTINED.set(len(self._failures))
+        return min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS << min(failures - 1, 20))
+
+    def succeeded(self, table_id: str) -> None:
+        if self._failures.pop(table_id, None) is not None:
+            QUARANTINED.set(len(self._failures))
+
+
+async def _apply(gateway: Gateway, quarantine: Quarantine, table_id: str) -> None:
+    """Apply one due table's timeout; quarantine the table if that fails for a reason of its own."""
+    try:
+        acted = await gateway.time_out(table_id)
+    except (asyncio.CancelledError, RedisConnectionError, RedisTimeoutError, ConnectionError):
+        raise  # the store, not the table: the whole tick fails and is retried
+    except Exception as error:
+        if is_store_full(error):
+            raise  # the store again: a full Redis is no fault of this table's
+        backoff_ms = quarantine.failed(table_id)
+        CLOCK_FAILURES.inc()
+        _log.error("clock_table_failed", table_id=table_id, retry_in_ms=backoff_ms, exc_info=True)
+        await gateway.quarantine(table_id, backoff_ms)
+        return
+    quarantine.succeeded(table_id)
+    if acted:
+        TIMEOUTS.inc()
+        _log.info("timed_out", table_id=table_id)
+
 
 async def run_clock(
-    store: TableStore, gateway: Gateway, *, interval_s: float = 0.1, stopping: asyncio.Event | None = None
+    store: TableStore,
+    gateway: Gateway,
+    *,
+    interval_s: float = 0.1,
+    sweep_interval_s: float = 10.0,
+    stopping: asyncio.Event | None = None,
 ) -> None:
     """Check the deadline index every ``interval_s`` until ``stopping`` is set (or the task is cancelled).
 
@@ -32,12 +94,16 @@ async def run_clock(
     cancellation that lands in the middle of a command, and the loop would then run on.
     """
     stopping = stopping or asyncio.Event()
+    quarantine = Quarantine()
+    next_sweep = time.monotonic()
     while not stopping.is_set():
         try:
             for table_id, _deadline in await store.due_tables(int(time.time() * 1000)):
-                if await gateway.time_out(table_id):
-                    TIMEOUTS.inc()
-                    _log.info("timed_out", table_id=table_id)
+                await _apply(gateway, quarantine, table_id)
+            if time.monotonic() >= next_sweep:
+                next_sweep = time.monotonic() + sweep_interval_s
+                if closed := await gateway.close_idle():
+                    _log.info("abandoned_tables_closed", tables=closed)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -125,30 +125,36 @@ def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
     )
 
 
-def _ms(duration: datetime.timedelta) -> int:
-    return int(duration / datetime.timedelta(milliseconds=1))
+#: google.protobuf.Duration's own range (duration.proto).
+_MAX_DURATION_SECONDS = 315_576_000_000
+_NANOS_PER_SECOND = 1_000_000_000
 
 
 def _clock_ms(duration: duration_pb2.Duration, field: str) -> int:
-    """A clock duration in milliseconds; INVALID_ARGUMENT if negative or out of range."""
-    try:
-        ms = _ms(duration.ToTimedelta())
-    except (OverflowError, ValueError):
-        raise InvalidArgument(field, "not a valid duration") from None
-    if ms < 0:
+    """A clock duration in whole milliseconds (sub-millisecond parts are dropped).
+
+    INVALID_ARGUMENT if it is no valid Duration (out of range, nanos out of range or of
+    another sign than seconds) or negative; its bounds are the referee's (``dizhu.referee.limits``).
+    """
+    seconds, nanos = duration.seconds, duration.nanos
+    if (
+        abs(seconds) > _MAX_DURATION_SECONDS
+        or abs(nanos) >= _NANOS_PER_SECOND
+        or (seconds > 0 and nanos < 0)
+        or (seconds < 0 and nanos > 0)
+    ):
+        raise InvalidArgument(field, "not a valid google.protobuf.Duration")
+    if seconds < 0 or nanos < 0:
         raise InvalidArgument(field, "durations cannot be negative")
-    return ms
+    return seconds * 1000 + nanos // 1_000_000
 
 
 def settings_from_proto(settings: table_pb2.TableSettings) -> TableSettings:
     variant = variant_from_proto(settings.variant, "settings.variant")
     clock = settings.clock
     decision_ms = _clock_ms(clock.decision_time, "settings.clock.decision_time")
-    first_ms = (
-        _clock_ms(clock.first_decision_time, "settings.clock.first_decision_time")
-        if clock.HasField("first_decision_time")
-        else decision_ms
-    )
+    # Unset or zero: the decision time.
+    first_ms = _clock_ms(clock.first_decision_time, "settings.clock.first_decision_time") or decision_ms
     bank_ms = _clock_ms(clock.time_bank, "settings.clock.time_bank")
     policy = {
         table_pb2.TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy.AUTO_PLAY,
@@ -215,6 +221,7 @@ _OUTCOMES = {
 _CLOSE_REASONS = {
     CloseReason.CLOSED_BY_CREATOR: table_pb2.CLOSE_REASON_CLOSED_BY_CREATOR,
     CloseReason.ROUND_LIMIT: table_pb2.CLOSE_REASON_ROUND_LIMIT,
+    CloseReason.ABANDONED: table_pb2.CLOSE_REASON_ABANDONED,
 }
 
 

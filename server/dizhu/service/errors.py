@@ -1,8 +1,12 @@
 """The one place where refusals become gRPC statuses with ``google.rpc`` details (AIP-193).
 
 Every refusal carries a ``google.rpc.ErrorInfo`` (reason, domain ``dizhu.v1``, metadata);
-INVALID_ARGUMENT adds a ``BadRequest`` naming the fields. Anything unexpected becomes
-INTERNAL with a generic message and the request id; the details go to the log only.
+INVALID_ARGUMENT adds a ``BadRequest`` naming the fields, RESOURCE_EXHAUSTED a ``RetryInfo``
+(and, for a quota, a ``QuotaFailure``). Anything unexpected becomes INTERNAL with a generic
+message and an incident id; the details go to the log only, under that id.
+
+Logs never carry a request id (the request id of CreateTable and JoinTable is a secret its
+caller holds: docs/security.md): each call is logged under a ``call_id`` of its own.
 """
 
 from __future__ import annotations
@@ -19,11 +23,19 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError as RedisResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from dizhu.referee.errors import Internal, RefereeError, Unavailable
+from dizhu.referee.errors import (
+    Internal,
+    QuotaExceeded,
+    RefereeError,
+    ResourceExhausted,
+    StoreFull,
+    Unavailable,
+)
 
-__all__ = ["DOMAIN", "ServicerContext", "guarded", "guarded_stream", "to_status"]
+__all__ = ["DOMAIN", "ServicerContext", "abort", "guarded", "guarded_stream", "is_store_full", "to_status"]
 
 DOMAIN = "dizhu.v1"
 _log = structlog.get_logger("dizhu.service")
@@ -35,15 +47,35 @@ Request = TypeVar("Request")
 Response = TypeVar("Response")
 
 
-def _pack(message: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest) -> any_pb2.Any:
+#: How long a caller should wait before retrying a change the full store refused.
+_STORE_FULL_RETRY_MS = 1000
+
+
+def _pack(message: Any) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)
     return packed
 
 
+def is_store_full(error: BaseException) -> bool:
+    """Whether Redis refused a write for want of memory (``maxmemory`` with ``noeviction``).
+
+    Redis 7 reports it as an ``OOM`` error; Redis 6.2 wraps it in a script error.
+    """
+    return isinstance(error, RedisResponseError) and "OOM command not allowed" in str(error)
+
+
 def to_status(error: RefereeError) -> grpc.Status:
     """``error`` as a gRPC status whose details hold ErrorInfo (and BadRequest)."""
     details = [_pack(error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN, metadata=error.metadata))]
+    if isinstance(error, ResourceExhausted):
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromMilliseconds(error.retry_after_ms)
+        details.append(_pack(retry))
+    if isinstance(error, QuotaExceeded):
+        violation = error_details_pb2.QuotaFailure.Violation(subject=error.metadata.get("limit", ""))
+        violation.description = error.message
+        details.append(_pack(error_details_pb2.QuotaFailure(violations=[violation])))
     if error.violations:
         details.append(
             _pack(
@@ -59,14 +91,26 @@ def to_status(error: RefereeError) -> grpc.Status:
     return rpc_status.to_status(status)
 
 
-def _as_referee_error(error: Exception, request_id: str) -> RefereeError:
+def _as_referee_error(error: Exception, call_id: str, request_id: str) -> RefereeError:
     if isinstance(error, RefereeError):
         return error
+    if is_store_full(error):
+        _log.warning("store_full")
+        return StoreFull(
+            "the table store is full; retry later with the same request_id", retry_after_ms=_STORE_FULL_RETRY_MS
+        )
     if isinstance(error, RedisConnectionError | RedisTimeoutError | ConnectionError):
-        _log.warning("store_unavailable", error=str(error), request_id=request_id)
+        _log.warning("store_unavailable", error=str(error))
         return Unavailable("the table store is unavailable; retry with the same request_id")
-    _log.exception("unexpected_error", request_id=request_id)
-    return Internal(f"internal error (request {request_id})", metadata={"request_id": request_id})
+    _log.exception("unexpected_error")
+    metadata = {"incident_id": call_id, **({"request_id": request_id} if request_id else {})}
+    return Internal(f"internal error (incident {call_id})", metadata=metadata)
+
+
+async def abort(context: ServicerContext, error: RefereeError) -> None:
+    """End the call with ``error``'s status (raises, as ``abort_with_status`` does)."""
+    await context.abort_with_status(to_status(error))
+    raise AssertionError("abort_with_status returned")
 
 
 def guarded(
@@ -76,20 +120,20 @@ def guarded(
 
     @functools.wraps(handler)
     async def wrapper(self: Servicer, request: Request, context: ServicerContext) -> Response:
-        request_id = getattr(request, "request_id", "") or uuid.uuid4().hex
+        call_id = uuid.uuid4().hex[:16]
         structlog.contextvars.bind_contextvars(
-            method=handler.__name__, request_id=request_id, table_id=getattr(request, "table_id", None) or None
+            method=handler.__name__, call_id=call_id, table_id=getattr(request, "table_id", None) or None
         )
         try:
             return await handler(self, request, context)
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            refusal = _as_referee_error(error, request_id)
-            if not isinstance(refusal, Internal | Unavailable):
+            refusal = _as_referee_error(error, call_id, getattr(request, "request_id", ""))
+            if not isinstance(refusal, Internal | Unavailable | StoreFull):
                 _log.info("refused", reason=refusal.reason, message=refusal.message)
-            await context.abort_with_status(to_status(refusal))
-            raise AssertionError("abort_with_status returned") from None
+            await abort(context, refusal)
+            raise AssertionError("abort returned") from None
         finally:
             structlog.contextvars.clear_contextvars()
 
@@ -103,9 +147,9 @@ def guarded_stream(
 
     @functools.wraps(handler)
     async def wrapper(self: Servicer, request: Request, context: ServicerContext) -> AsyncIterator[Response]:
-        request_id = uuid.uuid4().hex
+        call_id = uuid.uuid4().hex[:16]
         structlog.contextvars.bind_contextvars(
-            method=handler.__name__, request_id=request_id, table_id=getattr(request, "table_id", None) or None
+            method=handler.__name__, call_id=call_id, table_id=getattr(request, "table_id", None) or None
         )
         try:
             async for message in handler(self, request, context):
@@ -113,8 +157,7 @@ def guarded_stream(
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as error:
-            refusal = _as_referee_error(error, request_id)
-            await context.abort_with_status(to_status(refusal))
+            await abort(context, _as_referee_error(error, call_id, ""))
         finally:
             structlog.contextvars.clear_contextvars()
 

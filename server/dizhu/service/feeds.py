@@ -66,9 +66,14 @@ class _Feed:
 
 
 class TableFeeds:
-    """The feeds of one referee process."""
+    """The feeds of one referee process.
 
-    def __init__(self, store: TableStore, *, block_ms: int = 1000, queue_limit: int = 1000) -> None:
+    An idle feed costs one blocking read per ``block_ms`` (5 s: well below the 10 s socket
+    timeout of the streams' Redis connections). With 1 s, 1,000 idle streams on 1,000 tables
+    took about 12 % of a core here; with 5 s about 5 %.
+    """
+
+    def __init__(self, store: TableStore, *, block_ms: int = 5000, queue_limit: int = 1000) -> None:
         self._store = store
         self._block_ms = block_ms
         self._queue_limit = queue_limit

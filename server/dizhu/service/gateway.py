@@ -7,64 +7,125 @@ the first answer back (never applied twice); a request that loses a race to a co
 change is decided again on the new state (so two conflicting requests never both apply, and
 the loser gets the precise reason, e.g. NOT_YOUR_TURN or STALE_STATE).
 
-Answers are keyed by the caller's token hash, so one seat can never read another's answer,
-and carry a fingerprint of the request so a reused request id is refused.
+Answers are keyed by a hash of the caller's token and the request id, so one seat can never
+read another's answer, carry a fingerprint of the request so a reused request id is refused,
+and hold no token (``dizhu.service.answers``).
+
+Besides, the gateway keeps tables from living forever (:class:`TablePolicy`): it counts each
+creator's open tables, refuses new tables when Redis is nearly full, closes tables nobody
+acts at any more, and keeps only the latest rounds' replays.
 """
 
 from __future__ import annotations
 
 import base64
 import collections
+import dataclasses
 import datetime
 import hashlib
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Final, TypeVar
 
+import structlog
 from google.protobuf.message import Message
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from dizhu.referee import decode, encode
 from dizhu.referee.auth import Principal, resolve
-from dizhu.referee.commands import Context, Created, Outcome, timeout
-from dizhu.referee.errors import InvalidArgument, RequestIdReused, TableNotFound, Unavailable
+from dizhu.referee.commands import Context, Created, Mint, Outcome, abandon, timeout
+from dizhu.referee.errors import (
+    InvalidArgument,
+    QuotaExceeded,
+    RequestIdReused,
+    StoreFull,
+    TableNotFound,
+    Unavailable,
+)
 from dizhu.referee.events import RoundEnded
 from dizhu.referee.table import TableState, TableStatus
+from dizhu.referee.tokens import TokenKeys
+from dizhu.service.answers import Answers, fingerprint
+from dizhu.service.errors import is_store_full
 from dizhu.service.event_codec import encode_event
 from dizhu.service.metadata import Credentials
+from dizhu.service.metrics import ABANDONED
 from dizhu.store import Saved, SaveOutcome, TableStore
 from dizhu.store.keys import validate_request_id, validate_table_id
 
-__all__ = ["Gateway"]
+__all__ = ["MAX_REQUEST_ID", "MAX_TABLE_ID", "MIN_SECRET_REQUEST_ID", "Gateway", "TablePolicy"]
 
 ResponseT = TypeVar("ResponseT", bound=Message)
-_FINGERPRINT = 32
+_log = structlog.get_logger("dizhu.gateway")
 _MAX_ATTEMPTS = 16
-#: The contract's limit (the store's keys would take up to 128).
-_MAX_REQUEST_ID = 64
+#: The contract's limits (the store's keys would take up to 128 characters).
+MAX_REQUEST_ID: Final = 64
+MAX_TABLE_ID: Final = 64
+#: The request id of CreateTable and JoinTable is a secret (it alone fetches their answer,
+#: tokens included, again): at least this long, from a random source (docs/security.md).
+MIN_SECRET_REQUEST_ID: Final = 16
+#: A client action is written to the activity index at most this often per table.
+_ACTIVITY_GRANULARITY_MS: Final = 60_000
+#: How long a creator over its open-table quota is told to wait.
+_QUOTA_RETRY_MS: Final = 60_000
+#: How long a creation refused for want of memory is told to wait.
+_STORE_FULL_RETRY_MS: Final = 5_000
 
 
-def _fingerprint(method: str, request: Message) -> bytes:
-    return hashlib.sha256(method.encode() + b"\0" + request.SerializeToString(deterministic=True)).digest()
+@dataclasses.dataclass(frozen=True, slots=True)
+class TablePolicy:
+    """What the gateway does to keep tables bounded (the server's flags; docs/security.md)."""
+
+    #: Close a table no client acted at for this long (the clock's actions do not count); 0: never.
+    idle_close_ms: int = 6 * 60 * 60 * 1000
+    #: Close a table after this many rounds in a row played by the clock alone; 0: never.
+    unattended_rounds: int = 5
+    #: Replays kept per table: the latest rounds'.
+    replays_per_table: int = 256
+    #: Refuse new tables once Redis uses more than this fraction of its ``maxmemory``.
+    create_memory_fraction: float = 0.9
+    #: Open tables a creator with a name (``owner``) may hold.
+    max_open_tables: int = 100
 
 
 def _valid_table_id(table_id: str) -> str:
+    if len(table_id) > MAX_TABLE_ID:
+        raise InvalidArgument("table_id", f"a table id is at most {MAX_TABLE_ID} characters")
     try:
         return validate_table_id(table_id)
     except ValueError:
-        raise InvalidArgument("table_id", "a table id is 1..128 characters of [A-Za-z0-9._:-]") from None
+        raise InvalidArgument("table_id", f"a table id is 1..{MAX_TABLE_ID} characters of [A-Za-z0-9._:-]") from None
 
 
-def _valid_request_id(request_id: str) -> str:
+def _valid_request_id(request_id: str, *, secret: bool = False) -> str:
     if not request_id:
         raise InvalidArgument("request_id", "every change needs a request_id (a fresh UUID per decision)")
+    shortest = MIN_SECRET_REQUEST_ID if secret else 1
     try:
-        if len(request_id) > _MAX_REQUEST_ID:
+        if not shortest <= len(request_id) <= MAX_REQUEST_ID:
             raise ValueError(request_id)
         return validate_request_id(request_id)
     except ValueError:
         raise InvalidArgument(
-            "request_id", f"a request id is 1..{_MAX_REQUEST_ID} printable ASCII characters"
+            "request_id",
+            f"a request id is {shortest}..{MAX_REQUEST_ID} printable ASCII characters"
+            + (" from a random source (a UUID4): it is the secret that fetches this answer again" if secret else ""),
         ) from None
+
+
+class _Minting:
+    """Mints the tokens of one request and remembers their recipes (for its recorded answer)."""
+
+    def __init__(self, keys: TokenKeys, table_id: str) -> None:
+        self._keys = keys
+        self._table_id = table_id
+        self.recipes: dict[str, str] = {}
+
+    def __call__(self) -> str:
+        minted = self._keys.mint(self._table_id)
+        self.recipes[minted.token] = minted.recipe
+        return minted.token
 
 
 class _DecodedTables:
@@ -102,10 +163,23 @@ class _DecodedTables:
 class Gateway:
     """Runs referee commands against the store for the table service."""
 
-    def __init__(self, store: TableStore, *, now: Callable[[], float] = time.time, cache_size: int = 4096) -> None:
+    def __init__(
+        self,
+        store: TableStore,
+        *,
+        keys: TokenKeys | None = None,
+        policy: TablePolicy | None = None,
+        now: Callable[[], float] = time.time,
+        cache_size: int = 4096,
+    ) -> None:
         self._store = store
+        self.keys = keys or TokenKeys.ephemeral()
+        self.policy = policy or TablePolicy()
         self._now = now
         self._decoded = _DecodedTables(cache_size)
+        #: When this process last indexed each table's activity (bounded like the decoded tables).
+        self._marked: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._cache_size = cache_size
 
     def _now_ms(self) -> int:
         return int(self._now() * 1000)
@@ -131,8 +205,14 @@ class Gateway:
         principal: str,
         request_id: str | None,
         answer: bytes | None,
+        *,
+        by_client: bool,
     ) -> Saved:
-        """One compare-and-set of ``outcome`` over ``before``: state, events, round records, answer."""
+        """One compare-and-set of ``outcome`` over ``before``: state, events, round records, answer.
+
+        Then the indexes: the turn clock's; for a closed table, the activity index and its
+        creator's quota let go of it; for a client's change, the activity index is refreshed.
+        """
         after = outcome.table
         clocked = bool(after.settings.clock.decision_ms)
         closing = after.status is TableStatus.CLOSED
@@ -141,11 +221,8 @@ class Gateway:
             # dropped): if this process dies right after the write, the clock still looks in
             # time. An early entry only makes the clock look once more.
             await self._store.index_deadline(after.table_id, after.version, after.deadline_ms, early=True)
-        records = [
-            (f"replay:{event.result.round}", event.replay.encode())
-            for event in outcome.events
-            if isinstance(event, RoundEnded) and event.replay
-        ]
+        ended = [event for event in outcome.events if isinstance(event, RoundEnded) and event.replay]
+        kept = self.policy.replays_per_table  # the latest rounds' replays; the one that many before goes
         saved = await self._store.save(
             after.table_id,
             before.version,
@@ -156,11 +233,36 @@ class Gateway:
             request_id,
             answer,
             finished=closing,
-            records=records,
+            records=[(f"replay:{event.result.round}", event.replay.encode()) for event in ended],
+            drop_records=[f"replay:{event.result.round - kept}" for event in ended if event.result.round > kept],
         )
-        if clocked and saved.outcome is SaveOutcome.SAVED:
+        if saved.outcome is not SaveOutcome.SAVED:
+            return saved
+        if clocked:
             await self._store.index_deadline(after.table_id, after.version, after.deadline_ms or None, final=closing)
+        if closing:
+            await self._let_go(after)
+        elif by_client:
+            await self._mark_active(after.table_id, now_ms)
         return saved
+
+    async def _let_go(self, table: TableState) -> None:
+        """A closed table no longer counts as open: nor as active, nor against its creator's quota."""
+        self._marked.pop(table.table_id, None)
+        await self._store.forget_activity(table.table_id)
+        if table.owner:
+            await self._store.release_table(table.owner, table.table_id)
+
+    async def _mark_active(self, table_id: str, now_ms: int) -> None:
+        """Index a client's action, at most once a minute per table and process (the state holds the truth)."""
+        marked = self._marked.get(table_id)
+        if marked is not None and now_ms - marked < _ACTIVITY_GRANULARITY_MS:
+            return
+        await self._store.mark_active(table_id, now_ms)
+        self._marked[table_id] = now_ms
+        self._marked.move_to_end(table_id)
+        if len(self._marked) > self._cache_size:
+            self._marked.popitem(last=False)
 
     async def time_out(self, table_id: str) -> bool:
         """Apply the clock to a table whose indexed deadline passed; True if it acted.
@@ -179,8 +281,56 @@ class Gateway:
             # Not due (the index was early or stale): index this version's deadline instead.
             await self._store.index_deadline(table_id, table.version, table.deadline_ms or None)
             return False
-        saved = await self._save(table, outcome, now_ms, "clock", None, None)
+        saved = await self._save(table, outcome, now_ms, "clock", None, None, by_client=False)
         return saved.outcome is SaveOutcome.SAVED
+
+    async def quarantine(self, table_id: str, delay_ms: int) -> None:
+        """Make the clock look at ``table_id`` again in ``delay_ms`` only: applying its timeout failed."""
+        loaded = await self._store.load(table_id, "clock", None)
+        await self._store.defer_deadline(table_id, loaded.version, self._now_ms() + delay_ms)
+
+    async def close_idle(self, limit: int = 100) -> int:
+        """Close the tables no client acted at for ``policy.idle_close_ms``; how many were closed.
+
+        The activity index may lag (a client's action is indexed at most once a minute), so
+        each candidate's own state decides; a table found active is indexed again.
+        """
+        if not self.policy.idle_close_ms:
+            return 0
+        now_ms = self._now_ms()
+        before_ms = now_ms - self.policy.idle_close_ms
+        closed = 0
+        for table_id, _ in await self._store.inactive_tables(before_ms, limit):
+            try:
+                closed += await self._close_if_idle(table_id, now_ms, before_ms)
+            except (RedisConnectionError, RedisTimeoutError, ConnectionError):
+                raise
+            except Exception as error:
+                if is_store_full(error):
+                    raise
+                # One table that cannot be read must not stop the sweep: look at it again later.
+                _log.error("idle_close_failed", table_id=table_id, exc_info=True)
+                await self._store.mark_active(table_id, now_ms)
+        return closed
+
+    async def _close_if_idle(self, table_id: str, now_ms: int, before_ms: int) -> int:
+        loaded = await self._store.load(table_id, "clock", None)
+        if loaded.state is None:
+            await self._store.forget_activity(table_id)
+            return 0
+        table = self._decoded.decode(table_id, loaded.state)
+        if table.status is TableStatus.CLOSED:
+            await self._let_go(table)
+            return 0
+        if table.active_ms >= before_ms:
+            await self._store.mark_active(table_id, table.active_ms)
+            return 0
+        saved = await self._save(table, abandon(table, now_ms), now_ms, "clock", None, None, by_client=False)
+        if saved.outcome is not SaveOutcome.SAVED:
+            return 0
+        ABANDONED.inc()
+        _log.info("table_abandoned", table_id=table_id)
+        return 1
 
     async def read_replay(self, table_id: str, round_number: int) -> str:
         """The JSON record of a finished round."""
@@ -191,11 +341,6 @@ class Gateway:
                 metadata={"table_id": table_id, "round": str(round_number)},
             )
         return record.decode()
-
-    def _replay(self, answer: bytes, fingerprint: bytes, parse: Callable[[bytes], ResponseT]) -> ResponseT:
-        if answer[:_FINGERPRINT] != fingerprint:
-            raise RequestIdReused("this request_id was already used for a different request")
-        return parse(answer[_FINGERPRINT:])
 
     def _events(self, outcome: Outcome, now_ms: int) -> list[bytes]:
         when = datetime.datetime.fromtimestamp(now_ms / 1000, tz=datetime.UTC)
@@ -211,68 +356,109 @@ class Gateway:
         expected_version: int,
         command: Callable[[TableState, Context], Outcome],
         respond: Callable[[Outcome, Principal], ResponseT],
-        parse: Callable[[bytes], ResponseT],
+        answers: Answers[ResponseT],
+        *,
+        secret_request_id: bool = False,
     ) -> ResponseT:
-        """Apply ``command`` to the table once, whatever the retries and races."""
+        """Apply ``command`` to the table once, whatever the retries and races.
+
+        ``secret_request_id``: the request id alone fetches the answer again (JoinTable): it
+        must be long enough to be a secret.
+        """
         table_id = _valid_table_id(table_id)
-        request_id = _valid_request_id(getattr(request, "request_id", ""))
-        fingerprint = _fingerprint(method, request)
+        request_id = _valid_request_id(getattr(request, "request_id", ""), secret=secret_request_id)
+        print_ = fingerprint(method, request)
         answer_principal = credentials.answer_principal
         for _ in range(_MAX_ATTEMPTS):
             loaded = await self._store.load(table_id, answer_principal, request_id)
             if loaded.state is None:
                 raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
             if loaded.answer is not None:
-                return self._replay(loaded.answer, fingerprint, parse)
+                return answers.open(loaded.answer, print_, table_id, self.keys)
             table = self._decoded.decode(table_id, loaded.state)
             now_ms = self._now_ms()
             principal = resolve(table, credentials.token())
-            outcome = command(table, Context(principal, now_ms, expected_version))
+            minting = _Minting(self.keys, table_id)
+            outcome = command(table, Context(principal, now_ms, expected_version, minting))
             response = respond(outcome, principal)
             if not outcome.changed:
                 return response
-            saved = await self._save(
-                table, outcome, now_ms, answer_principal, request_id, fingerprint + response.SerializeToString()
-            )
+            sealed = answers.seal(print_, response, minting.recipes)
+            saved = await self._save(table, outcome, now_ms, answer_principal, request_id, sealed, by_client=True)
             if saved.outcome is SaveOutcome.SAVED:
                 return response
             if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
-                return self._replay(saved.answer, fingerprint, parse)
+                return answers.open(saved.answer, print_, table_id, self.keys)
         raise Unavailable("the table changed too often under this request; retry with the same request_id")
 
     async def create(
         self,
         request: Message,
         api_principal: str,
-        build: Callable[[str, int], Created],
+        owner: str,
+        build: Callable[[str, int, Mint], Created],
         respond: Callable[[Created], ResponseT],
-        parse: Callable[[bytes], ResponseT],
+        answers: Answers[ResponseT],
     ) -> ResponseT:
-        """Create a table whose id derives from the request id, so a retry finds its first answer."""
-        request_id = _valid_request_id(getattr(request, "request_id", ""))
-        fingerprint = _fingerprint("CreateTable", request)
+        """Create a table whose id derives from the request id, so a retry finds its first answer.
+
+        ``owner`` (when not "") counts the table against that creator's quota of open tables.
+        A new table is refused while Redis is nearly full, so that running tables keep room.
+        """
+        request_id = _valid_request_id(getattr(request, "request_id", ""), secret=True)
+        print_ = fingerprint("CreateTable", request)
         digest = hashlib.sha256(f"create\0{api_principal}\0{request_id}".encode()).digest()
         table_id = base64.b32encode(digest).decode().rstrip("=").lower()[:20]
         loaded = await self._store.load(table_id, "create", request_id)
         if loaded.answer is not None:
-            return self._replay(loaded.answer, fingerprint, parse)
+            return answers.open(loaded.answer, print_, table_id, self.keys)
+        if (await self._store.memory()).above(self.policy.create_memory_fraction):
+            raise StoreFull(
+                "the table store is nearly full: no new tables for now (running tables keep their room)",
+                retry_after_ms=_STORE_FULL_RETRY_MS,
+            )
         now_ms = self._now_ms()
-        created = build(table_id, now_ms)
+        minting = _Minting(self.keys, table_id)
+        created = build(table_id, now_ms, minting)
         response = respond(created)
-        saved = await self._store.create(
-            table_id,
-            self._decoded.encode(created.outcome.table),
-            created.outcome.table.version,
-            self._events(created.outcome, now_ms),
-            "create",
-            request_id,
-            fingerprint + response.SerializeToString(),
-        )
+        if owner:
+            await self._reserve(owner, table_id, now_ms)
+        try:
+            saved = await self._store.create(
+                table_id,
+                self._decoded.encode(created.outcome.table),
+                created.outcome.table.version,
+                self._events(created.outcome, now_ms),
+                "create",
+                request_id,
+                answers.seal(print_, response, minting.recipes),
+            )
+        except BaseException:
+            if owner:
+                await self._store.release_table(owner, table_id)
+            raise
         if saved.outcome is SaveOutcome.SAVED:
             table = created.outcome.table
+            await self._mark_active(table_id, now_ms)
             if table.deadline_ms:
                 await self._store.index_deadline(table_id, table.version, table.deadline_ms)
             return response
         if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
-            return self._replay(saved.answer, fingerprint, parse)
-        raise RequestIdReused("this request_id already created a table whose answer has expired")
+            return answers.open(saved.answer, print_, table_id, self.keys)
+        raise RequestIdReused("this request_id already created a table whose answer is no longer kept")
+
+    async def _reserve(self, owner: str, table_id: str, now_ms: int) -> None:
+        """Count a new table against ``owner``'s quota; QUOTA_EXCEEDED if it is full."""
+        most = self.policy.max_open_tables
+        if await self._store.reserve_table(owner, table_id, most, now_ms):
+            return
+        # Full: a reservation whose release was lost (a process died meanwhile) may be stale.
+        if await self._store.release_finished(owner) < most and await self._store.reserve_table(
+            owner, table_id, most, now_ms
+        ):
+            return
+        raise QuotaExceeded(
+            f"this client has {most} open tables, as many as it may; close one first",
+            retry_after_ms=_QUOTA_RETRY_MS,
+            metadata={"limit": "open_tables", "max": str(most)},
+        )

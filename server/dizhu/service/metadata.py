@@ -14,6 +14,7 @@ __all__ = ["Credentials", "api_principal", "credentials"]
 
 _BEARER = "bearer "
 _MAX_TOKEN = 256
+_MAX_API_KEY = 256
 
 
 def _metadata(context: ServicerContext, key: str) -> list[str]:
@@ -63,11 +64,23 @@ def credentials(context: ServicerContext) -> Credentials:
     return Credentials(tuple(_metadata(context, "authorization")))
 
 
-def api_principal(context: ServicerContext, api_keys: Collection[str]) -> str:
-    """Who creates a table: a hash of the API key sent, "public" if the server requires none."""
-    sent = _metadata(context, "x-api-key")
+def api_principal(context: ServicerContext, api_keys: Collection[str], *, anonymous: bool = True) -> str:
+    """Who creates a table: a hash of the API key sent, or "public" for anyone.
+
+    With API keys configured, a valid one is needed. Without, anyone may create tables if
+    ``anonymous`` (the server listens on loopback, or was told to allow it), else nobody.
+    """
     if not api_keys:
-        return "public"
-    if len(sent) != 1 or not any(hmac.compare_digest(sent[0].encode(), key.encode()) for key in api_keys):
+        if anonymous:
+            return "public"
+        raise Unauthenticated(
+            "this server creates tables for API keys only, and has none configured (see docs/security.md)"
+        )
+    sent = _metadata(context, "x-api-key")
+    if (
+        len(sent) != 1
+        or len(sent[0]) > _MAX_API_KEY
+        or not any(hmac.compare_digest(sent[0].encode(), key.encode()) for key in api_keys)
+    ):
         raise Unauthenticated("CreateTable needs a valid x-api-key")
     return hashlib.sha256(sent[0].encode()).hexdigest()[:32]

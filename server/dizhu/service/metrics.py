@@ -1,4 +1,5 @@
-"""Prometheus metrics: calls by method and status, latency, open streams, clock timeouts.
+"""Prometheus metrics: calls by method and status, latency, open streams, clock timeouts and
+failures, refusals by limit, tables closed as abandoned.
 
 Served on ``--metrics-port`` (``/metrics``); with several workers, worker n serves on
 ``metrics_port + n``.
@@ -13,7 +14,17 @@ from typing import Any
 import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
-__all__ = ["CALLS", "LATENCY", "OPEN_STREAMS", "TIMEOUTS", "MetricsInterceptor"]
+__all__ = [
+    "ABANDONED",
+    "CALLS",
+    "CLOCK_FAILURES",
+    "LATENCY",
+    "OPEN_STREAMS",
+    "QUARANTINED",
+    "REFUSED_ADMISSIONS",
+    "TIMEOUTS",
+    "MetricsInterceptor",
+]
 
 CALLS = Counter("dizhu_rpc_calls_total", "RPCs handled, by method and status code", ["method", "code"])
 LATENCY = Histogram(
@@ -24,6 +35,14 @@ LATENCY = Histogram(
 )
 OPEN_STREAMS = Gauge("dizhu_open_streams", "WatchTable streams open in this process")
 TIMEOUTS = Counter("dizhu_clock_timeouts_total", "Decisions the turn clock made for a seat")
+CLOCK_FAILURES = Counter(
+    "dizhu_clock_failures_total", "Times the turn clock could not apply a table's timeout (the table is quarantined)"
+)
+QUARANTINED = Gauge("dizhu_clock_quarantined_tables", "Tables whose timeout failed here, to be retried later")
+REFUSED_ADMISSIONS = Counter(
+    "dizhu_refused_admissions_total", "Calls refused by a rate limit or a stream cap, by limit", ["limit"]
+)
+ABANDONED = Counter("dizhu_tables_abandoned_total", "Tables closed because nobody acted at them any more")
 
 
 def _code(context: grpc.aio.ServicerContext[Any, Any]) -> str:

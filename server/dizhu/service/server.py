@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import secrets
 import signal
 from collections.abc import AsyncIterator
 
@@ -18,24 +19,28 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from redis.asyncio import BlockingConnectionPool, Redis
 
-from dizhu.config import ServerConfig
+from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.referee.tokens import TokenKeys
+from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.service.clock import run_clock
 from dizhu.service.feeds import TableFeeds
-from dizhu.service.gateway import Gateway
+from dizhu.service.gateway import Gateway, TablePolicy
 from dizhu.service.metrics import MetricsInterceptor
+from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
-from dizhu.v1 import rules_service_pb2, rules_service_pb2_grpc, table_service_pb2, table_service_pb2_grpc
+from dizhu.v1 import rules_service_pb2, table_service_pb2
 
 __all__ = ["Referee", "create_server", "run", "running_referee"]
 
 _log = structlog.get_logger("dizhu.server")
-_SERVICES = (
-    table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
-    rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
-)
+_TABLE_SERVICE = table_service_pb2.DESCRIPTOR.services_by_name["TableService"]
+_RULES_SERVICE = rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"]
+_SERVICES = (_TABLE_SERVICE.full_name, _RULES_SERVICE.full_name)
+#: gRPC's own cap on a request, far above ours: larger ones are refused before we see them.
+_TRANSPORT_CAP_FACTOR = 16
 
 
 class Referee:
@@ -81,13 +86,26 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         # The kernel balances connections, not calls: recycle connections so clients rebalance.
         ("grpc.max_connection_age_ms", 5 * 60 * 1000),
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
+        # Requests up to this reach our deserializer, which refuses those over max_request_bytes
+        # with INVALID_ARGUMENT and details; gRPC refuses larger ones itself (RESOURCE_EXHAUSTED).
+        ("grpc.max_receive_message_length", max(1 << 20, _TRANSPORT_CAP_FACTOR * config.max_request_bytes)),
+        ("grpc.max_concurrent_streams", MAX_CALLS_PER_CONNECTION),
     ]
     server = grpc.aio.server(options=options, interceptors=[MetricsInterceptor()])
-    gateway = Gateway(store)
+    admission = Admission(_admission_limits(config), config.api_keys)
+    gateway = Gateway(store, keys=_token_keys(config), policy=_table_policy(config))
     feeds = TableFeeds(feed_store or store)
-    servicer = TableServicer(gateway, store, feeds, api_keys=config.api_keys, heartbeat_s=config.heartbeat_s)
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
-    rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)  # type: ignore[no-untyped-call]
+    table_servicer = TableServicer(
+        gateway,
+        store,
+        feeds,
+        admission=admission,
+        api_keys=config.api_keys,
+        anonymous_create=config.anonymous_create,
+        heartbeat_s=config.heartbeat_s,
+    )
+    services = {_TABLE_SERVICE: table_servicer, _RULES_SERVICE: RulesServicer(admission)}
+    add_services(server, services, admission, max_request_bytes=config.max_request_bytes)
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
@@ -102,6 +120,56 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         run_clock(store, gateway, interval_s=config.clock_interval_s, stopping=clock_stopping), name="clock"
     )
     return Referee(server, port, health_servicer, feeds, clock, clock_stopping)
+
+
+def _admission_limits(config: ServerConfig) -> AdmissionLimits:
+    return AdmissionLimits(
+        enabled=config.limits_enabled,
+        calls_per_s=config.rate_limit,
+        calls_burst=max(1.0, 2 * config.rate_limit),
+        creates_per_min=config.create_rate_limit,
+        creates_burst=max(1.0, config.create_rate_limit / 3),
+        max_open_tables=config.max_open_tables,
+        max_streams_per_client=config.max_streams_per_client,
+        max_streams_per_connection=config.max_streams_per_connection,
+        max_streams=min(config.max_streams, config.max_watched_tables),
+    )
+
+
+def _table_policy(config: ServerConfig) -> TablePolicy:
+    return TablePolicy(
+        idle_close_ms=int(config.idle_close_s * 1000),
+        unattended_rounds=config.unattended_rounds,
+        replays_per_table=config.replays_per_table,
+        create_memory_fraction=1.0 - config.memory_reserve,
+        max_open_tables=config.max_open_tables,
+    )
+
+
+def _token_keys(config: ServerConfig) -> TokenKeys:
+    if config.secrets:
+        return TokenKeys([secret.encode() for secret in config.secrets])
+    return TokenKeys.ephemeral()
+
+
+def _warn_about_exposure(config: ServerConfig) -> None:
+    """Say at start-up what an exposed server's configuration leaves open (docs/security.md)."""
+    if listens_on_loopback(config.address):
+        return
+    if not config.secrets:
+        _log.warning(
+            "no_server_secret",
+            detail="tokens are derived from a secret made up for this run: a CreateTable or JoinTable retried "
+            "after a restart, or on another process, cannot be answered again. Set --secret-file.",
+        )
+    if not config.api_keys and not config.allow_anonymous_create:
+        _log.warning(
+            "no_table_creation",
+            detail="listening beyond loopback without API keys: CreateTable is refused to everyone. "
+            "Configure --api-key, or --allow-anonymous-create.",
+        )
+    if not config.limits_enabled:
+        _log.warning("limits_off", detail="listening beyond loopback with --limits off: no rate limits or quotas")
 
 
 @contextlib.asynccontextmanager
@@ -126,6 +194,7 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
             finished_ttl_s=config.finished_ttl_s,
             answer_ttl_s=config.answer_ttl_s,
             events_maxlen=config.events_maxlen,
+            answers_per_table=config.answers_per_table,
         )
         store = make_store(redis)
         await store.load_scripts()
@@ -141,14 +210,16 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
             await embedded.astop()
 
 
-async def run(config: ServerConfig) -> None:
-    """Serve until SIGTERM or SIGINT, then stop gracefully."""
+async def run(config: ServerConfig, *, warn: bool = True) -> None:
+    """Serve until SIGTERM or SIGINT, then stop gracefully (``warn``: about an exposed configuration)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     if config.metrics_port:
         prometheus_client.start_http_server(config.metrics_port)
+    if warn:
+        _warn_about_exposure(config)
     async with running_referee(config) as referee:
         _log.info("serving", address=config.address, port=referee.port, metrics_port=config.metrics_port or None)
         await stop.wait()
@@ -162,7 +233,7 @@ def _worker(config: ServerConfig) -> None:
 
     configure_logging(config.log_format, config.log_level)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns ^C into SIGTERM for everyone
-    asyncio.run(run(config))
+    asyncio.run(run(config, warn=False))  # the parent warned
 
 
 def run_workers(config: ServerConfig) -> int:
@@ -178,6 +249,11 @@ def run_workers(config: ServerConfig) -> int:
         embedded = EmbeddedRedis(config.data_dir, appendonly=True).start()
         config = dataclasses.replace(config, redis_url=embedded.url)
         _log.info("embedded_redis_started", url=embedded.url, data_dir=str(config.data_dir))
+    _warn_about_exposure(config)
+    if not config.secrets:
+        # Every worker must derive tokens from the same secret, or a retry landing on another
+        # worker could not be answered: one made up here, for all of them.
+        config = dataclasses.replace(config, secrets=(secrets.token_hex(32),))
     context = multiprocessing.get_context("spawn")
     workers = [
         context.Process(

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import collections
 from collections.abc import AsyncIterator, Collection
 
 from dizhu.referee import commands
 from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role
-from dizhu.referee.commands import Context, Created, Outcome
+from dizhu.referee.commands import Context, Created, Mint, Outcome
 from dizhu.referee.errors import InvalidArgument, WrongPhase
 from dizhu.referee.flow import table_standings
+from dizhu.referee.limits import check_seeds, check_settings
 from dizhu.referee.table import TableState
-from dizhu.rules import MAX_BID
+from dizhu.rules import MAX_BID, VARIANTS
 from dizhu.service import convert
+from dizhu.service.admission import Admission, AdmissionLimits
+from dizhu.service.answers import Answers
 from dizhu.service.errors import ServicerContext, guarded, guarded_stream
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
@@ -24,6 +28,21 @@ from dizhu.v1 import table_service_pb2 as pb
 
 __all__ = ["TableServicer"]
 
+#: The most cards a Play may list before the table (and so its variant) is known.
+_MAX_PLAY_CARDS = max(variant.landlord_hand_size for variant in VARIANTS.values())
+
+#: How each response is recorded for retries: the ones that hand out tokens keep recipes instead.
+_CREATED = Answers(
+    pb.CreateTableResponse,
+    lambda response: [(response, "creator_token"), *((seat, "token") for seat in response.seat_tokens)],
+)
+_JOINED = Answers(pb.JoinTableResponse, lambda response: [(response, "seat_token")])
+_LEFT = Answers(pb.LeaveTableResponse)
+_CLOSED = Answers(pb.CloseTableResponse)
+_BID = Answers(pb.BidResponse)
+_PLAYED = Answers(pb.PlayResponse)
+_SETTLED = Answers(pb.SettleResponse)
+
 
 def _require_version(expected_version: int) -> None:
     if not expected_version:
@@ -34,6 +53,29 @@ def _require_amount(amount: int) -> None:
     # A malformed request is reported before anything about the table (errors.proto, fault order).
     if amount > MAX_BID:
         raise InvalidArgument("amount", f"0 passes; a bid is 1..{MAX_BID}")
+
+
+class _Replays:
+    """The latest GetReplay answers: a replay never changes, and building one from its JSON costs
+    milliseconds (33 deals at most). An answer is reused only for the very same stored text."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._answers: collections.OrderedDict[tuple[str, int], tuple[str, pb.GetReplayResponse]] = (
+            collections.OrderedDict()
+        )
+
+    def response(self, table_id: str, round_number: int, text: str) -> pb.GetReplayResponse:
+        key = (table_id, round_number)
+        known = self._answers.get(key)
+        if known is not None and known[0] == text:
+            self._answers.move_to_end(key)
+            return known[1]
+        response = pb.GetReplayResponse(replay=convert.replay_from_json(text), json=text)
+        self._answers[key] = (text, response)
+        if len(self._answers) > self._size:
+            self._answers.popitem(last=False)
+        return response
 
 
 def _viewed(outcome: Outcome, principal: Principal) -> table_pb2.TableView:
@@ -49,22 +91,41 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         store: TableStore,
         feeds: TableFeeds,
         *,
+        admission: Admission | None = None,
         api_keys: Collection[str] = (),
+        anonymous_create: bool = True,
         heartbeat_s: float = 10.0,
     ) -> None:
         self._gateway = gateway
         self._store = store
         self._feeds = feeds
+        self._admission = admission or Admission(AdmissionLimits())
         self._api_keys = frozenset(api_keys)
+        self._anonymous_create = anonymous_create
         self._heartbeat_s = heartbeat_s
+        self._replays = _Replays()
 
     @guarded
     async def CreateTable(self, request: pb.CreateTableRequest, context: ServicerContext) -> pb.CreateTableResponse:
-        principal = api_principal(context, self._api_keys)
+        principal = api_principal(context, self._api_keys, anonymous=self._anonymous_create)
+        # Bounded before any work: the seeds first (there may be many), then the settings.
+        check_seeds(request.seeds)
         settings = convert.settings_from_proto(request.settings)
+        check_settings(settings)
+        owner = self._admission.owner(context)
+        unattended = self._gateway.policy.unattended_rounds
 
-        def build(table_id: str, now_ms: int) -> Created:
-            return commands.create_table(table_id, settings, list(request.seeds), list(request.player_names), now_ms)
+        def build(table_id: str, now_ms: int, mint: Mint) -> Created:
+            return commands.create_table(
+                table_id,
+                settings,
+                list(request.seeds),
+                list(request.player_names),
+                now_ms,
+                mint,
+                owner=owner,
+                unattended_limit=unattended,
+            )
 
         def respond(created: Created) -> pb.CreateTableResponse:
             return pb.CreateTableResponse(
@@ -74,7 +135,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                 table=convert.table_view(created.outcome.table, Principal(Role.CREATOR)),
             )
 
-        return await self._gateway.create(request, principal, build, respond, pb.CreateTableResponse.FromString)
+        return await self._gateway.create(request, principal, owner, build, respond, _CREATED)
 
     @guarded
     async def JoinTable(self, request: pb.JoinTableRequest, context: ServicerContext) -> pb.JoinTableResponse:
@@ -94,7 +155,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                 table=convert.table_view(outcome.table, Principal(Role.SEAT, result.seat)),
             )
 
-        # Joining needs no token: the answer is keyed by the request id alone.
+        # Joining needs no token: the answer is keyed by the request id alone, which makes it a secret.
         return await self._gateway.mutate(
             "JoinTable",
             request,
@@ -103,7 +164,8 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.expected_version,
             command,
             respond,
-            pb.JoinTableResponse.FromString,
+            _JOINED,
+            secret_request_id=True,
         )
 
     @guarded
@@ -121,7 +183,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.expected_version,
             commands.leave,
             lambda outcome, _: pb.LeaveTableResponse(table=_viewed(outcome, Principal(Role.SPECTATOR))),
-            pb.LeaveTableResponse.FromString,
+            _LEFT,
         )
 
     @guarded
@@ -137,7 +199,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                 standings=convert.standings_to_proto(table_standings(outcome.table)),
                 table=_viewed(outcome, principal),
             ),
-            pb.CloseTableResponse.FromString,
+            _CLOSED,
         )
 
     @guarded
@@ -152,13 +214,16 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.expected_version,
             lambda table, ctx: commands.bid(table, ctx, request.amount),
             lambda outcome, principal: pb.BidResponse(table=_viewed(outcome, principal)),
-            pb.BidResponse.FromString,
+            _BID,
         )
 
     @guarded
     async def Play(self, request: pb.PlayRequest, context: ServicerContext) -> pb.PlayResponse:
         _require_version(request.expected_version)
-        convert.cards_from_proto(request.cards, None)  # malformed cards are refused before the table is read
+        # Malformed cards are refused before the table is read, and the list is bounded first.
+        if len(request.cards) > _MAX_PLAY_CARDS:
+            raise InvalidArgument("cards", f"a play has at most {_MAX_PLAY_CARDS} cards (a landlord's hand)")
+        convert.cards_from_proto(request.cards, None)
 
         def command(table: TableState, ctx: Context) -> Outcome:
             cards = convert.cards_from_proto(request.cards, table.variant)
@@ -180,7 +245,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.expected_version,
             command,
             respond,
-            pb.PlayResponse.FromString,
+            _PLAYED,
         )
 
     @guarded
@@ -204,7 +269,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.expected_version,
             commands.settle_round,
             respond,
-            pb.SettleResponse.FromString,
+            _SETTLED,
         )
 
     @guarded
@@ -212,7 +277,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         if request.round < 1:
             raise InvalidArgument("round", "rounds are numbered from 1")
         text = await self._gateway.read_replay(request.table_id, request.round)
-        return pb.GetReplayResponse(replay=convert.replay_from_json(text), json=text)
+        return self._replays.response(request.table_id, request.round, text)
 
     @guarded_stream
     async def WatchTable(

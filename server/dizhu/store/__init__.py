@@ -6,15 +6,24 @@ scripts in :mod:`dizhu.store.scripts`, the guarantees in docs/store.md.
 
 from __future__ import annotations
 
-from dizhu.store.keys import TableKeys, table_keys, validate_principal, validate_request_id, validate_table_id
-from dizhu.store.redis_store import Loaded, Saved, SaveOutcome, TableStore
+from dizhu.store.keys import (
+    TableKeys,
+    answer_id,
+    table_keys,
+    validate_principal,
+    validate_request_id,
+    validate_table_id,
+)
+from dizhu.store.redis_store import Loaded, MemoryUse, Saved, SaveOutcome, TableStore
 
 __all__ = [
     "Loaded",
+    "MemoryUse",
     "SaveOutcome",
     "Saved",
     "TableKeys",
     "TableStore",
+    "answer_id",
     "table_keys",
     "validate_principal",
     "validate_request_id",

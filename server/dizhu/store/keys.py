@@ -4,18 +4,22 @@ Every key of one table carries the same hash tag ``{t:<table_id>}``, so that Red
 puts them all in one slot and the multi-key Lua scripts of :mod:`dizhu.store.scripts` run
 unchanged on a cluster::
 
-    <prefix>:{t:<table_id>}:state                            hash: version, data, seq
-    <prefix>:{t:<table_id>}:events                           stream: ids "<seq>-1", field "e"
-    <prefix>:{t:<table_id>}:answer:<principal>:<request_id>  string: the recorded answer
+    <prefix>:{t:<table_id>}:state      hash: version, data, seq, answers (a counter); fin = 1 once finished
+    <prefix>:{t:<table_id>}:events     stream: ids "<seq>-1", field "e"
+    <prefix>:{t:<table_id>}:records    hash: named records (replay:<round>)
+    <prefix>:{t:<table_id>}:answers    hash: answer id -> "<expiry ms>:<the recorded answer>"
+    <prefix>:{t:<table_id>}:answered   sorted set: answer id, scored by the order it was recorded in
+
+An answer id is a hash of who asked and the request id (:func:`answer_id`): neither appears
+in any key or value, so a request id can be a secret its caller holds (docs/security.md).
 
 Ids are validated here, before any key is built, so that no id can break out of its place in
 a key (a ``}`` would move the hash tag, a ``*`` would widen a ``SCAN`` pattern). A bad id
 raises :class:`ValueError`; callers map it to ``INVALID_ARGUMENT``.
 
 - table ids: 1..128 characters of ``[A-Za-z0-9._:-]``;
-- principals (who asks: a stable, *non-secret* name of the caller, never a bearer token):
-  1..128 characters of ``[A-Za-z0-9._-]`` -- no ``:``, so the answer key reads back
-  unambiguously as ``answer:<principal>:<request_id>``;
+- principals (who asks: a stable name of the caller, never a bearer token itself):
+  1..128 characters of ``[A-Za-z0-9._-]``;
 - request ids: 1..128 printable ASCII characters (``!`` to ``~`` and space), a superset of
   the ``[A-Za-z0-9._:-]`` that UUIDs use, because the public contract (docs/api.md) accepts
   any printable ASCII;
@@ -24,12 +28,14 @@ raises :class:`ValueError`; callers map it to ``INVALID_ARGUMENT``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
 __all__ = [
     "MAX_ID_LENGTH",
     "TableKeys",
+    "answer_id",
     "table_keys",
     "validate_principal",
     "validate_request_id",
@@ -82,14 +88,18 @@ class TableKeys:
     """The stream of events; entry ``<seq>-1`` holds field ``e`` = the event's bytes."""
     records: str
     """A hash of named records kept with the table (e.g. ``replay:<round>``)."""
-    answer_prefix: str
-    """``...:answer:``; an answer key is this plus ``<principal>:<request_id>``."""
+    answers: str
+    """A hash of the recorded answers, by answer id (:func:`answer_id`), each ``<expiry ms>:<answer>``."""
+    answered: str
+    """A sorted set of the answer ids, scored by the order they were recorded in."""
     scan_pattern: str
     """A ``SCAN MATCH`` pattern for every key of the table (admin and tests only)."""
 
-    def answer(self, principal: str, request_id: str) -> str:
-        """The key of the answer recorded for ``request_id`` sent by ``principal``."""
-        return f"{self.answer_prefix}{validate_principal(principal)}:{validate_request_id(request_id)}"
+
+def answer_id(principal: str, request_id: str) -> str:
+    """The name of the answer to ``request_id`` sent by ``principal``: a hash that gives back neither."""
+    digest = hashlib.sha256(f"{validate_principal(principal)}\0{validate_request_id(request_id)}".encode())
+    return digest.hexdigest()[:32]
 
 
 def table_keys(prefix: str, table_id: str) -> TableKeys:
@@ -99,6 +109,7 @@ def table_keys(prefix: str, table_id: str) -> TableKeys:
         state=f"{base}:state",
         events=f"{base}:events",
         records=f"{base}:records",
-        answer_prefix=f"{base}:answer:",
+        answers=f"{base}:answers",
+        answered=f"{base}:answered",
         scan_pattern=f"{base}:*",
     )

@@ -8,6 +8,10 @@ its own :class:`TableStore` over the same Redis, and the store makes their write
   and records the answer -- all or nothing, never interleaved with another writer.
 - :meth:`TableStore.load` is one round trip, and reads state and answer atomically.
 
+Beside the tables it keeps three indexes of its own (each under a hash tag of its own): the
+turn clock's deadlines, when each table last saw a client act (to close abandoned tables),
+and each creator's open tables (a quota).
+
 The key layout is in :mod:`dizhu.store.keys`, the scripts in :mod:`dizhu.store.scripts`,
 the guarantees in docs/store.md.
 """
@@ -22,9 +26,9 @@ from typing import Any, Final
 from redis.asyncio import Redis
 
 from dizhu.store import scripts
-from dizhu.store.keys import TableKeys, table_keys, validate_principal, validate_table_id
+from dizhu.store.keys import TableKeys, answer_id, table_keys, validate_principal, validate_table_id
 
-__all__ = ["Loaded", "SaveOutcome", "Saved", "TableStore"]
+__all__ = ["Loaded", "MemoryUse", "SaveOutcome", "Saved", "TableStore"]
 
 DAY_S: Final = 24 * 60 * 60
 _EVENT_FIELD: Final = b"e"
@@ -74,6 +78,18 @@ class Saved:
     (0 if there is no table) -- what a ``STALE_STATE`` error reports as ``current_version``."""
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryUse:
+    """How full Redis is: ``INFO memory``'s ``used_memory`` and ``maxmemory`` (0: no limit)."""
+
+    used: int
+    limit: int
+
+    def above(self, fraction: float) -> bool:
+        """Whether more than ``fraction`` of the limit is used (never, without a limit)."""
+        return self.limit > 0 and self.used > fraction * self.limit
+
+
 class TableStore:
     """Tables in Redis, shared by any number of referee processes.
 
@@ -92,23 +108,28 @@ class TableStore:
         finished_ttl_s: int = 7 * DAY_S,
         answer_ttl_s: int = DAY_S,
         events_maxlen: int = 10_000,
+        answers_per_table: int = 1000,
     ) -> None:
         if redis.connection_pool.connection_kwargs.get("decode_responses"):
             raise ValueError("TableStore needs a Redis client with decode_responses=False")
-        if finished_ttl_s < 1 or answer_ttl_s < 1 or events_maxlen < 1:
-            raise ValueError("finished_ttl_s, answer_ttl_s and events_maxlen must be positive")
+        if min(finished_ttl_s, answer_ttl_s, events_maxlen, answers_per_table) < 1:
+            raise ValueError("finished_ttl_s, answer_ttl_s, events_maxlen and answers_per_table must be positive")
         table_keys(prefix, "x")  # validates the prefix now rather than at the first call
         self._redis = redis
         self._prefix = prefix
         self._deadlines_key = f"{prefix}:{{clock}}:deadlines"
         self._deadline_versions_key = f"{prefix}:{{clock}}:versions"
+        self._activity_key = f"{prefix}:{{idle}}:active"
         self.finished_ttl_s: Final = finished_ttl_s
         self.answer_ttl_s: Final = answer_ttl_s
         self.events_maxlen: Final = events_maxlen
+        self.answers_per_table: Final = answers_per_table
         self._load = redis.register_script(scripts.LOAD)
         self._create = redis.register_script(scripts.CREATE)
         self._save = redis.register_script(scripts.SAVE)
         self._deadline = redis.register_script(scripts.DEADLINE)
+        self._defer = redis.register_script(scripts.DEFER)
+        self._reserve = redis.register_script(scripts.RESERVE)
 
     def keys(self, table_id: str) -> TableKeys:
         """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
@@ -120,7 +141,7 @@ class TableStore:
         Call it at start-up to check the connection and spare the first requests a
         ``NOSCRIPT`` round trip.
         """
-        for script in (self._load, self._create, self._save, self._deadline):
+        for script in (self._load, self._create, self._save, self._deadline, self._defer, self._reserve):
             script.sha = await self._redis.script_load(script.script)
 
     async def load(self, table_id: str, principal: str, request_id: str | None) -> Loaded:
@@ -134,7 +155,9 @@ class TableStore:
             version, data, seq = await self._redis.hmget(keys.state, ["version", "data", "seq"])
             answer = None
         else:
-            version, data, seq, answer = await self._load(keys=[keys.state, keys.answer(principal, request_id)])
+            version, data, seq, answer = await self._load(
+                keys=[keys.state, keys.answers], args=[answer_id(principal, request_id)]
+            )
         return Loaded(state=_bytes(data), version=_int(version), answer=_bytes(answer), sequence=_int(seq))
 
     async def create(
@@ -155,25 +178,29 @@ class TableStore:
 
         Creation is deduplicated per table: to make a retried "create" return its first
         answer, derive ``table_id`` from the request (e.g. a hash of principal and request id).
+        The answer is kept ``answer_ttl_s`` (see :meth:`save`).
         """
         if version < 1:
             raise ValueError(f"a table's first version must be positive, not {version}")
         keys = self.keys(table_id)
-        script_keys = [keys.state, keys.events]
-        if request_id is not None:
-            script_keys.append(keys.answer(principal, request_id))
-        else:
-            validate_principal(principal)
         args: list[bytes | str | int] = [
             version,
             state,
             self.events_maxlen,
-            self.answer_ttl_s,
-            "1" if answer is not None and request_id is not None else "0",
-            answer or b"",
+            *self._answer_args(principal, request_id, answer, self.answer_ttl_s),
             *events,
         ]
-        return _saved(await self._create(keys=script_keys, args=args))
+        return _saved(await self._create(keys=[keys.state, keys.events, keys.answers, keys.answered], args=args))
+
+    def _answer_args(
+        self, principal: str, request_id: str | None, answer: bytes | None, ttl_s: int
+    ) -> list[bytes | str | int]:
+        """The scripts' answer arguments: id ("" for none), whether to record, answer, TTL (ms), cap."""
+        if request_id is None:
+            validate_principal(principal)
+            return ["", "0", b"", 0, self.answers_per_table]
+        recording = "1" if answer is not None else "0"
+        return [answer_id(principal, request_id), recording, answer or b"", ttl_s * 1000, self.answers_per_table]
 
     async def save(
         self,
@@ -188,41 +215,40 @@ class TableStore:
         *,
         finished: bool = False,
         records: Sequence[tuple[str, bytes]] = (),
+        drop_records: Sequence[str] = (),
     ) -> Saved:
         """Replace the state if the stored version is ``expected_version``: one ``EVALSHA``.
 
         In order: if ``(principal, request_id)`` has an answer → ``DUPLICATE`` with it; if the
         table is missing or its version is not ``expected_version`` → ``CONFLICT``; else writes
         ``state`` at ``new_version``, keeps each ``(name, data)`` of ``records`` in the
-        table's records hash (see :meth:`read_record`), appends ``events`` after the table's
-        last sequence (the stream trimmed to about ``events_maxlen``), records ``answer`` for
-        ``answer_ttl_s`` seconds and returns ``SAVED``. ``finished=True`` makes the table's
-        state, events and records expire after ``finished_ttl_s``; ``False`` removes any such
-        expiry.
+        table's records hash (see :meth:`read_record`) and deletes those named in
+        ``drop_records``, appends ``events`` after the table's last sequence (the stream
+        trimmed to about ``events_maxlen``), records ``answer`` and returns ``SAVED``.
+
+        An answer is kept ``answer_ttl_s`` (no longer than the table, once finished), and a
+        table keeps at most its ``answers_per_table`` latest answers. ``finished=True`` makes
+        every key of the table expire after ``finished_ttl_s``; ``False`` removes any such expiry.
         """
         if not 0 < expected_version < new_version:
             raise ValueError(f"versions must grow from a positive one, not {expected_version} → {new_version}")
         keys = self.keys(table_id)
-        script_keys = [keys.state, keys.events, keys.records]
-        if request_id is not None:
-            script_keys.append(keys.answer(principal, request_id))
-        else:
-            validate_principal(principal)
         answer_ttl_s = min(self.answer_ttl_s, self.finished_ttl_s) if finished else self.answer_ttl_s
         args: list[bytes | str | int] = [
             expected_version,
             new_version,
             state,
             self.events_maxlen,
-            answer_ttl_s,
-            "1" if answer is not None and request_id is not None else "0",
-            answer or b"",
+            *self._answer_args(principal, request_id, answer, answer_ttl_s),
             self.finished_ttl_s if finished else 0,
             len(records),
+            len(drop_records),
         ]
         for name, data in records:
             args += [name, data]
+        args += drop_records
         args += events
+        script_keys = [keys.state, keys.events, keys.records, keys.answers, keys.answered]
         return _saved(await self._save(keys=script_keys, args=args))
 
     async def read_record(self, table_id: str, name: str) -> bytes | None:
@@ -247,6 +273,17 @@ class TableStore:
             args=[table_id, version, deadline_ms or 0, "1" if final else "0", "1" if early else "0"],
         )
         return bool(changed)
+
+    async def defer_deadline(self, table_id: str, version: int, until_ms: int) -> bool:
+        """Make the clock look at ``table_id`` again at ``until_ms`` (it failed on ``version``).
+
+        Only an indexed deadline of that version or an older one moves; True if it did.
+        """
+        validate_table_id(table_id)
+        moved = await self._defer(
+            keys=[self._deadlines_key, self._deadline_versions_key], args=[table_id, version, until_ms]
+        )
+        return bool(moved)
 
     async def due_tables(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
         """Tables whose indexed deadline is at or before ``now_ms``: ``(table_id, deadline_ms)``."""
@@ -285,14 +322,65 @@ class TableStore:
         """The sequence number of the table's last event; 0 before any (or with no table)."""
         return _int(await self._redis.hget(self.keys(table_id).state, "seq"))
 
+    async def mark_active(self, table_id: str, active_ms: int) -> None:
+        """Index when a client last acted at ``table_id`` (see :meth:`inactive_tables`)."""
+        await self._redis.zadd(self._activity_key, {validate_table_id(table_id): active_ms})
+
+    async def inactive_tables(self, before_ms: int, limit: int = 100) -> list[tuple[str, int]]:
+        """Tables whose indexed activity is before ``before_ms``: ``(table_id, active_ms)``, oldest first."""
+        entries: list[Any] = await self._redis.zrangebyscore(
+            self._activity_key, 0, f"({before_ms}", start=0, num=limit, withscores=True
+        )
+        return [(_text(member), int(score)) for member, score in entries]
+
+    async def forget_activity(self, table_id: str) -> None:
+        """Drop ``table_id`` from the activity index (it is closed, or gone)."""
+        await self._redis.zrem(self._activity_key, validate_table_id(table_id))
+
+    def _quota_key(self, owner: str) -> str:
+        return f"{self._prefix}:{{quota}}:open:{validate_principal(owner)}"
+
+    async def reserve_table(self, owner: str, table_id: str, limit: int, now_ms: int) -> bool:
+        """Count ``table_id`` as one of ``owner``'s open tables, unless it has ``limit`` already.
+
+        True if it is counted (also when it already was: a retried create).
+        """
+        counted = await self._reserve(keys=[self._quota_key(owner)], args=[validate_table_id(table_id), limit, now_ms])
+        return bool(counted)
+
+    async def release_table(self, owner: str, table_id: str) -> None:
+        """``table_id`` no longer counts as one of ``owner``'s open tables."""
+        await self._redis.zrem(self._quota_key(owner), validate_table_id(table_id))
+
+    async def release_finished(self, owner: str) -> int:
+        """Stop counting ``owner``'s tables that are finished or gone; how many still count.
+
+        For a reservation whose release was lost (a process died between closing a table and
+        releasing it): one pipelined read of every counted table.
+        """
+        key = self._quota_key(owner)
+        members = [_text(member) for member in await self._redis.zrange(key, 0, -1)]
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for table_id in members:
+                pipe.hmget(self.keys(table_id).state, ["version", "fin"])
+            states = await pipe.execute()
+        gone = [table_id for table_id, (version, fin) in zip(members, states, strict=True) if version is None or fin]
+        if gone:
+            await self._redis.zrem(key, *gone)
+        return len(members) - len(gone)
+
+    async def memory(self) -> MemoryUse:
+        """How full Redis is (``INFO memory``)."""
+        info = await self._redis.info("memory")
+        return MemoryUse(used=int(info.get("used_memory", 0)), limit=int(info.get("maxmemory", 0)))
+
     async def delete(self, table_id: str) -> None:
-        """Delete every key of the table, answers included (for tests and admin: uses ``SCAN``)."""
+        """Delete every key of the table, answers included, and its index entries (tests and admin)."""
         keys = self.keys(table_id)
-        doomed = [keys.state, keys.events, keys.records]
         await self._redis.zrem(self._deadlines_key, table_id)
         await self._redis.hdel(self._deadline_versions_key, table_id)
-        doomed.extend([key async for key in self._redis.scan_iter(match=f"{keys.answer_prefix}*", count=1000)])
-        await self._redis.delete(*doomed)
+        await self._redis.zrem(self._activity_key, table_id)
+        await self._redis.delete(keys.state, keys.events, keys.records, keys.answers, keys.answered)
 
 
 def _bytes(value: object) -> bytes | None:

@@ -5,18 +5,56 @@ a table's keys share one hash tag, see :mod:`dizhu.store.keys`). The store regis
 script once with ``register_script``, which calls ``EVALSHA`` and falls back to loading the
 script on ``NOSCRIPT``.
 
-Results are a flat array ``{outcome, answer, first_sequence, version}``:
+``CREATE`` and ``SAVE`` return a flat array ``{outcome, answer, first_sequence, version}``:
 
 - ``outcome``: ``"SAVED"``, ``"CONFLICT"`` or ``"DUPLICATE"``;
 - ``answer``: the recorded answer for ``DUPLICATE``, else nil;
 - ``first_sequence``: for ``SAVED``, the sequence number given to the first appended event
   (the table's last sequence + 1; with no events, the number the next event will get);
 - ``version``: the table's version after the call (decimal string; ``"0"`` if no table).
+
+Answers live in the table's ``answers`` hash, each with its expiry (Redis' own clock, ms): an
+answer past its expiry is never returned. The ``answered`` sorted set lists them in the order
+they were recorded; beyond the table's cap, recording one removes the oldest. So a table holds
+at most its cap of answers, and an expired one lingers at most until it is pushed out or the
+table expires.
+
+Writes under ``maxmemory`` with ``noeviction``: Redis refuses a script's *first* write with an
+OOM error and lets a script that has written go on, so each script checks everything before
+it writes anything -- a refused script has changed nothing.
 """
 
 from __future__ import annotations
 
-__all__ = ["CREATE", "DEADLINE", "LOAD", "SAVE"]
+__all__ = ["CREATE", "DEADLINE", "DEFER", "LOAD", "RESERVE", "SAVE"]
+
+# Shared by the scripts that read or record answers. An answer is kept in the hash
+# KEYS[answers] as "<expiry ms>:<answer>" and listed in the sorted set KEYS[answered] by the
+# order it was recorded in (the state hash's "answers" counter); `now_ms` reads Redis' clock
+# (allowed before writes: scripts replicate their effects).
+_ANSWERS = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function recorded(answers, id)
+  local value = redis.call('HGET', answers, id)
+  if not value then return false end
+  local colon = string.find(value, ':', 1, true)
+  if tonumber(string.sub(value, 1, colon - 1)) <= now_ms() then return false end
+  return string.sub(value, colon + 1)
+end
+local function record(state, answers, answered, id, answer, ttl_ms, cap)
+  local order = redis.call('HINCRBY', state, 'answers', 1)
+  redis.call('HSET', answers, id, string.format('%d', now_ms() + tonumber(ttl_ms)) .. ':' .. answer)
+  redis.call('ZADD', answered, order, id)
+  local over = redis.call('ZCARD', answered) - tonumber(cap)
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', answered, over)
+    for i = 1, #popped, 2 do redis.call('HDEL', answers, popped[i]) end
+  end
+end
+"""
 
 # Shared tail of CREATE and SAVE: append ARGV[first_event..] to the stream KEYS[2] with
 # explicit ids "<seq>-1", seq continuing from `seq`, trimming to about ARGV[maxlen] entries.
@@ -30,47 +68,60 @@ local function append_events(seq, first_event, maxlen)
 end
 """
 
-LOAD = """
--- Read a table's state and the answer recorded for one request id, atomically.
--- KEYS[1]  state hash     <prefix>:{t:<id>}:state
--- KEYS[2]  answer string  <prefix>:{t:<id>}:answer:<principal>:<request_id>
--- return   {version or nil, data or nil, seq or nil, answer or nil}
-local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq')
-return {state[1], state[2], state[3], redis.call('GET', KEYS[2])}
+LOAD = (
+    """
+-- Read a table's state and the answer recorded for one request, atomically.
+-- KEYS[1]  state hash        <prefix>:{t:<id>}:state
+-- KEYS[2]  answers hash      <prefix>:{t:<id>}:answers
+-- ARGV[1]  the answer id
+-- return   {version or nil, data or nil, seq or nil, answer or nil (none, or expired)}
 """
+    + _ANSWERS
+    + """
+local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq')
+return {state[1], state[2], state[3], recorded(KEYS[2], ARGV[1])}
+"""
+)
 
 CREATE = (
     """
 -- Create a table if its state key does not exist yet.
 -- KEYS[1]  state hash     <prefix>:{t:<id>}:state
 -- KEYS[2]  event stream   <prefix>:{t:<id>}:events
--- KEYS[3]  answer string  <prefix>:{t:<id>}:answer:<principal>:<request_id>  (optional)
+-- KEYS[3]  answers hash   <prefix>:{t:<id>}:answers
+-- KEYS[4]  answered zset  <prefix>:{t:<id>}:answered
 -- ARGV[1]  version of the new table (decimal)
 -- ARGV[2]  state data
 -- ARGV[3]  approximate maximum length of the stream (MAXLEN ~)
--- ARGV[4]  answer TTL in seconds
--- ARGV[5]  "1" to record ARGV[6] as the answer under KEYS[3], "0" not to
+-- ARGV[4]  the answer id, "" for none
+-- ARGV[5]  "1" to record ARGV[6] as the answer under ARGV[4], "0" not to
 -- ARGV[6]  the answer
--- ARGV[7...] the events, in order; they get sequence numbers 1, 2, ...
--- return   {"DUPLICATE", answer, 0, version} if the table exists and KEYS[3] holds an answer;
+-- ARGV[7]  how long the answer is kept (ms)
+-- ARGV[8]  how many answers the table keeps at most
+-- ARGV[9...] the events, in order; they get sequence numbers 1, 2, ...
+-- return   {"DUPLICATE", answer, 0, version} if the table exists and ARGV[4] has an answer;
 --          {"CONFLICT", nil, 0, version} if the table exists otherwise;
 --          {"SAVED", nil, 1, version} after writing the state, events and answer.
 """
+    + _ANSWERS
     + _APPEND_EVENTS
     + """
 local current = redis.call('HGET', KEYS[1], 'version')
 if current then
-  if KEYS[3] then
-    local answer = redis.call('GET', KEYS[3])
+  if ARGV[4] ~= '' then
+    local answer = recorded(KEYS[3], ARGV[4])
     if answer then return {'DUPLICATE', answer, 0, current} end
   end
   return {'CONFLICT', false, 0, current}
 end
-redis.call('DEL', KEYS[2])
-local seq = append_events(0, 7, ARGV[3])
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2], 'seq', string.format('%d', seq))
-if KEYS[3] and ARGV[5] == '1' then
-  redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[4])
+-- The first write must be one Redis may refuse when full (see the module docstring).
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2])
+-- Leftovers of an expired table of the same id would otherwise mix with the new one.
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+local seq = append_events(0, 9, ARGV[3])
+redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
+if ARGV[4] ~= '' and ARGV[5] == '1' then
+  record(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[7], ARGV[8])
 end
 return {'SAVED', false, 1, ARGV[1]}
 """
@@ -83,47 +134,63 @@ SAVE = (
 -- KEYS[1]  state hash     <prefix>:{t:<id>}:state
 -- KEYS[2]  event stream   <prefix>:{t:<id>}:events
 -- KEYS[3]  records hash   <prefix>:{t:<id>}:records
--- KEYS[4]  answer string  <prefix>:{t:<id>}:answer:<principal>:<request_id>  (optional)
+-- KEYS[4]  answers hash   <prefix>:{t:<id>}:answers
+-- KEYS[5]  answered zset  <prefix>:{t:<id>}:answered
 -- ARGV[1]  expected version (decimal; must equal the stored one)
 -- ARGV[2]  new version (decimal)
 -- ARGV[3]  new state data
 -- ARGV[4]  approximate maximum length of the stream (MAXLEN ~)
--- ARGV[5]  answer TTL in seconds
--- ARGV[6]  "1" to record ARGV[7] as the answer under KEYS[4], "0" not to
+-- ARGV[5]  the answer id, "" for none
+-- ARGV[6]  "1" to record ARGV[7] as the answer under ARGV[5], "0" not to
 -- ARGV[7]  the answer
--- ARGV[8]  expiry in seconds for the state, stream and records (a finished table), "0" to
---          PERSIST them
--- ARGV[9]  n, the number of records to write
--- ARGV[10 .. 9+2n]  record name, record data, ... (HSET into KEYS[3])
--- ARGV[10+2n ...]   the events, in order; they get the sequence numbers after the last one
--- return   {"DUPLICATE", answer, 0, version} if KEYS[4] already holds an answer (nothing written);
+-- ARGV[8]  how long the answer is kept (ms)
+-- ARGV[9]  how many answers the table keeps at most
+-- ARGV[10] expiry in seconds for every key of the table (a finished table), "0" to PERSIST them
+-- ARGV[11] n, the number of records to write
+-- ARGV[12] m, the number of records to delete
+-- ARGV[13 .. 12+2n]          record name, record data, ... (HSET into KEYS[3])
+-- ARGV[13+2n .. 12+2n+m]     record names to delete (HDEL from KEYS[3])
+-- ARGV[13+2n+m ...]          the events, in order; they get the sequence numbers after the last one
+-- return   {"DUPLICATE", answer, 0, version} if ARGV[5] already has an answer (nothing written);
 --          {"CONFLICT", nil, 0, version} if there is no table or its version is not ARGV[1]
 --          (nothing written; version "0" when there is no table);
 --          {"SAVED", nil, first_sequence, ARGV[2]} after writing.
 """
+    + _ANSWERS
     + _APPEND_EVENTS
     + """
-if KEYS[4] then
-  local answer = redis.call('GET', KEYS[4])
+if ARGV[5] ~= '' then
+  local answer = recorded(KEYS[4], ARGV[5])
   if answer then
     return {'DUPLICATE', answer, 0, redis.call('HGET', KEYS[1], 'version') or '0'}
   end
 end
 local state = redis.call('HMGET', KEYS[1], 'version', 'seq')
 if state[1] ~= ARGV[1] then return {'CONFLICT', false, 0, state[1] or '0'} end
-local records = tonumber(ARGV[9])
+local records = tonumber(ARGV[11])
+local drops = tonumber(ARGV[12])
+-- The first write must be one Redis may refuse when full (see the module docstring).
+redis.call('HSET', KEYS[1], 'version', ARGV[2], 'data', ARGV[3])
 for i = 0, records - 1 do
-  redis.call('HSET', KEYS[3], ARGV[10 + 2 * i], ARGV[11 + 2 * i])
+  redis.call('HSET', KEYS[3], ARGV[13 + 2 * i], ARGV[14 + 2 * i])
+end
+for i = 0, drops - 1 do
+  redis.call('HDEL', KEYS[3], ARGV[13 + 2 * records + i])
 end
 local last = tonumber(state[2] or '0')
-local seq = append_events(last, 10 + 2 * records, ARGV[4])
-redis.call('HSET', KEYS[1], 'version', ARGV[2], 'data', ARGV[3], 'seq', string.format('%d', seq))
-if KEYS[4] and ARGV[6] == '1' then
-  redis.call('SET', KEYS[4], ARGV[7], 'EX', ARGV[5])
+local seq = append_events(last, 13 + 2 * records + drops, ARGV[4])
+redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
+if ARGV[5] ~= '' and ARGV[6] == '1' then
+  record(KEYS[1], KEYS[4], KEYS[5], ARGV[5], ARGV[7], ARGV[8], ARGV[9])
 end
-for i = 1, 3 do
-  if ARGV[8] ~= '0' then
-    redis.call('EXPIRE', KEYS[i], ARGV[8])
+if ARGV[10] ~= '0' then
+  redis.call('HSET', KEYS[1], 'fin', '1')
+else
+  redis.call('HDEL', KEYS[1], 'fin')
+end
+for i = 1, 5 do
+  if ARGV[10] ~= '0' then
+    redis.call('EXPIRE', KEYS[i], ARGV[10])
   else
     redis.call('PERSIST', KEYS[i])
   end
@@ -160,5 +227,33 @@ if ARGV[3] == '0' then
 else
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 end
+return 1
+"""
+
+DEFER = """
+-- Look at a table's deadline again later: the clock failed to apply it (a quarantine).
+-- Only an indexed entry of the failed version (or an older one) moves; a newer version's
+-- deadline, written since by a move, stays.
+-- KEYS[1]  sorted set     <prefix>:{clock}:deadlines
+-- KEYS[2]  hash           <prefix>:{clock}:versions
+-- ARGV[1]  table id
+-- ARGV[2]  the table version the clock failed on (decimal)
+-- ARGV[3]  when to look again (ms since the epoch)
+-- return   1 if the entry moved, 0 otherwise
+local known = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if known > tonumber(ARGV[2]) then return 0 end
+return redis.call('ZADD', KEYS[1], 'XX', 'CH', ARGV[3], ARGV[1])
+"""
+
+RESERVE = """
+-- Count a new table against its creator's quota of open tables.
+-- KEYS[1]  sorted set     <prefix>:{quota}:open:<owner>   member = table id, score = created (ms)
+-- ARGV[1]  table id
+-- ARGV[2]  the most open tables the owner may have
+-- ARGV[3]  now (ms)
+-- return   1 if the table is counted (now, or already: a retried create), 0 if the quota is full
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1
 """

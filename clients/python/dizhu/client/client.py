@@ -232,9 +232,10 @@ class TableClient:
             except grpc.aio.AioRpcError as rpc_error:
                 error = from_rpc_error(rpc_error)
                 delay = next(delays, None) if isinstance(error, RetryableError) else None
-                if delay is None:
+                # A wait the referee asks for (RetryInfo) is honoured, unless longer than the policy allows.
+                if delay is None or error.retry_delay_s > self.retry.max_delay_s:
                     raise error from rpc_error
-                await asyncio.sleep(delay)
+                await asyncio.sleep(max(delay, error.retry_delay_s))
                 continue
             return cast(_Response, response)
 
@@ -260,6 +261,8 @@ class TableClient:
         ``player_names`` come back in the response's ``seat_tokens``: hand each to
         :meth:`for_seat`. ``request_id`` (default: a fresh one) lets a caller that lost the
         answer -- a crash, a restart -- ask again for the same table instead of a second one.
+        It fetches the tokens again, so it is a secret: 16..64 random characters (make it with
+        :func:`new_request_id`), kept like the tokens.
         """
         if settings is None:
             settings = table_pb2.TableSettings(

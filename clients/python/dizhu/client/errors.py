@@ -11,7 +11,9 @@ Hierarchy::
     DizhuError                  any failed call; .code, .reason, .metadata, .field_violations
     ├── RetryableError          nothing was applied for sure: retry with the same request_id
     │   ├── Unavailable         UNAVAILABLE: referee, store or network briefly down
-    │   └── DeadlineExceeded    DEADLINE_EXCEEDED / CANCELLED by the transport
+    │   ├── DeadlineExceeded    DEADLINE_EXCEEDED / CANCELLED by the transport
+    │   ├── RateLimited         RESOURCE_EXHAUSTED: calls too fast (wait .retry_delay_s)
+    │   └── StoreFull           RESOURCE_EXHAUSTED: the referee's store is full for now
     ├── MoveRefused             the move itself is wrong (the bot's fault, not the table's)
     │   ├── IllegalCombination  the cards are no combination of the variant
     │   ├── DoesNotBeat         a combination that does not beat the trick's last play
@@ -31,6 +33,7 @@ Hierarchy::
     ├── InvalidArgument         a malformed request (see .field_violations)
     ├── RequestIdReused         the same request_id for a different request
     ├── SequenceOutOfRange      WatchTable's after_sequence is ahead of the table
+    ├── QuotaExceeded           RESOURCE_EXHAUSTED: too many open tables or streams
     └── Internal                an unexpected failure on the server (logged there)
 
 A reason this SDK does not know yet (v1 may add some) gives the class of its status code
@@ -62,11 +65,14 @@ __all__ = [
     "NotYourTurn",
     "OutOfTurn",
     "PermissionDenied",
+    "QuotaExceeded",
+    "RateLimited",
     "RequestIdReused",
     "RetryableError",
     "SeatTaken",
     "SequenceOutOfRange",
     "StaleState",
+    "StoreFull",
     "TableClosed",
     "TableFull",
     "TableNotFound",
@@ -101,6 +107,7 @@ class DizhuError(Exception):
         reason: str = "",
         metadata: Mapping[str, str] | None = None,
         field_violations: Sequence[tuple[str, str]] = (),
+        retry_delay_s: float = 0.0,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -108,6 +115,8 @@ class DizhuError(Exception):
         self.reason = reason or self.REASON or code.name
         self.metadata: dict[str, str] = dict(metadata or {})
         self.field_violations: list[tuple[str, str]] = list(field_violations)
+        #: How long the referee asks the caller to wait before retrying (its RetryInfo); 0 if it did not say.
+        self.retry_delay_s = retry_delay_s
 
     @property
     def table_id(self) -> str | None:
@@ -142,6 +151,24 @@ class DeadlineExceeded(RetryableError):
     """DEADLINE_EXCEEDED (or a transport CANCELLED): no answer in time; the call may have applied."""
 
     REASON = "DEADLINE_EXCEEDED"
+
+
+class RateLimited(RetryableError):
+    """RATE_LIMITED: the caller sends calls faster than its limit; wait ``retry_delay_s``."""
+
+    REASON = "RATE_LIMITED"
+
+
+class StoreFull(RetryableError):
+    """STORE_FULL: the referee's store has no room for now; nothing was applied."""
+
+    REASON = "STORE_FULL"
+
+
+class QuotaExceeded(DizhuError):
+    """QUOTA_EXCEEDED: the caller holds as many open tables or streams as it may (``limit``, ``max``)."""
+
+    REASON = "QUOTA_EXCEEDED"
 
 
 class MoveRefused(DizhuError):
@@ -304,10 +331,15 @@ def from_rpc_error(error: grpc.RpcError) -> DizhuError:
     reason = ""
     metadata: dict[str, str] = {}
     violations: list[tuple[str, str]] = []
+    retry_delay_s = 0.0
     status = _status_of(error)
     for detail in status.details if status is not None else ():
         info = error_details_pb2.ErrorInfo()
         bad_request = error_details_pb2.BadRequest()
+        retry_info = error_details_pb2.RetryInfo()
+        if detail.Is(retry_info.DESCRIPTOR) and detail.Unpack(retry_info):
+            retry_delay_s = retry_info.retry_delay.ToMilliseconds() / 1000
+            continue
         if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
             if info.domain in ("", DOMAIN):
                 reason = info.reason
@@ -316,4 +348,11 @@ def from_rpc_error(error: grpc.RpcError) -> DizhuError:
             violations += [(v.field, v.description) for v in bad_request.field_violations]
     # An unknown reason is judged by its code alone (the contract's advice) but keeps its name.
     cls = _BY_REASON.get(reason) or _BY_CODE.get(code, DizhuError)
-    return cls(message, code=code, reason=reason or code.name, metadata=metadata, field_violations=violations)
+    return cls(
+        message,
+        code=code,
+        reason=reason or code.name,
+        metadata=metadata,
+        field_violations=violations,
+        retry_delay_s=retry_delay_s,
+    )

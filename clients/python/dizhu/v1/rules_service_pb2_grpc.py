@@ -29,11 +29,14 @@ class RulesServiceStub:
     """Stateless helpers over the rules (docs/rules.md §6-7), for bots and front ends: classify a
     card set, list the legal moves of a hand, compare two plays. They need no table and
     no token, change nothing, and answer exactly as the referee judges plays at a table.
-    Card sets are given as a CardSet: exact cards or ranks only. Errors follow
+    Card sets are given as a CardSet: exact cards or ranks only, at most a landlord's hand
+    (20 cards in the three-player variant, 33 in the four-player one). Errors follow
     TableService's model (google.rpc.Status + ErrorInfo, domain "dizhu.v1"); the only
     reasons here are INVALID_ARGUMENT (an UNSPECIFIED variant, a non-canonical card, a
-    set that does not fit the variant's deck, a to_beat that is no combination), with a
-    google.rpc.BadRequest, and INTERNAL.
+    set that does not fit the variant's deck or is larger than a hand, a to_beat that is no
+    combination), with a google.rpc.BadRequest, RATE_LIMITED (an exposed server's rate
+    limits; a ListLegalMoves answer counts as one more call per 50 moves it lists) and
+    INTERNAL.
     """
 
     def __init__(self, channel):
@@ -63,11 +66,14 @@ class RulesServiceServicer:
     """Stateless helpers over the rules (docs/rules.md §6-7), for bots and front ends: classify a
     card set, list the legal moves of a hand, compare two plays. They need no table and
     no token, change nothing, and answer exactly as the referee judges plays at a table.
-    Card sets are given as a CardSet: exact cards or ranks only. Errors follow
+    Card sets are given as a CardSet: exact cards or ranks only, at most a landlord's hand
+    (20 cards in the three-player variant, 33 in the four-player one). Errors follow
     TableService's model (google.rpc.Status + ErrorInfo, domain "dizhu.v1"); the only
     reasons here are INVALID_ARGUMENT (an UNSPECIFIED variant, a non-canonical card, a
-    set that does not fit the variant's deck, a to_beat that is no combination), with a
-    google.rpc.BadRequest, and INTERNAL.
+    set that does not fit the variant's deck or is larger than a hand, a to_beat that is no
+    combination), with a google.rpc.BadRequest, RATE_LIMITED (an exposed server's rate
+    limits; a ListLegalMoves answer counts as one more call per 50 moves it lists) and
+    INTERNAL.
     """
 
     def Classify(self, request, context):
@@ -125,11 +131,14 @@ class RulesService:
     """Stateless helpers over the rules (docs/rules.md §6-7), for bots and front ends: classify a
     card set, list the legal moves of a hand, compare two plays. They need no table and
     no token, change nothing, and answer exactly as the referee judges plays at a table.
-    Card sets are given as a CardSet: exact cards or ranks only. Errors follow
+    Card sets are given as a CardSet: exact cards or ranks only, at most a landlord's hand
+    (20 cards in the three-player variant, 33 in the four-player one). Errors follow
     TableService's model (google.rpc.Status + ErrorInfo, domain "dizhu.v1"); the only
     reasons here are INVALID_ARGUMENT (an UNSPECIFIED variant, a non-canonical card, a
-    set that does not fit the variant's deck, a to_beat that is no combination), with a
-    google.rpc.BadRequest, and INTERNAL.
+    set that does not fit the variant's deck or is larger than a hand, a to_beat that is no
+    combination), with a google.rpc.BadRequest, RATE_LIMITED (an exposed server's rate
+    limits; a ListLegalMoves answer counts as one more call per 50 moves it lists) and
+    INTERNAL.
     """
 
     @staticmethod

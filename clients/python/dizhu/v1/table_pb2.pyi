@@ -38,6 +38,7 @@ class CloseReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLOSE_REASON_UNSPECIFIED: _ClassVar[CloseReason]
     CLOSE_REASON_CLOSED_BY_CREATOR: _ClassVar[CloseReason]
     CLOSE_REASON_ROUND_LIMIT: _ClassVar[CloseReason]
+    CLOSE_REASON_ABANDONED: _ClassVar[CloseReason]
 
 class RoundOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -61,6 +62,7 @@ PHASE_CLOSED: Phase
 CLOSE_REASON_UNSPECIFIED: CloseReason
 CLOSE_REASON_CLOSED_BY_CREATOR: CloseReason
 CLOSE_REASON_ROUND_LIMIT: CloseReason
+CLOSE_REASON_ABANDONED: CloseReason
 ROUND_OUTCOME_UNSPECIFIED: RoundOutcome
 ROUND_OUTCOME_LANDLORD_WON: RoundOutcome
 ROUND_OUTCOME_FARMERS_WON: RoundOutcome

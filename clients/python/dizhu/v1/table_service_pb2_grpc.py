@@ -38,7 +38,23 @@ class TableServiceStub:
     act for a seat or to see its hand. Reads (GetTable, WatchTable) need no token: without
     one, or with the creator token, the caller is a spectator and sees the public state
     only. If the server is configured with API keys, CreateTable also needs one in the
-    metadata `x-api-key: <key>`. Tokens never appear in views or events.
+    metadata `x-api-key: <key>`; a server that listens beyond loopback and has no API keys
+    creates no tables unless its operator allows anonymous creation (docs/security.md).
+    Tokens never appear in views or events, and the server keeps none (only hashes).
+
+    Limits (checked before any work; INVALID_ARGUMENT with a BadRequest naming the field and
+    the limit): a request of at most 64 KiB (the operator may change it; gRPC itself refuses
+    one over 1 MiB with RESOURCE_EXHAUSTED and no details); ids and request_ids at most 64
+    characters; a name 1..32 characters; at most 1,024 preset seeds; a Play of at most 33
+    cards (the largest hand); clock durations and max_redeals within the bounds given at
+    their fields. Exposed servers also limit each client's calls per second, CreateTable
+    calls per minute, open tables and open streams (RATE_LIMITED, QUOTA_EXCEEDED); every
+    server limits the streams of one connection and of one process (QUOTA_EXCEEDED).
+
+    Expiry. A closed table is kept, readable, for a while (7 days by default) and then
+    deleted. A table closes by itself when abandoned: no client acted at it for 6 hours, or
+    the clock made every decision of 5 rounds in a row (CLOSE_REASON_ABANDONED; defaults).
+    Only the latest 256 rounds' replays are kept per table.
 
     Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
@@ -52,19 +68,27 @@ class TableServiceStub:
     UNAUTHENTICATED     UNAUTHENTICATED       PERMISSION_DENIED    PERMISSION_DENIED
     INVALID_ARGUMENT    INVALID_ARGUMENT      REQUEST_ID_REUSED    INVALID_ARGUMENT
     SEQUENCE_OUT_OF_RANGE OUT_OF_RANGE        UNAVAILABLE          UNAVAILABLE
-    INTERNAL            INTERNAL
+    INTERNAL            INTERNAL              RATE_LIMITED         RESOURCE_EXHAUSTED
+    QUOTA_EXCEEDED      RESOURCE_EXHAUSTED    STORE_FULL           RESOURCE_EXHAUSTED
     See ErrorReason (errors.proto) for each reason's metadata and which fault wins when
     a request has several.
 
     Idempotency (AIP-155). Every mutating request carries a request_id: a non-empty
     string of at most 64 printable ASCII characters, unique per intended change (a UUID is
     recommended). The server remembers each successful answer under (table, caller's
-    token, request_id) for as long as the table exists (JoinTable: (table, request_id);
-    CreateTable: (API key, request_id) for at least 24 hours): a retry with the same
-    request_id returns the first answer again, even if the table changed since, and never
-    applies twice. Refused requests are not remembered: they changed nothing, and a retry
-    is judged afresh. Retry UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED calls with the
-    same request_id.
+    token, request_id) (JoinTable: (table, request_id); CreateTable: (API key, request_id))
+    for 24 hours (the operator may change it), no longer than the table exists, and among
+    the table's latest 1,000 answers: within that window a retry with the same request_id
+    returns the first answer again, even if the table changed since, and never applies
+    twice. After it the request is judged afresh (Bid and Play then fail with STALE_STATE,
+    a CreateTable with REQUEST_ID_REUSED, a JoinTable takes another seat). Refused requests
+    are not remembered: they changed nothing, and a retry is judged afresh. Retry
+    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, STORE_FULL and RATE_LIMITED calls (the last
+    two after their RetryInfo delay) with the same request_id.
+
+    The request_id of CreateTable and JoinTable is a secret: it alone fetches their answer,
+    tokens included, again. It must be at least 16 characters from a random source (a
+    UUID4); the server never logs it and stores only a hash of it. Keep it like the tokens.
 
     Concurrency (AIP-154). Every mutating request carries expected_version, the
     TableView.version the caller last saw. If it is not the table's current version the
@@ -145,7 +169,23 @@ class TableServiceServicer:
     act for a seat or to see its hand. Reads (GetTable, WatchTable) need no token: without
     one, or with the creator token, the caller is a spectator and sees the public state
     only. If the server is configured with API keys, CreateTable also needs one in the
-    metadata `x-api-key: <key>`. Tokens never appear in views or events.
+    metadata `x-api-key: <key>`; a server that listens beyond loopback and has no API keys
+    creates no tables unless its operator allows anonymous creation (docs/security.md).
+    Tokens never appear in views or events, and the server keeps none (only hashes).
+
+    Limits (checked before any work; INVALID_ARGUMENT with a BadRequest naming the field and
+    the limit): a request of at most 64 KiB (the operator may change it; gRPC itself refuses
+    one over 1 MiB with RESOURCE_EXHAUSTED and no details); ids and request_ids at most 64
+    characters; a name 1..32 characters; at most 1,024 preset seeds; a Play of at most 33
+    cards (the largest hand); clock durations and max_redeals within the bounds given at
+    their fields. Exposed servers also limit each client's calls per second, CreateTable
+    calls per minute, open tables and open streams (RATE_LIMITED, QUOTA_EXCEEDED); every
+    server limits the streams of one connection and of one process (QUOTA_EXCEEDED).
+
+    Expiry. A closed table is kept, readable, for a while (7 days by default) and then
+    deleted. A table closes by itself when abandoned: no client acted at it for 6 hours, or
+    the clock made every decision of 5 rounds in a row (CLOSE_REASON_ABANDONED; defaults).
+    Only the latest 256 rounds' replays are kept per table.
 
     Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
@@ -159,19 +199,27 @@ class TableServiceServicer:
     UNAUTHENTICATED     UNAUTHENTICATED       PERMISSION_DENIED    PERMISSION_DENIED
     INVALID_ARGUMENT    INVALID_ARGUMENT      REQUEST_ID_REUSED    INVALID_ARGUMENT
     SEQUENCE_OUT_OF_RANGE OUT_OF_RANGE        UNAVAILABLE          UNAVAILABLE
-    INTERNAL            INTERNAL
+    INTERNAL            INTERNAL              RATE_LIMITED         RESOURCE_EXHAUSTED
+    QUOTA_EXCEEDED      RESOURCE_EXHAUSTED    STORE_FULL           RESOURCE_EXHAUSTED
     See ErrorReason (errors.proto) for each reason's metadata and which fault wins when
     a request has several.
 
     Idempotency (AIP-155). Every mutating request carries a request_id: a non-empty
     string of at most 64 printable ASCII characters, unique per intended change (a UUID is
     recommended). The server remembers each successful answer under (table, caller's
-    token, request_id) for as long as the table exists (JoinTable: (table, request_id);
-    CreateTable: (API key, request_id) for at least 24 hours): a retry with the same
-    request_id returns the first answer again, even if the table changed since, and never
-    applies twice. Refused requests are not remembered: they changed nothing, and a retry
-    is judged afresh. Retry UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED calls with the
-    same request_id.
+    token, request_id) (JoinTable: (table, request_id); CreateTable: (API key, request_id))
+    for 24 hours (the operator may change it), no longer than the table exists, and among
+    the table's latest 1,000 answers: within that window a retry with the same request_id
+    returns the first answer again, even if the table changed since, and never applies
+    twice. After it the request is judged afresh (Bid and Play then fail with STALE_STATE,
+    a CreateTable with REQUEST_ID_REUSED, a JoinTable takes another seat). Refused requests
+    are not remembered: they changed nothing, and a retry is judged afresh. Retry
+    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, STORE_FULL and RATE_LIMITED calls (the last
+    two after their RetryInfo delay) with the same request_id.
+
+    The request_id of CreateTable and JoinTable is a secret: it alone fetches their answer,
+    tokens included, again. It must be at least 16 characters from a random source (a
+    UUID4); the server never logs it and stores only a hash of it. Keep it like the tokens.
 
     Concurrency (AIP-154). Every mutating request carries expected_version, the
     TableView.version the caller last saw. If it is not the table's current version the
@@ -269,7 +317,8 @@ class TableServiceServicer:
         commitment, every action with the server's timestamps and the time it took,
         timeouts, and the settlement. Public once the round is over. Fails with NOT_FOUND
         (TABLE_NOT_FOUND) for an unknown table or a round that has not finished (or whose
-        record has expired), with INVALID_ARGUMENT for round 0.
+        record is no longer kept: a table keeps its latest 256 rounds' by default), with
+        INVALID_ARGUMENT for round 0.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -293,6 +342,8 @@ class TableServiceServicer:
         recreated, or the caller is confused): reconnect without it;
         NOT_FOUND          no such table;
         UNAUTHENTICATED    a token was sent and is not valid for this table;
+        RESOURCE_EXHAUSTED (QUOTA_EXCEEDED, RATE_LIMITED) too many streams or calls: close
+        a stream or wait for the RetryInfo delay, then reconnect;
         CANCELLED / DEADLINE_EXCEEDED  the caller gave up; reconnect as for UNAVAILABLE.
         If the viewing seat leaves the table, the stream goes on as a spectator's.
         """
@@ -374,7 +425,23 @@ class TableService:
     act for a seat or to see its hand. Reads (GetTable, WatchTable) need no token: without
     one, or with the creator token, the caller is a spectator and sees the public state
     only. If the server is configured with API keys, CreateTable also needs one in the
-    metadata `x-api-key: <key>`. Tokens never appear in views or events.
+    metadata `x-api-key: <key>`; a server that listens beyond loopback and has no API keys
+    creates no tables unless its operator allows anonymous creation (docs/security.md).
+    Tokens never appear in views or events, and the server keeps none (only hashes).
+
+    Limits (checked before any work; INVALID_ARGUMENT with a BadRequest naming the field and
+    the limit): a request of at most 64 KiB (the operator may change it; gRPC itself refuses
+    one over 1 MiB with RESOURCE_EXHAUSTED and no details); ids and request_ids at most 64
+    characters; a name 1..32 characters; at most 1,024 preset seeds; a Play of at most 33
+    cards (the largest hand); clock durations and max_redeals within the bounds given at
+    their fields. Exposed servers also limit each client's calls per second, CreateTable
+    calls per minute, open tables and open streams (RATE_LIMITED, QUOTA_EXCEEDED); every
+    server limits the streams of one connection and of one process (QUOTA_EXCEEDED).
+
+    Expiry. A closed table is kept, readable, for a while (7 days by default) and then
+    deleted. A table closes by itself when abandoned: no client acted at it for 6 hours, or
+    the clock made every decision of 5 rounds in a row (CLOSE_REASON_ABANDONED; defaults).
+    Only the latest 256 rounds' replays are kept per table.
 
     Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
@@ -388,19 +455,27 @@ class TableService:
     UNAUTHENTICATED     UNAUTHENTICATED       PERMISSION_DENIED    PERMISSION_DENIED
     INVALID_ARGUMENT    INVALID_ARGUMENT      REQUEST_ID_REUSED    INVALID_ARGUMENT
     SEQUENCE_OUT_OF_RANGE OUT_OF_RANGE        UNAVAILABLE          UNAVAILABLE
-    INTERNAL            INTERNAL
+    INTERNAL            INTERNAL              RATE_LIMITED         RESOURCE_EXHAUSTED
+    QUOTA_EXCEEDED      RESOURCE_EXHAUSTED    STORE_FULL           RESOURCE_EXHAUSTED
     See ErrorReason (errors.proto) for each reason's metadata and which fault wins when
     a request has several.
 
     Idempotency (AIP-155). Every mutating request carries a request_id: a non-empty
     string of at most 64 printable ASCII characters, unique per intended change (a UUID is
     recommended). The server remembers each successful answer under (table, caller's
-    token, request_id) for as long as the table exists (JoinTable: (table, request_id);
-    CreateTable: (API key, request_id) for at least 24 hours): a retry with the same
-    request_id returns the first answer again, even if the table changed since, and never
-    applies twice. Refused requests are not remembered: they changed nothing, and a retry
-    is judged afresh. Retry UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED calls with the
-    same request_id.
+    token, request_id) (JoinTable: (table, request_id); CreateTable: (API key, request_id))
+    for 24 hours (the operator may change it), no longer than the table exists, and among
+    the table's latest 1,000 answers: within that window a retry with the same request_id
+    returns the first answer again, even if the table changed since, and never applies
+    twice. After it the request is judged afresh (Bid and Play then fail with STALE_STATE,
+    a CreateTable with REQUEST_ID_REUSED, a JoinTable takes another seat). Refused requests
+    are not remembered: they changed nothing, and a retry is judged afresh. Retry
+    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, STORE_FULL and RATE_LIMITED calls (the last
+    two after their RetryInfo delay) with the same request_id.
+
+    The request_id of CreateTable and JoinTable is a secret: it alone fetches their answer,
+    tokens included, again. It must be at least 16 characters from a random source (a
+    UUID4); the server never logs it and stores only a hash of it. Keep it like the tokens.
 
     Concurrency (AIP-154). Every mutating request carries expected_version, the
     TableView.version the caller last saw. If it is not the table's current version the

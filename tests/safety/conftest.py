@@ -1,0 +1,33 @@
+"""Fixtures of the safety tests: referees with their own limits over the real test Redis.
+
+``servers`` starts in-process referees (port 0), each with its own ``ServerConfig`` and
+``TableStore`` options, and stops them at the end of the test. Nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# Before gRPC loads: keep its core's own logging out of the test output.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+# The gRPC and live tests' helpers (create_table, refused, Watcher, ...) are reused, not copied.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grpc"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "live"))
+
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio
+from safety_helpers import Servers
+
+
+@pytest.fixture
+async def servers(redis_url: str, redis_client: redis.asyncio.Redis) -> AsyncIterator[Servers]:
+    """A factory of started referees over the test's flushed Redis, all stopped afterwards."""
+    started = Servers(redis_url, redis_client)
+    try:
+        yield started
+    finally:
+        await started.aclose()
