@@ -227,20 +227,21 @@ def rlcard_random_rounds(n: int, seed: int, *, raw_game: bool = False) -> float:
     Uses ``rlcard.make('doudizhu')`` (its env encodes an observation after every
     step).  RLCard has no auction: player 0 is always the landlord.  With
     ``raw_game=True`` the bare ``rlcard.games.doudizhu.Game`` is driven instead
-    (string actions, no observation encoding).  Returns elapsed seconds.
+    (string actions, no observation encoding).  Returns the seconds the rounds took
+    (creating the environment or game is not counted).
     """
     try:
         import rlcard  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError as exc:  # pragma: no cover - depends on environment
         raise _missing("RLCard", "rlcard") from exc
     rng = random.Random(seed)
-    start = time.perf_counter()
     if raw_game:
         import numpy as np
         from rlcard.games.doudizhu import Game  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
         game = Game()
         game.np_random = np.random.RandomState(seed)
+        start = time.perf_counter()  # setting the game up is not part of a round
         for _ in range(n):
             state, _player = game.init_game()
             while not game.is_over():
@@ -248,6 +249,7 @@ def rlcard_random_rounds(n: int, seed: int, *, raw_game: bool = False) -> float:
         return time.perf_counter() - start
 
     env = rlcard.make("doudizhu", config={"seed": seed})
+    start = time.perf_counter()
     for _ in range(n):
         state, _player = env.reset()
         while not env.is_over():
