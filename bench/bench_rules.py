@@ -8,7 +8,8 @@
 
 Each comparison alternates dizhu and the peer in short turns (``--turns`` of ``--seconds``
 each) and prints the median of the per-turn ratios and the middle half of them: on a shared
-machine the ratio of one turn is steadier than either rate.
+machine the ratio of one turn is steadier than either rate. Every rate is per CPU second of this process
+(``peers.clock``), so time spent waiting for a core on a shared machine counts for nobody.
 
 Run: ``python bench/bench_rules.py [--seconds S] [--turns N]``. Peers that are not installed are
 reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
@@ -22,7 +23,6 @@ import platform
 import random
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,10 +41,10 @@ def _hands(variant: Variant, size: int, count: int, seed: int) -> list[list]:  #
 
 
 def _rate(run: Callable[[], int], seconds: float) -> float:
-    """Units per second of ``run`` (which returns how many units it did), repeated for ``seconds``."""
+    """Units per CPU second of ``run`` (which returns how many units it did), repeated for ``seconds``."""
     done = 0
-    start = time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
+    start = peers.clock()
+    while (elapsed := peers.clock() - start) < seconds:
         done += run()
     return done / elapsed
 
@@ -90,7 +90,7 @@ def _ours_rounds(variant: Variant, seconds: float) -> float:
 
 
 def _peer_rate(run: Callable[[int], float], per_run: int, seconds: float) -> float:
-    """Units per second of a peer's ``run(seed)``, which times its own ``per_run`` units, repeated for ``seconds``.
+    """Units per CPU second of a peer's ``run(seed)``, which times its own ``per_run`` units, for ``seconds``.
 
     Peers time themselves so that converting our notation to theirs is not counted.
     """
@@ -107,8 +107,9 @@ def _peer_rate(run: Callable[[int], float], per_run: int, seconds: float) -> flo
 def _side_by_side(ours: Callable[[], float], peer: Callable[[], float], turns: int) -> tuple[float, float, list[float]]:
     """Rates of ``ours`` and ``peer`` measured in alternation, ``turns`` times each: median rates and each turn's ratio.
 
-    Alternating short turns exposes both to the same load on a shared machine; the ratio of
-    one turn is steadier than either rate.
+        Alternating short turns exposes both to the same load on a shared machine; the ratio of
+        one turn is steadier than either rate. Every rate is per CPU second of this process
+    (``peers.clock``), so time spent waiting for a core on a shared machine counts for nobody.
     """
     ours_rates: list[float] = []
     peer_rates: list[float] = []
