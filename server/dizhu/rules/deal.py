@@ -27,7 +27,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from itertools import chain, count
 
-from dizhu.rules.cards import Card, card_by_id, cards_by_id, sorted_cards
+from dizhu.rules.cards import CARDS_PER_DECK, Card, card_by_id, cards_by_id, sorted_cards
 from dizhu.rules.variants import Variant
 
 __all__ = ["SEED_SIZE", "Deal", "commitment", "deal", "derive_seed", "new_seed", "shuffled_ids"]
@@ -106,8 +106,10 @@ def _limit(n: int) -> int:
     return 2**32 - (2**32 % n)
 
 
-#: ``_LIMITS[n]`` for every n a deal draws with.
-_LIMITS = (0, *(_limit(n) for n in range(1, 2 * 54 + 1)))
+#: ``_LIMITS[n]`` for every n a deal draws with (up to two decks).
+_LIMITS = (0, *(_limit(n) for n in range(1, 2 * CARDS_PER_DECK + 1)))
+#: A block of the stream: eight 32-bit big-endian words.
+_WORDS = struct.Struct(">8I")
 
 
 class _Stream:
@@ -117,32 +119,24 @@ class _Stream:
         prefix = _STREAM_LABEL + seed
         blocks = (hashlib.sha256(prefix + counter.to_bytes(4, "big")).digest() for counter in count())
         #: The words of every block in order, unpacked eight at a time.
-        self.words: Iterator[int] = chain.from_iterable(map(_WORDS.unpack, blocks))
+        self._words: Iterator[int] = chain.from_iterable(map(_WORDS.unpack, blocks))
 
     def below(self, n: int) -> int:
         limit = _LIMITS[n] if n < len(_LIMITS) else _limit(n)
-        words = self.words
+        words = self._words
         word = next(words)
         while word >= limit:
             word = next(words)
         return word % n
 
 
-_WORDS = struct.Struct(">8I")
-
-
 def shuffled_ids(seed: bytes, deck_size: int) -> tuple[list[int], _Stream]:
     """Step 3: the shuffled card ids, and the stream positioned after the shuffle."""
     stream = _Stream(seed)
-    words = stream.words
+    below = stream.below
     order = list(range(deck_size))
-    for i in range(deck_size - 1, 0, -1):  # below(i + 1), inlined: a deal draws 53 or 107 times
-        n = i + 1
-        limit = _LIMITS[n] if n < len(_LIMITS) else _limit(n)
-        word = next(words)
-        while word >= limit:
-            word = next(words)
-        j = word % n
+    for i in range(deck_size - 1, 0, -1):
+        j = below(i + 1)
         order[i], order[j] = order[j], order[i]
     return order, stream
 

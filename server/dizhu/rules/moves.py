@@ -5,10 +5,9 @@ kickers is its own play), in a fixed order: the plays of the type to beat first,
 first, then bombs from weakest to strongest, then the rocket. Passing is not a play: it is
 allowed exactly when there is a play to beat (the leader of a trick cannot pass).
 
-Generation works on rank counts and builds no play: every play is built once, the first
-time any hand can make it, and kept in a table (``tables``), so generating a move costs a
-lookup. Leading with a 20-card hand lists about 80 plays, and hands that search or
-simulate ask for them at every turn.
+Generation works on rank counts and builds no play: every play is built once and kept in
+a table (``tables``), so generating a move costs a lookup. Leading with a 20-card hand lists
+about 80 plays, and players that search or simulate ask for them at every turn.
 """
 
 from __future__ import annotations
