@@ -6,7 +6,12 @@
     uniformly random legal actions), against RLCard's environment and bare game and
     OpenSpiel's C++ ``dou_dizhu`` driven from Python.
 
-Run: ``python bench/bench_rules.py [--seconds S]``. Peers that are not installed are
+Each comparison alternates dizhu and the peer in short turns (``--turns`` of ``--seconds``
+each) and prints the median of the per-turn ratios and the middle half of them: on a shared
+machine the ratio of one turn is steadier than either rate. Every rate is per CPU second of this process
+(``peers.clock``), so time spent waiting for a core on a shared machine counts for nobody.
+
+Run: ``python bench/bench_rules.py [--seconds S] [--turns N]``. Peers that are not installed are
 reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
 ``pip install --no-deps douzero``). Figures go into ``docs/benchmarks.md``.
 """
@@ -16,8 +21,8 @@ from __future__ import annotations
 import argparse
 import platform
 import random
+import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,10 +41,10 @@ def _hands(variant: Variant, size: int, count: int, seed: int) -> list[list]:  #
 
 
 def _rate(run: Callable[[], int], seconds: float) -> float:
-    """Units per second of ``run`` (which returns how many units it did), repeated for ``seconds``."""
+    """Units per CPU second of ``run`` (which returns how many units it did), repeated for ``seconds``."""
     done = 0
-    start = time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
+    start = peers.clock()
+    while (elapsed := peers.clock() - start) < seconds:
         done += run()
     return done / elapsed
 
@@ -84,66 +89,100 @@ def _ours_rounds(variant: Variant, seconds: float) -> float:
     return _rate(run, seconds)
 
 
-def _peer(label: str, measure: Callable[[], float]) -> float | None:
+def _peer_rate(run: Callable[[int], float], per_run: int, seconds: float) -> float:
+    """Units per CPU second of a peer's ``run(seed)``, which times its own ``per_run`` units, for ``seconds``.
+
+    Peers time themselves so that converting our notation to theirs is not counted.
+    """
+    done = 0
+    spent = 0.0
+    seed = 0
+    while spent < seconds:
+        spent += run(seed)
+        done += per_run
+        seed += 1
+    return done / spent
+
+
+def _side_by_side(ours: Callable[[], float], peer: Callable[[], float], turns: int) -> tuple[float, float, list[float]]:
+    """Rates of ``ours`` and ``peer`` measured in alternation, ``turns`` times each: median rates and each turn's ratio.
+
+        Alternating short turns exposes both to the same load on a shared machine; the ratio of
+        one turn is steadier than either rate. Every rate is per CPU second of this process
+    (``peers.clock``), so time spent waiting for a core on a shared machine counts for nobody.
+    """
+    ours_rates: list[float] = []
+    peer_rates: list[float] = []
+    for _ in range(turns):
+        ours_rates.append(ours())
+        peer_rates.append(peer())
+    ratios = [mine / theirs for mine, theirs in zip(ours_rates, peer_rates, strict=True)]
+    return statistics.median(ours_rates), statistics.median(peer_rates), ratios
+
+
+def _compare(label: str, ours: Callable[[], float], peer: Callable[[], float], unit: str, turns: int) -> None:
+    """Print the peer's rate and dizhu's ratio to it, measured side by side; or why the peer did not run."""
     try:
-        return measure()
-    except RuntimeError as missing:
-        print(f"  {label:<44} not run: {missing}")
-        return None
-
-
-def _row(label: str, rate: float | None, ours: float, unit: str) -> None:
-    if rate is None:
+        mine, theirs, ratios = _side_by_side(ours, peer, turns)
+    except RuntimeError as missing:  # the peer is not installed
+        print(f"  {label:<36} not run: {missing}")
         return
-    print(f"  {label:<44} {rate:>10,.0f} {unit}   dizhu / peer = {ours / rate:6.2f}x")
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    print(
+        f"  {label:<36} {theirs:>9,.0f} {unit}  dizhu {mine:>9,.0f}   dizhu / peer = {quartiles[1]:5.2f}x"
+        f"  (middle half of turns {quartiles[0]:.2f}-{quartiles[2]:.2f})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    parser.add_argument("--seconds", type=float, default=0.5, help="time per turn of a measurement (default 0.5)")
+    parser.add_argument("--turns", type=int, default=10, help="turns taken by dizhu and each peer (default 10)")
     args = parser.parse_args()
-    seconds = args.seconds
-    print(f"python {platform.python_version()} on {platform.machine()}, {seconds:g} s per measurement\n")
+    seconds, turns = args.seconds, args.turns
+    alone = seconds * turns / 2  # dizhu-only measurements take as long as half a comparison
+    print(f"python {platform.python_version()} on {platform.machine()}, {turns} turns of {seconds:g} s\n")
 
     print("(a) legal-move generation")
-    lead3, moves3 = _ours_leads(THREE_PLAYER, 20, seconds)
-    print(f"  dizhu 3p lead, 20-card hands               {lead3:>10,.0f} hands/s   ({moves3:.0f} plays per hand)")
-    lead4, moves4 = _ours_leads(FOUR_PLAYER, 33, seconds)
-    print(f"  dizhu 4p lead, 33-card hands               {lead4:>10,.0f} hands/s   ({moves4:.0f} plays per hand)")
-    print(f"  dizhu 3p follow, 17-card hands             {_ours_follows(THREE_PLAYER, seconds):>10,.0f} hands/s")
-    print(f"  dizhu 4p follow, 25-card hands             {_ours_follows(FOUR_PLAYER, seconds):>10,.0f} hands/s")
-    peer_hands = [format_ranks(card.rank for card in hand) for hand in _hands(THREE_PLAYER, 20, 500, seed=1)]
-    rlcard = _peer("RLCard 3p lead", lambda: len(peer_hands) / peers.rlcard_legal_moves_timing(peer_hands))
-    _row("RLCard 3p lead, 20-card hands", rlcard, lead3, "hands/s")
-    douzero = _peer("DouZero 3p lead", lambda: len(peer_hands) / peers.douzero_legal_moves_timing(peer_hands))
-    _row("DouZero 3p lead, 20-card hands", douzero, lead3, "hands/s")
+    lead3, moves3 = _ours_leads(THREE_PLAYER, 20, alone)
+    print(f"  dizhu 3p lead, 20-card hands          {lead3:>9,.0f} hands/s   ({moves3:.0f} plays per hand)")
+    lead4, moves4 = _ours_leads(FOUR_PLAYER, 33, alone)
+    print(f"  dizhu 4p lead, 33-card hands          {lead4:>9,.0f} hands/s   ({moves4:.0f} plays per hand)")
+    print(f"  dizhu 3p follow, 17-card hands        {_ours_follows(THREE_PLAYER, alone):>9,.0f} hands/s")
+    print(f"  dizhu 4p follow, 25-card hands        {_ours_follows(FOUR_PLAYER, alone):>9,.0f} hands/s")
+    hands = [format_ranks(card.rank for card in hand) for hand in _hands(THREE_PLAYER, 20, 500, seed=1)]
+
+    def ours_leads() -> float:
+        return _ours_leads(THREE_PLAYER, 20, seconds)[0]
+
+    def rlcard_leads() -> float:
+        return _peer_rate(lambda _: peers.rlcard_legal_moves_timing(hands), len(hands), seconds)
+
+    def douzero_leads() -> float:
+        return _peer_rate(lambda _: peers.douzero_legal_moves_timing(hands), len(hands), seconds)
+
+    _compare("RLCard 3p lead, 20-card hands", ours_leads, rlcard_leads, "hands/s", turns)
+    _compare("DouZero 3p lead, 20-card hands", ours_leads, douzero_leads, "hands/s", turns)
 
     print("\n(b) complete random rounds")
-    rounds3 = _ours_rounds(THREE_PLAYER, seconds)
-    print(f"  dizhu 3p (deal, auction, play)             {rounds3:>10,.0f} rounds/s")
-    rounds4 = _ours_rounds(FOUR_PLAYER, seconds)
-    print(f"  dizhu 4p (deal, auction, play)             {rounds4:>10,.0f} rounds/s")
-    env_n = max(20, int(40 * seconds))
-    _row(
-        "RLCard 3p env (no auction)",
-        _peer("RLCard env", lambda: env_n / peers.rlcard_random_rounds(env_n, 1)),
-        rounds3,
-        "rounds/s",
-    )
-    raw_n = max(50, int(100 * seconds))
-    _row(
-        "RLCard 3p bare game (no auction)",
-        _peer("RLCard game", lambda: raw_n / peers.rlcard_random_rounds(raw_n, 1, raw_game=True)),
-        rounds3,
-        "rounds/s",
-    )
-    os_n = max(500, int(2500 * seconds))
-    _row(
-        "OpenSpiel 3p (C++, from Python)",
-        _peer("OpenSpiel", lambda: os_n / peers.openspiel_random_rounds(os_n, 1)),
-        rounds3,
-        "rounds/s",
-    )
+    print(f"  dizhu 3p (deal, auction, play)        {_ours_rounds(THREE_PLAYER, alone):>9,.0f} rounds/s")
+    print(f"  dizhu 4p (deal, auction, play)        {_ours_rounds(FOUR_PLAYER, alone):>9,.0f} rounds/s")
+
+    def ours_rounds() -> float:
+        return _ours_rounds(THREE_PLAYER, seconds)
+
+    def rlcard_env() -> float:
+        return _peer_rate(lambda seed: peers.rlcard_random_rounds(5, seed), 5, seconds)
+
+    def rlcard_game() -> float:
+        return _peer_rate(lambda seed: peers.rlcard_random_rounds(10, seed, raw_game=True), 10, seconds)
+
+    def openspiel() -> float:
+        return _peer_rate(lambda seed: peers.openspiel_random_rounds(100, seed), 100, seconds)
+
+    _compare("RLCard 3p env (no auction)", ours_rounds, rlcard_env, "rounds/s", turns)
+    _compare("RLCard 3p bare game (no auction)", ours_rounds, rlcard_game, "rounds/s", turns)
+    _compare("OpenSpiel 3p (C++, from Python)", ours_rounds, openspiel, "rounds/s", turns)
 
 
 if __name__ == "__main__":

@@ -11,16 +11,19 @@ import itertools
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from strategies import (
     Counts,
     Play,
     Reading,
     catalogue,
     counts_of,
+    hands_holding_a_play,
     is_subset,
     ranks_of,
     spec_beats,
     variant_hand_and_play,
+    variants,
 )
 
 from dizhu.rules import (
@@ -225,3 +228,21 @@ class TestAgainstBruteForce:
         same_kind = [move.main_rank for move in found if move.kind is to_beat.reading.kind and not move.is_bomb_like]
         assert order == sorted(order)
         assert same_kind == sorted(same_kind)
+
+    @given(variants().flatmap(lambda variant: st.tuples(st.just(variant), hands_holding_a_play(variant))))
+    def test_leading_lists_the_types_in_table_order_each_from_its_lowest_rank_then_bombs_then_the_rocket(
+        self, case: tuple[Variant, tuple[Card, ...]]
+    ) -> None:
+        variant, hand = case
+        found = legal_moves(hand, None, variant)
+        order = [
+            (move.kind is K.ROCKET, move.size, move.main_rank)
+            if move.is_bomb_like
+            else (False, 0, move.kind, move.main_rank - move.chain_length + 1)
+            for move in found
+        ]
+        non_bombs = [key for key in order if len(key) == 4]
+        bombs = [key for key in order if len(key) == 3]
+        assert order == non_bombs + bombs
+        assert non_bombs == sorted(non_bombs)
+        assert bombs == sorted(bombs)

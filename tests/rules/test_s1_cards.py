@@ -24,6 +24,7 @@ from dizhu.rules import (
     parse_cards,
     parse_ranks,
 )
+from dizhu.rules.cards import sorted_cards
 
 R = Rank
 
@@ -113,6 +114,13 @@ class TestCardId:
             Card(R.THREE, Suit.CLUBS),
             Card(R.RED_JOKER, Suit.NONE, 1),
         )
+
+    @given(st.lists(st.integers(0, 107), unique=True))
+    def test_sorted_cards_sorts_ids_as_cards_sort_rank_then_suit_then_copy(self, card_ids: list[int]) -> None:
+        assert sorted_cards(card_ids) == tuple(sorted(cards_by_id(card_ids)))
+
+    def test_sorted_cards_puts_both_copies_of_a_card_together(self) -> None:
+        assert [card.id for card in sorted_cards([54, 1, 0])] == [0, 54, 1]
 
     @pytest.mark.parametrize("card_id", [-1, 108, 1000])
     def test_card_by_id_refuses_an_id_outside_the_two_decks(self, card_id: int) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "parse_cards",
     "parse_ranks",
     "rank_counts",
+    "sorted_cards",
 ]
 
 
@@ -157,6 +158,16 @@ def cards_by_id(card_ids: Iterable[int]) -> tuple[Card, ...]:
     if ids and not 0 <= min(ids) <= max(ids) < len(_ALL_CARDS):
         raise ValueError(f"no card has id {min(ids) if min(ids) < 0 else max(ids)}")
     return tuple(map(_ALL_CARDS.__getitem__, ids))
+
+
+#: Sort keys by card id for the order hands are kept in (by rank, suit, copy): not id order
+#: in 4p, where ids run by copy first.
+_SORT_KEYS: tuple[int, ...] = tuple(16 * card.rank + 2 * card.suit + card.copy for card in _ALL_CARDS)
+
+
+def sorted_cards(card_ids: Iterable[int]) -> tuple[Card, ...]:
+    """The cards with these canonical ids (assumed valid), sorted as hands are kept."""
+    return tuple(map(_ALL_CARDS.__getitem__, sorted(card_ids, key=_SORT_KEYS.__getitem__)))
 
 
 def make_deck(decks: int) -> tuple[Card, ...]:

@@ -7,19 +7,21 @@ reading. Kickers never matter for comparison; suits never matter at all.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from dizhu.rules.cards import RANKS, Card, Rank, format_ranks
 from dizhu.rules.variants import VARIANTS, CombinationKind, Variant
 
-__all__ = ["Combination", "NotACombination", "beats", "classify", "explain", "try_classify"]
+__all__ = ["Combination", "NotACombination", "beats", "classify", "explain", "read_ranks", "try_classify"]
 
 _BLACK_JOKER = Rank.BLACK_JOKER
 _RED_JOKER = Rank.RED_JOKER
 _ACE = Rank.ACE
 Kind = CombinationKind
+# Looked up once: on an Enum class, attribute access costs about as much as a call.
+_ROCKET = Kind.ROCKET
+_BOMB = Kind.BOMB
 
 
 class Combination(NamedTuple):
@@ -191,15 +193,29 @@ def _read_quad(
     return "four of a rank take two singles or two pairs, of two other ranks"
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _read_cached(ranks: tuple[Rank, ...], variant_name: str) -> Combination | str:
-    """``_read`` remembered: plays repeat endlessly (there are only ~13k distinct valid ones)."""
-    return _read(ranks, VARIANTS[variant_name])
+#: Every valid play read so far, by variant and ranks: plays repeat endlessly, and there are
+#: only some tens of thousands of them (refusals are not kept: there is no end to them).
+#: Keyed by the identity of the two variants, which live as long as the module.
+_VALID_READINGS: dict[int, dict[tuple[Rank, ...], Combination]] = {id(variant): {} for variant in VARIANTS.values()}
+
+
+def read_ranks(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:
+    """The one reading of ``ranks`` (sorted low to high) in ``variant``, or why there is none."""
+    known = _VALID_READINGS.get(id(variant))
+    if known is None:  # a variant of the caller's own making
+        return _read(ranks, variant)
+    reading = known.get(ranks)
+    if reading is None:
+        found = _read(ranks, variant)
+        if isinstance(found, str):
+            return found
+        reading = known[ranks] = found
+    return reading
 
 
 def try_classify(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> Combination | None:
     """The combination ``cards`` form in ``variant``, or None."""
-    reading = _read_cached(_ranks_of(cards), variant.name)
+    reading = read_ranks(_ranks_of(cards), variant)
     return reading if isinstance(reading, Combination) else None
 
 
@@ -209,7 +225,7 @@ def classify(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> Combin
     Raises ``NotACombination`` with the reason when they form none.
     """
     ranks = _ranks_of(cards)
-    reading = _read_cached(ranks, variant.name)
+    reading = read_ranks(ranks, variant)
     if isinstance(reading, str):
         raise NotACombination(f"[{format_ranks(ranks)}] is no combination: {reading}")
     return reading
@@ -217,7 +233,7 @@ def classify(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> Combin
 
 def explain(cards: Iterable[Card] | Iterable[Rank], variant: Variant) -> str | None:
     """Why ``cards`` are no combination in ``variant``, or None when they are one."""
-    reading = _read_cached(_ranks_of(cards), variant.name)
+    reading = read_ranks(_ranks_of(cards), variant)
     return reading if isinstance(reading, str) else None
 
 
@@ -228,10 +244,10 @@ def beats(play: Combination, to_beat: Combination) -> bool:
     3p rule too.
     """
     kind = play.kind
-    if kind is Kind.ROCKET:
-        return to_beat.kind is not Kind.ROCKET
-    if kind is Kind.BOMB:
-        if to_beat.kind is Kind.BOMB:
+    if kind is _ROCKET:
+        return to_beat.kind is not _ROCKET
+    if kind is _BOMB:
+        if to_beat.kind is _BOMB:
             return (play.size, play.main_rank) > (to_beat.size, to_beat.main_rank)
-        return to_beat.kind is not Kind.ROCKET
+        return to_beat.kind is not _ROCKET
     return kind is to_beat.kind and play.size == to_beat.size and play.main_rank > to_beat.main_rank

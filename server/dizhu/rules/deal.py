@@ -23,9 +23,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import secrets
+import struct
 from collections.abc import Iterator, Sequence
+from itertools import chain, count
 
-from dizhu.rules.cards import Card, cards_by_id
+from dizhu.rules.cards import CARDS_PER_DECK, Card, card_by_id, cards_by_id, sorted_cards
 from dizhu.rules.variants import Variant
 
 __all__ = ["SEED_SIZE", "Deal", "commitment", "deal", "derive_seed", "new_seed", "shuffled_ids"]
@@ -99,35 +101,42 @@ def derive_seed(seed: bytes, label: str, index: int) -> bytes:
     return hashlib.sha256(_DERIVE_LABEL + bytes([len(encoded)]) + encoded + seed + index.to_bytes(4, "big")).digest()
 
 
+def _limit(n: int) -> int:
+    """Words at or above this are discarded when drawing below ``n`` (step 2)."""
+    return 2**32 - (2**32 % n)
+
+
+#: ``_LIMITS[n]`` for every n a deal draws with (up to two decks).
+_LIMITS = (0, *(_limit(n) for n in range(1, 2 * CARDS_PER_DECK + 1)))
+#: A block of the stream: eight 32-bit big-endian words.
+_WORDS = struct.Struct(">8I")
+
+
 class _Stream:
     """The deterministic stream of uniform draws of step 1 and 2."""
 
     def __init__(self, seed: bytes) -> None:
-        self._words = self._generate(seed)
-
-    @staticmethod
-    def _generate(seed: bytes) -> Iterator[int]:
-        counter = 0
-        while True:
-            block = hashlib.sha256(_STREAM_LABEL + seed + counter.to_bytes(4, "big")).digest()
-            for offset in range(0, 32, 4):
-                yield int.from_bytes(block[offset : offset + 4], "big")
-            counter += 1
+        prefix = _STREAM_LABEL + seed
+        blocks = (hashlib.sha256(prefix + counter.to_bytes(4, "big")).digest() for counter in count())
+        #: The words of every block in order, unpacked eight at a time.
+        self._words: Iterator[int] = chain.from_iterable(map(_WORDS.unpack, blocks))
 
     def below(self, n: int) -> int:
-        limit = 2**32 - (2**32 % n)
-        while True:
-            word = next(self._words)
-            if word < limit:
-                return word % n
+        limit = _LIMITS[n] if n < len(_LIMITS) else _limit(n)
+        words = self._words
+        word = next(words)
+        while word >= limit:
+            word = next(words)
+        return word % n
 
 
 def shuffled_ids(seed: bytes, deck_size: int) -> tuple[list[int], _Stream]:
     """Step 3: the shuffled card ids, and the stream positioned after the shuffle."""
     stream = _Stream(seed)
+    below = stream.below
     order = list(range(deck_size))
     for i in range(deck_size - 1, 0, -1):
-        j = stream.below(i + 1)
+        j = below(i + 1)
         order[i], order[j] = order[j], order[i]
     return order, stream
 
@@ -142,16 +151,15 @@ def deal(seed: bytes, variant: Variant, dealer: int) -> Deal:
     players = variant.players
     dealt = players * variant.hand_size
     face_up_position = stream.below(dealt)
-    cards = cards_by_id(order)
-    hands: list[list[Card]] = [[] for _ in range(players)]
-    for position in range(dealt):
-        hands[(dealer + 1 + position) % players].append(cards[position])
+    # Position p goes to seat (dealer + 1 + p) mod players: seat s takes every players-th
+    # position from (s - dealer - 1) mod players.
+    hands = tuple(sorted_cards(order[(seat - dealer - 1) % players : dealt : players]) for seat in range(players))
     return Deal(
         variant=variant,
         dealer=dealer,
-        hands=tuple(tuple(sorted(hand)) for hand in hands),
-        kitty=cards[dealt:],
-        face_up=cards[face_up_position],
+        hands=hands,
+        kitty=cards_by_id(order[dealt:]),
+        face_up=card_by_id(order[face_up_position]),
         face_up_seat=(dealer + 1 + face_up_position) % players,
         seed=seed,
     )

@@ -5,45 +5,71 @@ kickers is its own play), in a fixed order: the plays of the type to beat first,
 first, then bombs from weakest to strongest, then the rocket. Passing is not a play: it is
 allowed exactly when there is a play to beat (the leader of a trick cannot pass).
 
-Generation works on rank counts and builds only plays of the right shape, so following a
-play costs little and leading with the 4p landlord's 33 cards stays fast.
+Generation works on rank counts and builds no play: every play is built once and kept in
+a table (``tables``), so generating a move costs a lookup. Leading with a 20-card hand lists
+about 80 plays, and players that search or simulate ask for them at every turn.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
+from typing import cast
 
 from dizhu.rules.cards import RANKS, Card, Rank
 from dizhu.rules.combinations import Combination
+from dizhu.rules.tables import (
+    ACE,
+    AIRPLANES,
+    BLACK_JOKER,
+    BOTH_JOKERS,
+    CHAIN_KINDS,
+    CHAIN_LEADS,
+    CHAINS,
+    QUADS,
+    RED_JOKER,
+    ROCKETS,
+    RUNS,
+    SETS,
+    TRIOS_WITH,
+    TWO,
+    chain_mask,
+)
 from dizhu.rules.variants import CombinationKind, Variant
 
 __all__ = ["legal_moves", "pick_cards"]
 
 Kind = CombinationKind
-_BLACK_JOKER = int(Rank.BLACK_JOKER)
-_RED_JOKER = int(Rank.RED_JOKER)
-_ACE = int(Rank.ACE)
-_TWO = int(Rank.TWO)
-_RANK_COUNT = len(RANKS)
+_ALL_RANKS = range(len(RANKS))
+_NORMAL_RANKS = range(TWO + 1)
+_SINGLES, _PAIRS, _TRIOS = SETS[1], SETS[2], SETS[3]
+_TRIOS_WITH_SINGLE, _TRIOS_WITH_PAIR = TRIOS_WITH[1], TRIOS_WITH[2]
+_STRAIGHT_LEADS, _PAIR_SEQUENCE_LEADS, _TRIO_SEQUENCE_LEADS = CHAIN_LEADS[1], CHAIN_LEADS[2], CHAIN_LEADS[3]
+#: ``_FEWEST_LINKS[width]``: the fewest ranks a sequence of ``width`` cards per rank has.
+_FEWEST_LINKS = {width: links for width, (_, links) in CHAIN_KINDS.items()}
+_AIRPLANE_RUNS = RUNS[_FEWEST_LINKS[3]]
+# Kinds looked up once: on an Enum class, attribute access costs about as much as a call.
+_ROCKET = Kind.ROCKET
+_BOMB = Kind.BOMB
+_TRIO_WITH_SINGLE = Kind.TRIO_WITH_SINGLE
+_AIRPLANE_WITH_SINGLES = Kind.AIRPLANE_WITH_SINGLES
+_QUAD_WITH_TWO_SINGLES = Kind.QUAD_WITH_TWO_SINGLES
+_QUAD_WITH_TWO_PAIRS = Kind.QUAD_WITH_TWO_PAIRS
 
-#: Builds a ``Combination`` from its four fields without the named tuple's keyword handling:
-#: leading with a big hand creates hundreds of plays.
-_combination: Callable[[tuple[CombinationKind, Rank, int, tuple[Rank, ...]]], Combination] = functools.partial(
-    tuple.__new__, Combination
-)
-
-#: ``_REPEAT[r][c]`` is rank ``r`` written ``c`` times: the building block of every play.
-_REPEAT: tuple[tuple[tuple[Rank, ...], ...], ...] = tuple(
-    tuple((rank,) * count for count in range(9)) for rank in RANKS
-)
+#: The plays answering a play of one non-bomb kind: ``(counts, size, main rank) -> plays``.
+_Follower = Callable[[list[int], int, int], list[Combination]]
 
 
 def _hand_counts(hand: Iterable[Card] | Iterable[Rank]) -> list[int]:
-    counts = [0] * _RANK_COUNT
-    for item in hand:
-        counts[item.rank if isinstance(item, Card) else item] += 1
+    """How many cards of each rank ``hand`` holds (cards or bare ranks, not mixed)."""
+    items = tuple(hand)  # no copy for a hand that is a tuple already
+    counts = [0] * len(RANKS)
+    if items and isinstance(items[0], Card):
+        for card in cast("tuple[Card, ...]", items):
+            counts[card.rank] += 1
+    else:
+        for rank in cast("tuple[Rank, ...]", items):
+            counts[rank] += 1
     return counts
 
 
@@ -54,200 +80,184 @@ def legal_moves(
 ) -> list[Combination]:
     """Every play ``hand`` can make on ``to_beat`` (None when leading the trick)."""
     counts = _hand_counts(hand)
-    moves: list[Combination] = []
     if to_beat is None:
-        for generate in _lead_generators(variant):
-            generate(moves, counts, None, -1)
-        _bombs(moves, counts, variant, None)
-        _rocket(moves, counts, variant)
-        return moves
-    kind = to_beat.kind
-    if kind is Kind.ROCKET:
-        return moves
-    if kind is not Kind.BOMB:
-        _GENERATORS[kind](moves, counts, to_beat.size, to_beat.main_rank)
-    _bombs(moves, counts, variant, to_beat if kind is Kind.BOMB else None)
-    _rocket(moves, counts, variant)
+        moves = _leads(counts, variant)
+        floor = (0, -1)
+    else:
+        kind = to_beat.kind
+        if kind is _ROCKET:
+            return []
+        if kind is _BOMB:
+            moves = []
+            floor = (to_beat.size, to_beat.main_rank)
+        else:
+            moves = _FOLLOWERS[kind](counts, to_beat.size, to_beat.main_rank)
+            floor = (0, -1)
+    if max(counts) >= 4:  # only the normal ranks have four cards
+        _bombs(moves, counts, variant, floor)
+    decks = variant.decks
+    if counts[BLACK_JOKER] >= decks and counts[RED_JOKER] >= decks:
+        moves.append(ROCKETS[decks])
     return moves
 
 
-Moves = list[Combination]
-#: Appends the plays of one kind to ``moves``: ``(moves, counts, size or None, above rank)``.
-Generator = Callable[[Moves, list[int], int | None, int], None]
+def _leads(counts: list[int], variant: Variant) -> list[Combination]:
+    """Every non-bomb play, in the order of section 6's table, each type lowest first."""
+    kinds = variant.kinds
+    singles = [rank for rank in _ALL_RANKS if counts[rank]]
+    pairs = [rank for rank in singles if counts[rank] >= 2]
+    trios = [rank for rank in pairs if counts[rank] >= 3]
+    moves = [_SINGLES[rank] for rank in singles]
+    moves += [_PAIRS[rank] for rank in pairs]
+    if trios:
+        moves += [_TRIOS[rank] for rank in trios]
+        if trios[-1] > TWO:  # three jokers of a colour: no deck has them, no trio of them takes kickers
+            trios = [rank for rank in trios if rank <= TWO]
+        if _TRIO_WITH_SINGLE in kinds:
+            for trio in trios:
+                row = _TRIOS_WITH_SINGLE[trio]
+                moves += [row[kicker] for kicker in singles if kicker != trio]
+        for trio in trios:
+            row = _TRIOS_WITH_PAIR[trio]
+            moves += [row[kicker] for kicker in pairs if kicker != trio]
+    # The guards skip what a hand too small in distinct ranks cannot hold.
+    if len(singles) >= _FEWEST_LINKS[1]:
+        moves += _STRAIGHT_LEADS[chain_mask(singles)]
+    if len(pairs) >= _FEWEST_LINKS[2]:
+        moves += _PAIR_SEQUENCE_LEADS[chain_mask(pairs)]
+    if len(trios) >= _FEWEST_LINKS[3]:
+        trio_mask = chain_mask(trios)
+        moves += _TRIO_SEQUENCE_LEADS[trio_mask]
+        runs = _AIRPLANE_RUNS[trio_mask]
+        if runs:
+            if _AIRPLANE_WITH_SINGLES in kinds:
+                _add_airplanes(moves, runs, singles, 1)
+            _add_airplanes(moves, runs, pairs, 2)
+    quads = [rank for rank in trios if counts[rank] >= 4]
+    if quads:
+        if _QUAD_WITH_TWO_SINGLES in kinds:
+            _add_quads(moves, quads, singles, 1)
+        if _QUAD_WITH_TWO_PAIRS in kinds:
+            _add_quads(moves, quads, pairs, 2)
+    return moves
 
 
-def _sets(kind: CombinationKind, width: int) -> Generator:
-    """Generator of plays made of ``width`` cards of one rank."""
-
-    def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
-        for rank in range(above + 1, _RANK_COUNT):
-            if counts[rank] >= width:
-                moves.append(_combination((kind, RANKS[rank], width, _REPEAT[rank][width])))
-
-    return generate
-
-
-def _kicker_ranks(counts: list[int], width: int, excluded: range) -> list[int]:
-    return [rank for rank in range(_RANK_COUNT) if counts[rank] >= width and rank not in excluded]
-
-
-def _joined(parts: Iterable[tuple[int, int]]) -> tuple[Rank, ...]:
-    """Ranks of ``(rank, count)`` parts given in ascending rank order."""
-    ranks: tuple[Rank, ...] = ()
-    for rank, count in parts:
-        ranks += _REPEAT[rank][count]
-    return ranks
-
-
-#: ``_CHAIN[w][low][n]``: the ranks of ``n`` consecutive ranks from ``low``, each ``w`` times.
-_CHAIN: tuple[tuple[tuple[tuple[Rank, ...], ...], ...], ...] = tuple(
-    tuple(
-        tuple(_joined((rank, width) for rank in range(low, low + n)) for n in range(_ACE + 2 - low))
-        for low in range(_ACE + 1)
-    )
-    for width in range(4)
-)
-
-
-def _with_wings(chain: tuple[Rank, ...], low: int, wings: tuple[int, ...], width: int) -> tuple[Rank, ...]:
-    """``chain`` (starting at rank ``low``) with ``width`` cards of each wing rank, in rank order."""
-    below: tuple[Rank, ...] = ()
-    above: tuple[Rank, ...] = ()
-    for rank in wings:
-        if rank < low:
-            below += _REPEAT[rank][width]
+def _add_airplanes(
+    moves: list[Combination], runs: Iterable[tuple[int, int]], wing_ranks: list[int], width: int
+) -> None:
+    """For each run of trios ``(low, links)``: every choice of ``links`` wings of ``width`` cards."""
+    tables = AIRPLANES[width]
+    for low, links in runs:
+        table = tables[low, links]
+        wings = [rank for rank in wing_ranks if not low <= rank < low + links]
+        if len(wings) >= 2 and wings[-2] == BLACK_JOKER:  # both jokers (pairs in 4p) would be the rocket
+            moves += [table[chosen] for chosen in combinations(wings, links) if chosen[-2:] != BOTH_JOKERS]
         else:
-            above += _REPEAT[rank][width]
-    return below + chain + above
+            moves += [table[chosen] for chosen in combinations(wings, links)]
 
 
-def _trio_with(kind: CombinationKind, width: int) -> Generator:
-    """Generator of a trio plus one kicker of ``width`` cards."""
-    size = 3 + width
-
-    def generate(moves: Moves, counts: list[int], _size: int | None, above: int) -> None:
-        for trio in range(above + 1, _TWO + 1):
-            if counts[trio] < 3:
-                continue
-            main = RANKS[trio]
-            trio_ranks = _REPEAT[trio][3]
-            for kicker in range(_RANK_COUNT):
-                if counts[kicker] >= width and kicker != trio:
-                    wing = _REPEAT[kicker][width]
-                    ranks = wing + trio_ranks if kicker < trio else trio_ranks + wing
-                    moves.append(_combination((kind, main, size, ranks)))
-
-    return generate
+def _add_quads(moves: list[Combination], quads: Iterable[int], kicker_ranks: list[int], width: int) -> None:
+    """Four of each rank in ``quads`` with every two kickers of ``width`` cards, of two other ranks."""
+    tables = QUADS[width]
+    for quad in quads:
+        table = tables[quad]
+        kickers = [rank for rank in kicker_ranks if rank != quad]
+        moves += [table[pair] for pair in combinations(kickers, 2) if pair != BOTH_JOKERS]
 
 
-def _runs(counts: list[int], width: int, min_links: int, links: int | None, above: int) -> Iterator[range]:
-    """Ranges of consecutive chainable ranks each held ``width`` times, topping above ``above``.
-
-    Found from the maximal stretches of such ranks, by lowest rank then length.
-    """
-    rank = 0
-    while rank <= _ACE:
-        if counts[rank] < width:
-            rank += 1
-            continue
-        start = rank
-        while rank <= _ACE and counts[rank] >= width:
-            rank += 1
-        end = rank - 1
-        for low in range(start, end - min_links + 2):
-            if links is None:
-                for high in range(max(low + min_links - 1, above + 1), end + 1):
-                    yield range(low, high + 1)
-            elif above < low + links - 1 <= end:
-                yield range(low, low + links)
+def _bombs(moves: list[Combination], counts: list[int], variant: Variant, floor: tuple[int, int]) -> None:
+    """Bombs stronger than ``floor`` (size, rank), weakest first."""
+    quads = [rank for rank in _NORMAL_RANKS if counts[rank] >= 4]
+    floor_size, floor_rank = floor
+    for size in range(max(4, floor_size), variant.max_bomb_size + 1):
+        row = SETS[size]
+        above = floor_rank if size == floor_size else -1
+        moves += [row[rank] for rank in quads if counts[rank] >= size and rank > above]
 
 
-def _chains(kind: CombinationKind, width: int, min_links: int) -> Generator:
-    """Generator of sequences of ``width`` cards per rank, ``min_links`` ranks or more."""
-
-    def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
-        links = None if size is None else size // width
-        for run in _runs(counts, width, min_links, links, above):
-            moves.append(_combination((kind, RANKS[run[-1]], width * len(run), _CHAIN[width][run.start][len(run)])))
-
-    return generate
+# Following: the plays of the kind to beat, of its size, with a higher main rank.
 
 
-def _airplanes(kind: CombinationKind, width: int) -> Generator:
-    """Generator of k consecutive trios with k wings of ``width`` cards, of k other ranks."""
+def _follow_sets(width: int) -> _Follower:
+    row = SETS[width]
 
-    def generate(moves: Moves, counts: list[int], size: int | None, above: int) -> None:
-        links = None if size is None else size // (3 + width)
-        for run in _runs(counts, 3, 2, links, above):
-            main = RANKS[run[-1]]
-            n = len(run)
-            chain = _CHAIN[3][run.start][n]
-            total = (3 + width) * n
-            for wings in combinations(_kicker_ranks(counts, width, run), n):
-                if wings[-1] == _RED_JOKER and _BLACK_JOKER in wings:
-                    continue  # both jokers (3p) or both joker pairs (4p) would be the rocket
-                moves.append(_combination((kind, main, total, _with_wings(chain, run.start, wings, width))))
+    def follow(counts: list[int], size: int, above: int) -> list[Combination]:
+        return [row[rank] for rank in range(above + 1, len(RANKS)) if counts[rank] >= width]
 
-    return generate
+    return follow
 
 
-def _quads(kind: CombinationKind, width: int) -> Generator:
-    """Generator of four of a rank with two kickers of ``width`` cards, of two other ranks."""
-    size = 4 + 2 * width
+def _follow_trios_with(width: int) -> _Follower:
+    rows = TRIOS_WITH[width]
 
-    def generate(moves: Moves, counts: list[int], _size: int | None, above: int) -> None:
-        for quad in range(above + 1, _TWO + 1):
-            if counts[quad] < 4:
-                continue
-            main = RANKS[quad]
-            for kickers in combinations(_kicker_ranks(counts, width, range(quad, quad + 1)), 2):
-                if kickers == (_BLACK_JOKER, _RED_JOKER):
-                    continue  # both jokers together are the rocket, never kickers
-                moves.append(_combination((kind, main, size, _with_wings(_REPEAT[quad][4], quad, kickers, width))))
+    def follow(counts: list[int], size: int, above: int) -> list[Combination]:
+        moves: list[Combination] = []
+        kickers = [rank for rank in _ALL_RANKS if counts[rank] >= width]
+        for trio in range(above + 1, TWO + 1):
+            if counts[trio] >= 3:
+                row = rows[trio]
+                moves += [row[kicker] for kicker in kickers if kicker != trio]
+        return moves
 
-    return generate
+    return follow
 
 
-#: How to generate each non-bomb kind, in the order of section 6's table.
-_GENERATORS: dict[CombinationKind, Generator] = {
-    Kind.SINGLE: _sets(Kind.SINGLE, 1),
-    Kind.PAIR: _sets(Kind.PAIR, 2),
-    Kind.TRIO: _sets(Kind.TRIO, 3),
-    Kind.TRIO_WITH_SINGLE: _trio_with(Kind.TRIO_WITH_SINGLE, 1),
-    Kind.TRIO_WITH_PAIR: _trio_with(Kind.TRIO_WITH_PAIR, 2),
-    Kind.STRAIGHT: _chains(Kind.STRAIGHT, 1, 5),
-    Kind.PAIR_SEQUENCE: _chains(Kind.PAIR_SEQUENCE, 2, 3),
-    Kind.TRIO_SEQUENCE: _chains(Kind.TRIO_SEQUENCE, 3, 2),
-    Kind.AIRPLANE_WITH_SINGLES: _airplanes(Kind.AIRPLANE_WITH_SINGLES, 1),
-    Kind.AIRPLANE_WITH_PAIRS: _airplanes(Kind.AIRPLANE_WITH_PAIRS, 2),
-    Kind.QUAD_WITH_TWO_SINGLES: _quads(Kind.QUAD_WITH_TWO_SINGLES, 1),
-    Kind.QUAD_WITH_TWO_PAIRS: _quads(Kind.QUAD_WITH_TWO_PAIRS, 2),
+def _runs_of(counts: list[int], width: int, links: int, above: int) -> list[int]:
+    """The low ranks of the runs of ``links`` ranks, each held ``width`` times, topping above ``above``."""
+    held = chain_mask([rank for rank in range(ACE + 1) if counts[rank] >= width])
+    span = (1 << links) - 1
+    return [low for low in range(max(0, above - links + 2), ACE + 2 - links) if held >> low & span == span]
+
+
+def _follow_chains(width: int) -> _Follower:
+    rows = CHAINS[width]
+    min_links = _FEWEST_LINKS[width]
+
+    def follow(counts: list[int], size: int, above: int) -> list[Combination]:
+        links = size // width
+        return [rows[low][links - min_links] for low in _runs_of(counts, width, links, above)]
+
+    return follow
+
+
+def _follow_airplanes(width: int) -> _Follower:
+    def follow(counts: list[int], size: int, above: int) -> list[Combination]:
+        moves: list[Combination] = []
+        links = size // (3 + width)
+        runs = [(low, links) for low in _runs_of(counts, 3, links, above)]
+        if runs:
+            _add_airplanes(moves, runs, [rank for rank in _ALL_RANKS if counts[rank] >= width], width)
+        return moves
+
+    return follow
+
+
+def _follow_quads(width: int) -> _Follower:
+    def follow(counts: list[int], size: int, above: int) -> list[Combination]:
+        moves: list[Combination] = []
+        quads = [rank for rank in range(above + 1, TWO + 1) if counts[rank] >= 4]
+        if quads:
+            _add_quads(moves, quads, [rank for rank in _ALL_RANKS if counts[rank] >= width], width)
+        return moves
+
+    return follow
+
+
+#: How to answer each non-bomb kind.
+_FOLLOWERS: dict[CombinationKind, _Follower] = {
+    Kind.SINGLE: _follow_sets(1),
+    Kind.PAIR: _follow_sets(2),
+    Kind.TRIO: _follow_sets(3),
+    Kind.TRIO_WITH_SINGLE: _follow_trios_with(1),
+    Kind.TRIO_WITH_PAIR: _follow_trios_with(2),
+    Kind.STRAIGHT: _follow_chains(1),
+    Kind.PAIR_SEQUENCE: _follow_chains(2),
+    Kind.TRIO_SEQUENCE: _follow_chains(3),
+    Kind.AIRPLANE_WITH_SINGLES: _follow_airplanes(1),
+    Kind.AIRPLANE_WITH_PAIRS: _follow_airplanes(2),
+    Kind.QUAD_WITH_TWO_SINGLES: _follow_quads(1),
+    Kind.QUAD_WITH_TWO_PAIRS: _follow_quads(2),
 }
-
-
-@functools.cache
-def _lead_generators(variant: Variant) -> list[Generator]:
-    """The generators of the variant's non-bomb kinds, in the order of section 6's table."""
-    return [generate for kind, generate in _GENERATORS.items() if kind in variant.kinds]
-
-
-def _bombs(moves: Moves, counts: list[int], variant: Variant, to_beat: Combination | None) -> None:
-    """Bombs stronger than ``to_beat`` (every bomb when None), weakest first."""
-    floor = (0, -1) if to_beat is None else (to_beat.size, to_beat.main_rank)
-    for size in range(4, variant.max_bomb_size + 1):
-        for rank in range(_TWO + 1):
-            if counts[rank] >= size and (size, rank) > floor:
-                moves.append(Combination(Kind.BOMB, RANKS[rank], size, _REPEAT[rank][size]))
-
-
-def _rocket(moves: Moves, counts: list[int], variant: Variant) -> None:
-    decks = variant.decks
-    if counts[_BLACK_JOKER] >= decks and counts[_RED_JOKER] >= decks:
-        moves.append(
-            Combination(
-                Kind.ROCKET, Rank.RED_JOKER, 2 * decks, _REPEAT[_BLACK_JOKER][decks] + _REPEAT[_RED_JOKER][decks]
-            )
-        )
 
 
 def pick_cards(hand: Sequence[Card], play: Combination) -> tuple[Card, ...]:
@@ -256,14 +266,18 @@ def pick_cards(hand: Sequence[Card], play: Combination) -> tuple[Card, ...]:
 
     Raises ``ValueError`` if the hand does not hold the play.
     """
-    needed = [0] * _RANK_COUNT
+    needed = [0] * len(RANKS)
     for rank in play.ranks:
         needed[rank] += 1
     picked: list[Card] = []
+    size = len(play.ranks)
+    if not size:
+        return ()
     for card in hand:
-        if needed[card.rank]:
-            needed[card.rank] -= 1
+        rank = card.rank
+        if needed[rank]:
+            needed[rank] -= 1
             picked.append(card)
-    if any(needed):
-        raise ValueError(f"the hand does not hold {play}")
-    return tuple(picked)
+            if len(picked) == size:
+                return tuple(picked)
+    raise ValueError(f"the hand does not hold {play}")

@@ -13,9 +13,13 @@ from dizhu.rules.actions import Action, Bid, Play
 from dizhu.rules.deal import deal
 from dizhu.rules.moves import pick_cards
 from dizhu.rules.round import RoundState, Transition, apply, legal_bids, legal_plays, start_round
+from dizhu.rules.tables import Table
 from dizhu.rules.variants import HouseRules, Variant
 
 __all__ = ["random_action", "random_round"]
+
+#: Each seat's pass, built once: actions are immutable, and half of all actions are passes.
+_PASS: Table[int, Play] = Table(Play)
 
 
 def random_action(state: RoundState, rng: random.Random) -> Action:
@@ -28,7 +32,7 @@ def random_action(state: RoundState, rng: random.Random) -> Action:
     choices = len(plays) + (state.last_play is not None)
     index = rng.randrange(choices)
     if index == len(plays):
-        return Play(seat)
+        return _PASS[seat]
     return Play(seat, pick_cards(state.hands[seat], plays[index]))
 
 

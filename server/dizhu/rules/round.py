@@ -19,7 +19,9 @@ Decisions honoured here:
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple, NoReturn
 
 from dizhu.rules.actions import (
     MAX_BID,
@@ -37,9 +39,10 @@ from dizhu.rules.actions import (
     TrickClosed,
 )
 from dizhu.rules.cards import Card, format_cards
-from dizhu.rules.combinations import Combination, beats, explain, try_classify
+from dizhu.rules.combinations import Combination, beats, read_ranks
 from dizhu.rules.deal import Deal
 from dizhu.rules.moves import legal_moves
+from dizhu.rules.tables import Table
 from dizhu.rules.variants import CombinationKind, HouseRules, Variant
 
 __all__ = ["Phase", "RoundState", "Transition", "apply", "legal_bids", "legal_plays", "start_round"]
@@ -56,6 +59,16 @@ class Phase(enum.Enum):
     FINISHED = "finished"
     #: Everybody passed in the auction; the round settles nothing.
     THROWN_IN = "thrown_in"
+
+
+# Enum members looked up once: on an Enum class, attribute access costs about as much as
+# a function call, and every action checks the phase.
+_AUCTION = Phase.AUCTION
+_PLAY = Phase.PLAY
+_FINISHED = Phase.FINISHED
+_THROWN_IN = Phase.THROWN_IN
+_ROCKET = CombinationKind.ROCKET
+_BOMB = CombinationKind.BOMB
 
 
 class RoundState(NamedTuple):
@@ -92,7 +105,7 @@ class RoundState(NamedTuple):
 
     @property
     def is_over(self) -> bool:
-        return self.phase is Phase.FINISHED or self.phase is Phase.THROWN_IN
+        return self.phase is _FINISHED or self.phase is _THROWN_IN
 
     @property
     def stake(self) -> int:
@@ -102,7 +115,7 @@ class RoundState(NamedTuple):
     @property
     def winner(self) -> int | None:
         """The seat that went out first, once the round is finished."""
-        return self.turn if self.phase is Phase.FINISHED else None
+        return self.turn if self.phase is _FINISHED else None
 
 
 class Transition(NamedTuple):
@@ -131,22 +144,19 @@ def apply(state: RoundState, action: Action) -> Transition:
     if not 0 <= seat < state.variant.players:
         raise IllegalAction(Refusal.INVALID_SEAT, f"{state.variant.name} has no seat {seat}")
     if isinstance(action, Bid):
-        _expect_phase(state, Phase.AUCTION, "bid")
-        _expect_turn(state, seat)
+        if state.phase is not _AUCTION or seat != state.turn:
+            _refuse_out_of_turn(state, _AUCTION, "bid", seat)
         return _apply_bid(state, action)
-    _expect_phase(state, Phase.PLAY, "play cards")
-    _expect_turn(state, seat)
+    if state.phase is not _PLAY or seat != state.turn:
+        _refuse_out_of_turn(state, _PLAY, "play cards", seat)
     return _apply_play(state, action)
 
 
-def _expect_phase(state: RoundState, phase: Phase, doing: str) -> None:
+def _refuse_out_of_turn(state: RoundState, phase: Phase, doing: str, seat: int) -> NoReturn:
+    """Refuse an action in the wrong phase (checked first) or out of turn."""
     if state.phase is not phase:
         raise IllegalAction(Refusal.WRONG_PHASE, f"cannot {doing} in the {state.phase.value} phase")
-
-
-def _expect_turn(state: RoundState, seat: int) -> None:
-    if seat != state.turn:
-        raise IllegalAction(Refusal.NOT_YOUR_TURN, f"it is seat {state.turn}'s turn, not seat {seat}'s")
+    raise IllegalAction(Refusal.NOT_YOUR_TURN, f"it is seat {state.turn}'s turn, not seat {seat}'s")
 
 
 def _next_seat(state: RoundState, seat: int) -> int:
@@ -187,77 +197,101 @@ def _choose_landlord(state: RoundState, made: BidMade) -> Transition:
     return Transition(chosen, (made, LandlordChosen(landlord, state.bid, kitty)))
 
 
+#: Builds a state or a transition from all its fields in order, without the named tuple's
+#: keyword handling: every action builds both.
+_new_state: Callable[[tuple[Any, ...]], RoundState] = functools.partial(tuple.__new__, RoundState)
+_new_transition: Callable[[tuple[RoundState, tuple[Event, ...]]], Transition] = functools.partial(
+    tuple.__new__, Transition
+)
+#: The events that carry nothing but a seat, built once per seat (events are immutable).
+_PASSED: Table[int, CardsPlayed] = Table(lambda seat: CardsPlayed(seat, (), None))
+_TRICK_CLOSED: Table[int, TrickClosed] = Table(TrickClosed)
+
+
 def _apply_play(state: RoundState, play: Play) -> Transition:
+    (variant, deal, house_rules, phase, _, hands, bid, bidder, passes, landlord, last_play, last_player, doublings,
+     plays_made, history) = state  # fmt: skip
     seat = play.seat
-    history = (*state.history, play)
-    if play.is_pass:
-        if state.last_play is None:
+    cards = play.cards
+    history += (play,)
+    if not cards:
+        if last_play is None:
             raise IllegalAction(Refusal.MUST_LEAD, "the leader of a trick cannot pass")
-        passed = CardsPlayed(seat, (), None)
-        passes = state.passes + 1
-        if passes == state.variant.passes_to_close:
-            leader = state.last_player
-            assert leader is not None
-            closed = state._replace(turn=leader, passes=0, last_play=None, last_player=None, history=history)
-            return Transition(closed, (passed, TrickClosed(leader)))
-        return Transition(state._replace(turn=_next_seat(state, seat), passes=passes, history=history), (passed,))
+        passes += 1
+        if passes == variant.passes_to_close:
+            assert last_player is not None
+            closed = _new_state(
+                (variant, deal, house_rules, phase, last_player, hands, bid, bidder, 0, landlord, None, None,
+                 doublings, plays_made, history)
+            )  # fmt: skip
+            return _new_transition((closed, (_PASSED[seat], _TRICK_CLOSED[last_player])))
+        passed = _new_state(
+            (variant, deal, house_rules, phase, (seat + 1) % variant.players, hands, bid, bidder, passes, landlord,
+             last_play, last_player, doublings, plays_made, history)
+        )  # fmt: skip
+        return _new_transition((passed, (_PASSED[seat],)))
 
-    remaining = _remove_from_hand(state.hands[seat], play.cards)
-    variant = state.variant
-    combination = try_classify(play.cards, variant)
-    if combination is None:
-        raise IllegalAction(
-            Refusal.ILLEGAL_COMBINATION,
-            f"[{format_cards(play.cards)}] is no combination: {explain(play.cards, variant)}",
-        )
-    if state.last_play is not None and not beats(combination, state.last_play):
-        raise IllegalAction(Refusal.DOES_NOT_BEAT, f"{combination} does not beat {state.last_play}")
+    remaining = _remove_from_hand(hands[seat], cards)
+    combination = read_ranks(tuple(sorted([card.rank for card in cards])), variant)
+    if isinstance(combination, str):
+        raise IllegalAction(Refusal.ILLEGAL_COMBINATION, f"[{format_cards(cards)}] is no combination: {combination}")
+    if last_play is not None and not beats(combination, last_play):
+        raise IllegalAction(Refusal.DOES_NOT_BEAT, f"{combination} does not beat {last_play}")
 
-    doubled = combination.kind is CombinationKind.ROCKET or (
-        combination.kind is CombinationKind.BOMB and combination.size >= variant.min_doubling_bomb_size
-    )
-    hands = list(state.hands)
-    hands[seat] = remaining
-    plays_made = list(state.plays_made)
-    plays_made[seat] += 1
-    played = CardsPlayed(seat, play.cards, combination, doubled)
-    out = not remaining
-    after = state._replace(
-        phase=Phase.FINISHED if out else Phase.PLAY,
-        turn=seat if out else _next_seat(state, seat),
-        hands=tuple(hands),
-        passes=0,
-        last_play=combination,
-        last_player=seat,
-        doublings=state.doublings + doubled,
-        plays_made=tuple(plays_made),
-        history=history,
-    )
-    if out:
-        return Transition(after, (played, RoundFinished(seat, seat == state.landlord)))
-    return Transition(after, (played,))
+    kind = combination.kind
+    doubled = kind is _ROCKET or (kind is _BOMB and combination.size >= variant.min_doubling_bomb_size)
+    played = CardsPlayed(seat, cards, combination, doubled)
+    counted = list(plays_made)
+    counted[seat] += 1
+    plays_made = tuple(counted)
+    held = list(hands)
+    held[seat] = remaining
+    hands = tuple(held)
+    if remaining:
+        following = _new_state(
+            (variant, deal, house_rules, phase, (seat + 1) % variant.players, hands, bid, bidder, 0, landlord,
+             combination, seat, doublings + doubled, plays_made, history)
+        )  # fmt: skip
+        return _new_transition((following, (played,)))
+    finished = _new_state(
+        (variant, deal, house_rules, _FINISHED, seat, hands, bid, bidder, 0, landlord, combination, seat,
+         doublings + doubled, plays_made, history)
+    )  # fmt: skip
+    return _new_transition((finished, (played, RoundFinished(seat, seat == landlord))))
 
 
 def _remove_from_hand(hand: tuple[Card, ...], cards: tuple[Card, ...]) -> tuple[Card, ...]:
+    """``hand`` without ``cards``; refused unless the hand holds each of them, each listed once."""
+    try:
+        positions = sorted(map(hand.index, cards))
+    except ValueError:
+        positions = []  # a card is not held: say which, after the check for cards listed twice
+    remaining: tuple[Card, ...] = ()
+    start = 0
+    for position in positions:
+        if position < start:  # the same position twice
+            break
+        remaining += hand[start:position]
+        start = position + 1
+    else:
+        if positions:
+            return remaining + hand[start:]
     played = set(cards)
     if len(played) != len(cards):
         raise IllegalAction(Refusal.CARDS_NOT_IN_HAND, f"[{format_cards(cards)}] lists a card twice")
-    remaining = tuple(card for card in hand if card not in played)
-    if len(remaining) + len(played) != len(hand):
-        missing = played.difference(hand)
-        raise IllegalAction(Refusal.CARDS_NOT_IN_HAND, f"the hand holds no [{format_cards(list(missing))}]")
-    return remaining
+    missing = played.difference(hand)
+    raise IllegalAction(Refusal.CARDS_NOT_IN_HAND, f"the hand holds no [{format_cards(list(missing))}]")
 
 
 def legal_bids(state: RoundState) -> list[int]:
     """The amounts the seat to act may bid (0 = pass); empty outside the auction."""
-    if state.phase is not Phase.AUCTION:
+    if state.phase is not _AUCTION:
         return []
     return [0, *range(state.bid + 1, MAX_BID + 1)]
 
 
 def legal_plays(state: RoundState) -> list[Combination]:
     """The plays the seat to act may make (passing is allowed iff ``state.last_play``)."""
-    if state.phase is not Phase.PLAY:
+    if state.phase is not _PLAY:
         return []
     return legal_moves(state.hands[state.turn], state.last_play, state.variant)
