@@ -56,6 +56,7 @@ from dizhu.referee.table import (
     TableStatus,
     TimeoutPolicy,
 )
+from dizhu.referee.timeouts import auto_action
 from dizhu.rules import (
     SEED_SIZE,
     Action,
@@ -66,12 +67,10 @@ from dizhu.rules import (
     Phase,
     Play,
     RoundState,
-    Settlement,
+    abandon,
     apply,
     derive_seed,
-    legal_plays,
     new_match,
-    pick_cards,
 )
 from dizhu.rules import BidMade as RulesBidMade
 from dizhu.rules import CardsPlayed as RulesCardsPlayed
@@ -84,6 +83,7 @@ __all__ = [
     "Joined",
     "Outcome",
     "bid",
+    "check_name",
     "close",
     "create_table",
     "join",
@@ -139,7 +139,8 @@ class Joined:
     token: str
 
 
-def _check_name(field: str, name: str) -> str:
+def check_name(field: str, name: str) -> str:
+    """``name`` if it can be a player's name; INVALID_ARGUMENT naming ``field`` otherwise."""
     if not 1 <= len(name) <= MAX_NAME_LENGTH or not name.isprintable():
         raise InvalidArgument(field, f"a player name is 1..{MAX_NAME_LENGTH} printable characters")
     return name
@@ -175,7 +176,7 @@ def create_table(
     seats = []
     for index in range(variant.players):
         if index < len(player_names):
-            name = _check_name(f"player_names[{index}]", player_names[index])
+            name = check_name(f"player_names[{index}]", player_names[index])
             token = new_token()
             seat_tokens.append((index, name, token))
             seats.append(Seat(name, hash_token(token), reserved=True))
@@ -214,13 +215,12 @@ def _open(table: TableState) -> None:
 
 def join(table: TableState, ctx: Context, name: str, seat: int | None) -> Joined:
     """Take a free seat (``seat``, or the first free one) and get its token."""
-    _check_name("player_name", name)
+    check_name("player_name", name)
+    if seat is not None and not 0 <= seat < table.variant.players:
+        raise InvalidArgument("seat", f"{table.variant.name} has no seat {seat}")
     _open(table)
     _fresh(table, ctx)
-    players = table.variant.players
     if seat is not None:
-        if not 0 <= seat < players:
-            raise InvalidArgument("seat", f"{table.variant.name} has no seat {seat}")
         if table.seats[seat].occupied:
             raise SeatTaken(f"seat {seat} is taken", metadata={"table_id": table.table_id, "seat": str(seat)})
         chosen = seat
@@ -310,6 +310,8 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     after = dataclasses.replace(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat})
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         after = forfeit_round(after, seat, events, ctx.now_ms)
+    elif table.status is TableStatus.ROUND_OVER:
+        after = maybe_start(after, events, ctx.now_ms)  # no longer waits for the leaver's Settle
     return _bump(table, after, events, ctx.now_ms)
 
 
@@ -321,8 +323,7 @@ def close(table: TableState, ctx: Context) -> Outcome:
     events: Events = []
     after = table
     if table.status is TableStatus.IN_ROUND and table.round is not None:
-        nothing = Settlement.nothing(table.variant.players)
-        result = result_of(table, table.round, nothing, RoundResultKind.ABANDONED)
+        result = result_of(table, table.round, abandon(table.round), RoundResultKind.ABANDONED)
         balances = table.match.balances
         events.append(ev.RoundEnded(result, balances, round_replay(table, table.round, result, balances)))
         after = dataclasses.replace(table, last_result=result, deadline_ms=0)
@@ -334,8 +335,8 @@ def close(table: TableState, ctx: Context) -> Outcome:
 def timeout(table: TableState, now_ms: int) -> Outcome:
     """The clock acts for the seat to act once its time, bank included, has run out.
 
-    Auto-play passes when allowed, else makes the smallest legal play (the first that
-    ``legal_plays`` lists: the lowest single when leading). Forfeit makes the seat's side
+    Auto-play passes when allowed, else makes the smallest legal play
+    (``dizhu.referee.timeouts.auto_action``). Forfeit makes the seat's side
     lose the round at the current stake; in the auction, where there is no stake yet, the
     seat passes. Either way the seat gets a strike. Not due yet: nothing changes.
     """
@@ -349,24 +350,17 @@ def timeout(table: TableState, now_ms: int) -> Outcome:
     if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
         events: Events = []
         return _bump(table, forfeit_round(table, seat, events, now_ms), events, now_ms)
-    action: Action
-    if state.phase is Phase.AUCTION:
-        action = Bid(seat, 0)
-    elif state.last_play is not None:
-        action = Play(seat)
-    else:
-        action = Play(seat, pick_cards(state.hands[seat], legal_plays(state)[0]))
-    return _act(table, action, now_ms, timed_out=True)
+    return _act(table, auto_action(state), now_ms, timed_out=True)
 
 
 def settle_round(table: TableState, ctx: Context) -> Outcome:
     """The caller acknowledges the last round's settlement (which deals on once all have)."""
     seat = ctx.principal.require_seat("settle")
+    _fresh(table, ctx)
     if table.last_result is None:
         raise WrongPhase("no round has ended yet", metadata={"table_id": table.table_id, "phase": table.phase_name})
     if table.status is not TableStatus.ROUND_OVER or seat not in table.awaiting_settle:
         return Outcome(table, (), changed=False)
-    _fresh(table, ctx)
     events: Events = [ev.SeatSettled(seat, table.last_result.round)]
     after = dataclasses.replace(table, awaiting_settle=table.awaiting_settle - {seat})
     after = maybe_start(after, events, ctx.now_ms)

@@ -18,6 +18,8 @@ from google.protobuf import duration_pb2
 from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role
 from dizhu.referee.errors import InvalidArgument
+from dizhu.referee.flow import reveal_of
+from dizhu.referee.replay import DealRecord
 from dizhu.referee.table import (
     ClockSettings,
     CloseReason,
@@ -125,30 +127,27 @@ def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
     )
 
 
-def _ms(duration: datetime.timedelta) -> int:
-    return int(duration / datetime.timedelta(milliseconds=1))
+_NANOS_PER_MS = 1_000_000
 
 
 def _clock_ms(duration: duration_pb2.Duration, field: str) -> int:
-    """A clock duration in milliseconds; INVALID_ARGUMENT if negative or out of range."""
+    """A clock duration in whole milliseconds; INVALID_ARGUMENT if negative, finer, or out of range."""
     try:
-        ms = _ms(duration.ToTimedelta())
+        duration.ToTimedelta()
     except (OverflowError, ValueError):
         raise InvalidArgument(field, "not a valid duration") from None
-    if ms < 0:
+    if duration.seconds < 0 or duration.nanos < 0:
         raise InvalidArgument(field, "durations cannot be negative")
-    return ms
+    if duration.nanos % _NANOS_PER_MS:
+        raise InvalidArgument(field, "clock durations are whole milliseconds")
+    return duration.seconds * 1000 + duration.nanos // _NANOS_PER_MS
 
 
 def settings_from_proto(settings: table_pb2.TableSettings) -> TableSettings:
     variant = variant_from_proto(settings.variant, "settings.variant")
     clock = settings.clock
     decision_ms = _clock_ms(clock.decision_time, "settings.clock.decision_time")
-    first_ms = (
-        _clock_ms(clock.first_decision_time, "settings.clock.first_decision_time")
-        if clock.HasField("first_decision_time")
-        else decision_ms
-    )
+    first_ms = _clock_ms(clock.first_decision_time, "settings.clock.first_decision_time") or decision_ms
     bank_ms = _clock_ms(clock.time_bank, "settings.clock.time_bank")
     policy = {
         table_pb2.TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy.AUTO_PLAY,
@@ -304,6 +303,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.stake = round_view.stake
         if round_view.hand is not None:
             view.your_hand.extend(cards_to_proto(round_view.hand))
+        _fill_history(view, table)
     for index, s in enumerate(table.seats):
         seat_view = table_pb2.SeatView(
             seat=index,
@@ -321,8 +321,34 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.your_seat = seat
     if table.last_result is not None:
         view.last_settlement.CopyFrom(settlement_to_proto(table.last_result))
-        view.last_reveal.CopyFrom(reveal_to_proto(table.last_result.reveal))
+    reveal = _last_reveal(table, running)
+    if reveal is not None:
+        view.last_reveal.CopyFrom(reveal_to_proto(reveal))
     return view
+
+
+def _last_reveal(table: TableState, running: bool) -> Reveal | None:
+    """The latest finished deal's secrets: a thrown-in deal of the running round, else the last round's."""
+    if running and table.earlier_deals:
+        thrown_in = table.earlier_deals[-1]
+        return reveal_of(table, thrown_in.state, thrown_in.deal_number)
+    return None if table.last_result is None else table.last_result.reveal
+
+
+def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
+    """Every decision of the running round, its thrown-in deals first, with the clock's marked.
+
+    Only public facts: who bid what and who played which cards, as everyone saw it happen.
+    """
+    assert table.round is not None
+    deals = [*table.earlier_deals, DealRecord(table.deal_number, table.round, table.timings)]
+    for record in deals:
+        for action, timing in zip(record.state.history, record.timings, strict=True):
+            entry = view.history.add(deal_number=record.deal_number, seat=action.seat, timed_out=timing.timed_out)
+            if isinstance(action, Bid):
+                entry.bid = action.amount
+            else:
+                entry.cards.extend(cards_to_proto(action.cards))
 
 
 def _fill_trick(view: table_pb2.TableView, plays: list[Play], variant: Variant) -> None:

@@ -8,6 +8,7 @@ INTERNAL with a generic message and the request id; the details go to the log on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,6 +23,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from dizhu.referee.errors import Internal, RefereeError, Unavailable
+from dizhu.store.keys import validate_table_id
 
 __all__ = ["DOMAIN", "ServicerContext", "guarded", "guarded_stream", "to_status"]
 
@@ -69,6 +71,16 @@ def _as_referee_error(error: Exception, request_id: str) -> RefereeError:
     return Internal(f"internal error (request {request_id})", metadata={"request_id": request_id})
 
 
+def _concerning(refusal: RefereeError, request: object) -> RefereeError:
+    """``refusal`` naming the request's table in its metadata, as the contract promises whenever
+    a table is concerned (a malformed table id concerns no table)."""
+    table_id = getattr(request, "table_id", "")
+    if table_id and "table_id" not in refusal.metadata:
+        with contextlib.suppress(ValueError):
+            refusal.metadata["table_id"] = validate_table_id(table_id)
+    return refusal
+
+
 def guarded(
     handler: Callable[[Servicer, Request, ServicerContext], Awaitable[Response]],
 ) -> Callable[[Servicer, Request, ServicerContext], Awaitable[Response]]:
@@ -85,7 +97,7 @@ def guarded(
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            refusal = _as_referee_error(error, request_id)
+            refusal = _concerning(_as_referee_error(error, request_id), request)
             if not isinstance(refusal, Internal | Unavailable):
                 _log.info("refused", reason=refusal.reason, message=refusal.message)
             await context.abort_with_status(to_status(refusal))
@@ -113,7 +125,7 @@ def guarded_stream(
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as error:
-            refusal = _as_referee_error(error, request_id)
+            refusal = _concerning(_as_referee_error(error, request_id), request)
             await context.abort_with_status(to_status(refusal))
         finally:
             structlog.contextvars.clear_contextvars()
