@@ -160,6 +160,7 @@ def round_replay(table: TableState, state: RoundState, result: RoundResult, bala
             "changes": list(settlement.deltas),
         },
         balances=balances,
+        timeout_policy=table.settings.clock.policy.value if table.settings.clock.decision_ms else None,
     )
 
 

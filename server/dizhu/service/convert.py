@@ -438,6 +438,10 @@ def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.Table
 
 
 _OUTCOME_NAMES = {kind.value: outcome for kind, outcome in _OUTCOMES.items()}
+_TIMEOUT_POLICIES = {
+    TimeoutPolicy.AUTO_PLAY.value: table_pb2.TIMEOUT_POLICY_AUTO_PLAY,
+    TimeoutPolicy.FORFEIT.value: table_pb2.TIMEOUT_POLICY_FORFEIT,
+}
 
 
 def replay_from_json(text: str) -> replay_pb2.Replay:
@@ -455,6 +459,7 @@ def replay_from_json(text: str) -> replay_pb2.Replay:
         house_rules=table_pb2.HouseRules(spring=document["house_rules"]["spring"]),
         round=document["round"],
         balances=document["balances"],
+        timeout_policy=_TIMEOUT_POLICIES.get(document.get("timeout_policy"), table_pb2.TIMEOUT_POLICY_UNSPECIFIED),
     )
     for entry in document["deals"]:
         dealt = replay.deals.add(
