@@ -11,7 +11,6 @@ import signal
 from collections.abc import AsyncIterator
 
 import grpc
-import prometheus_client
 import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -25,6 +24,7 @@ from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
 from dizhu.service.metrics import MetricsInterceptor
 from dizhu.service.rules_servicer import RulesServicer
+from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2, rules_service_pb2_grpc, table_service_pb2, table_service_pb2_grpc
@@ -91,9 +91,7 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
-    port = server.add_insecure_port(config.address)
-    if port == 0:
-        raise OSError(f"could not bind {config.address}")
+    port = bind(server, config.address)
     await server.start()
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -120,6 +118,7 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
     # Each watched table's reader blocks on its own connection (XREAD BLOCK): a pool of its own.
     streams = Redis.from_url(url, socket_timeout=10, max_connections=config.max_watched_tables)
     try:
+        await wait_for_redis(redis, url, config.redis_wait_s)
         make_store = functools.partial(
             TableStore,
             prefix=config.key_prefix,
@@ -148,7 +147,7 @@ async def run(config: ServerConfig) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     if config.metrics_port:
-        prometheus_client.start_http_server(config.metrics_port)
+        start_metrics(config.metrics_port)
     async with running_referee(config) as referee:
         _log.info("serving", address=config.address, port=referee.port, metrics_port=config.metrics_port or None)
         await stop.wait()
@@ -162,7 +161,10 @@ def _worker(config: ServerConfig) -> None:
 
     configure_logging(config.log_format, config.log_level)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns ^C into SIGTERM for everyone
-    asyncio.run(run(config))
+    try:
+        asyncio.run(run(config))
+    except StartupError as error:
+        raise SystemExit(f"dizhu serve: {error}") from None
 
 
 def run_workers(config: ServerConfig) -> int:
