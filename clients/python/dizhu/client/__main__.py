@@ -2,4 +2,4 @@
 
 from dizhu.client.command import main
 
-raise SystemExit(main())
+raise SystemExit(main(prog="python -m dizhu.client"))

@@ -131,10 +131,11 @@ async def play(args: argparse.Namespace, bot: Bot) -> dict[str, object]:
     }
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m dizhu.client") -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
+    """The command (``prog``: its name in messages, by default the program's)."""
     parser = argparse.ArgumentParser(prog=prog, description="Play a bot for one seat of a dizhu table until it closes.")
     add_arguments(parser)
-    return run(parser.parse_args(argv), prog)
+    return run(parser.parse_args(argv), parser.prog)
 
 
 def run(args: argparse.Namespace, prog: str) -> int:
