@@ -27,6 +27,7 @@ from grpc_helpers import (
     decide,
     invalid,
     play_round,
+    refused,
     rid,
     send,
     view,
@@ -295,6 +296,43 @@ class TestFaultOrderOfJoin:
         await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
         request = pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="x", seat=7)
         await invalid(tables.JoinTable(request), "seat")
+
+
+class TestSeeds:
+    @pytest.mark.parametrize("variant", [THREE, FOUR], ids=["3p", "4p"])
+    async def test_the_first_dealer_of_a_seeded_table_is_the_derived_seeds_first_four_bytes_big_endian(
+        self, tables: TableStub, variant: cards_pb2.Variant
+    ) -> None:
+        from dizhu.rules import derive_seed
+
+        players = 3 if variant == THREE else 4
+        for seed in (SEED, bytes(32), bytes([0xFF]) * 32):
+            table = await create_table(tables, variant, seeds=[seed])
+            expected = int.from_bytes(derive_seed(seed, "first-dealer", 0)[:4], "big") % players
+            assert table.created.table.dealer_seat == expected
+
+
+class TestFaultOrderOfOtherCalls:
+    async def test_a_seat_asked_for_at_a_full_table_is_taken_not_the_table_full(self, tables: TableStub) -> None:
+        table = await create_table(tables, THREE)
+        request = pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="x", seat=1)
+        await refused(tables.JoinTable(request), grpc.StatusCode.FAILED_PRECONDITION, "SEAT_TAKEN")
+
+    async def test_a_card_of_another_deck_wins_over_a_missing_token(self, tables: TableStub) -> None:
+        table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
+        second_deck = cards_pb2.Card(rank=cards_pb2.RANK_ACE, suit=cards_pb2.SUIT_SPADES, copy=1)
+        request = pb.PlayRequest(table_id=table.table_id, request_id=rid(), expected_version=1, cards=[second_deck])
+        await invalid(tables.Play(request), "cards[0].copy")
+
+    async def test_a_revoked_token_reusing_its_request_id_is_told_so_not_unauthenticated(
+        self, tables: TableStub
+    ) -> None:
+        table = await create_table(tables, THREE)
+        leave = pb.LeaveTableRequest(table_id=table.table_id, request_id="going")
+        await tables.LeaveTable(leave, metadata=table.seat(0))
+        assert (await tables.LeaveTable(leave, metadata=table.seat(0))).table.seats[0].occupied is False
+        settle = tables.Settle(pb.SettleRequest(table_id=table.table_id, request_id="going"), metadata=table.seat(0))
+        await refused(settle, grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
 
 
 class TestSettleVersion:

@@ -353,6 +353,35 @@ class TestClockActions:
         assert not any(action["timed_out"] for deal in document["deals"] for action in deal["actions"])
 
 
+class TestCardOrder:
+    async def test_the_json_writes_cards_in_notation_order_and_the_message_by_card_id(self, referees: Referees) -> None:
+        from dizhu.rules import format_cards, parse_cards
+
+        node = await referees.start()
+        table = await create(node.tables, FOUR, round_limit=1)
+        await _play_to_close(node, table, random.Random(31))
+        response = (await _replays(node, table))[0]
+        document = json.loads(response.json)
+        for entry, dealt in zip(document["deals"], response.replay.deals, strict=True):
+            for text, hand in zip(entry["hands"], dealt.hands, strict=True):
+                assert text == format_cards(parse_cards(text, 2))  # by rank, then suit, then deck
+                ids = [card.copy * 54 + card_index(card) for card in hand.cards]
+                assert ids == sorted(ids)
+            kitty_ids = [card.copy * 54 + card_index(card) for card in dealt.kitty]
+            assert kitty_ids == sorted(kitty_ids)
+            assert entry["kitty"] == format_cards(parse_cards(entry["kitty"], 2))
+        # In 4p the two orders differ: the JSON interleaves the decks, the message does not.
+        first_hand = document["deals"][0]["hands"][0].split()
+        assert any(card.endswith("'") for card in first_hand[: len(first_hand) // 2])
+
+
+def card_index(card: cards_pb2.Card) -> int:
+    """The card's id within its deck (docs/api.md, "Card id")."""
+    if card.rank >= cards_pb2.RANK_BLACK_JOKER:
+        return 52 + card.rank - cards_pb2.RANK_BLACK_JOKER
+    return 4 * (card.rank - 1) + card.suit - 1
+
+
 class TestUnreadable:
     @pytest.mark.parametrize(
         "text",

@@ -143,12 +143,27 @@ close();
 """
 
 
+def _python_google_protos() -> str:
+    """The folder holding Python's googleapis-common-protos copy of google/rpc/*.proto."""
+    import google.rpc
+
+    return str(Path(next(iter(google.rpc.__path__))).parent.parent)
+
+
 class TestErrorDetails:
-    def test_the_node_client_decodes_reason_metadata_and_field_violations(self, node: str, referee: str) -> None:
+    @pytest.mark.parametrize("protos", ["npm", "python"], ids=["google-proto-files", "GOOGLE_PROTO_DIR"])
+    def test_the_node_client_decodes_reason_metadata_and_field_violations(
+        self, node: str, referee: str, protos: str
+    ) -> None:
+        env = {**os.environ, "TARGET": referee}
+        env.pop("GOOGLE_PROTO_DIR", None)
+        if protos == "python":
+            env["GOOGLE_PROTO_DIR"] = _python_google_protos()
+            assert (Path(env["GOOGLE_PROTO_DIR"]) / "google" / "rpc" / "error_details.proto").is_file()
         result = subprocess.run(
             [node, "--input-type=module", "-e", _ERRORS_SCRIPT],
             cwd=NODE_CLIENT,
-            env={**os.environ, "TARGET": referee},
+            env=env,
             capture_output=True,
             text=True,
             timeout=120,
