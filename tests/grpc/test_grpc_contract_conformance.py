@@ -202,10 +202,19 @@ def _three_player() -> table_pb2.TableSettings:
     return table_pb2.TableSettings(variant=THREE)
 
 
-@produces("NOT_YOUR_TURN", "a bid out of turn")
-async def _(world: World) -> Produced:
-    table = await world.table()
-    return Produced(await fails(world.tables.Bid(_bid(table, 1, 1), metadata=table.seat(2))), table.table_id)
+TableCall = Callable[[TableStub, Table], Awaitable[Any]]
+
+
+def on_a_table(reason: str, name: str, call: TableCall) -> None:
+    """Register a case of ``reason``: ``call`` on a fresh table in its auction (``World.table``)."""
+
+    @produces(reason, name)
+    async def _(world: World) -> Produced:
+        table = await world.table()
+        return Produced(await fails(call(world.tables, table)), table.table_id)
+
+
+on_a_table("NOT_YOUR_TURN", "a bid out of turn", lambda t, table: t.Bid(_bid(table, 1, 1), metadata=table.seat(2)))
 
 
 @produces("ILLEGAL_COMBINATION", "two cards of different ranks")
@@ -284,10 +293,7 @@ async def _(world: World) -> Produced:
     return Produced(error, table.table_id)
 
 
-@produces("STALE_STATE", "an old expected_version")
-async def _(world: World) -> Produced:
-    table = await world.table()
-    return Produced(await fails(world.tables.Bid(_bid(table, 9, 1), metadata=table.seat(0))), table.table_id)
+on_a_table("STALE_STATE", "an old expected_version", lambda t, table: t.Bid(_bid(table, 9, 1), metadata=table.seat(0)))
 
 
 @produces("TABLE_NOT_FOUND", "GetTable of an unknown table")
@@ -327,10 +333,7 @@ async def _(world: World) -> Produced:
 
 
 def _unauthenticated(name: str, metadata: tuple[tuple[str, str], ...]) -> None:
-    @produces("UNAUTHENTICATED", name)
-    async def _(world: World) -> Produced:
-        table = await world.table()
-        return Produced(await fails(world.tables.Bid(_bid(table, 1, 1), metadata=metadata)), table.table_id)
+    on_a_table("UNAUTHENTICATED", name, lambda t, table: t.Bid(_bid(table, 1, 1), metadata=metadata))
 
 
 _unauthenticated("a bid without a token", ())
@@ -371,11 +374,8 @@ async def _(world: World) -> Produced:
         await referee.stop(0)
 
 
-def _permission_denied(name: str, call: Callable[[TableStub, Table], Awaitable[Any]]) -> None:
-    @produces("PERMISSION_DENIED", name)
-    async def _(world: World) -> Produced:
-        table = await world.table()
-        return Produced(await fails(call(world.tables, table)), table.table_id)
+def _permission_denied(name: str, call: TableCall) -> None:
+    on_a_table("PERMISSION_DENIED", name, call)
 
 
 _permission_denied("the creator token bids", lambda t, table: t.Bid(_bid(table, 1, 1), metadata=table.creator))
@@ -398,11 +398,8 @@ _permission_denied(
 )
 
 
-def _invalid(name: str, call: Callable[[TableStub, Table], Awaitable[Any]]) -> None:
-    @produces("INVALID_ARGUMENT", name)
-    async def _(world: World) -> Produced:
-        table = await world.table()
-        return Produced(await fails(call(world.tables, table)), table.table_id)
+def _invalid(name: str, call: TableCall) -> None:
+    on_a_table("INVALID_ARGUMENT", name, call)
 
 
 _invalid("Bid with expected_version 0", lambda t, table: t.Bid(_bid(table, 0, 1), metadata=table.seat(0)))
