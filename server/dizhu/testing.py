@@ -15,9 +15,9 @@ yields its ``"host:port"`` target, and stops both on exit::
             ...
 
 It needs the server package (the whole project, installed from the repository root with
-``pip install .``); the SDK alone (``dizhu-client``) does not have it. With ``redis_url`` it uses that Redis instead of starting one (the keys go under
-a fresh prefix, so a shared server is fine). Logs are quiet unless ``log_level`` says
-otherwise.
+``pip install .``); the SDK alone (``dizhu-client``) does not have it. With ``redis_url``
+it uses that Redis instead of starting one (the keys go under a fresh prefix, so a shared
+server is fine). Logs are quiet unless ``log_level`` says otherwise.
 
 Two referees sharing one Redis and one ``key_prefix`` are two processes of one
 deployment, serving the same tables: a client given both addresses fails over from one
