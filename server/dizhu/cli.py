@@ -24,6 +24,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+# Before gRPC loads: no command forks a process that uses gRPC (workers are spawned), and
+# gRPC's fork handlers can abort a child started with a pre-exec hook, such as the
+# embedded redis-server (it dies with its parent that way).
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 from dizhu.config import add_server_arguments
 from dizhu.narrate import describe_deal, describe_event, describe_settlement
 from dizhu.rules import (
@@ -104,12 +109,12 @@ def _demo(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"dizhu demo: {error}", file=sys.stderr)
         return EXIT_USAGE
-    from dizhu.embedded_redis import RedisServerNotFound
+    from dizhu.embedded_redis import RedisServerFailed, RedisServerNotFound
     from dizhu.service.startup import StartupError
 
     try:
         return asyncio.run(run_demo(variant=args.variant, rounds=args.rounds, seed=args.seed, bots=bots, write=print))
-    except (StartupError, RedisServerNotFound) as error:
+    except (StartupError, RedisServerFailed, RedisServerNotFound) as error:
         print(f"dizhu demo: {error}", file=sys.stderr)
         return EXIT_FAILED
 
@@ -119,7 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from dizhu.config import config_from_args
-    from dizhu.embedded_redis import DataDirInUse, RedisServerNotFound
+    from dizhu.embedded_redis import DataDirInUse, RedisServerFailed, RedisServerNotFound
     from dizhu.logs import configure_logging
     from dizhu.service.server import run, run_workers
     from dizhu.service.startup import StartupError
@@ -130,7 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
         if config.workers > 1:
             return run_workers(config)
         asyncio.run(run(config))
-    except (StartupError, DataDirInUse, RedisServerNotFound) as error:
+    except (StartupError, DataDirInUse, RedisServerFailed, RedisServerNotFound) as error:
         print(f"dizhu serve: {error}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as error:  # e.g. a data directory that cannot be created

@@ -42,7 +42,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Self
 
-__all__ = ["DataDirInUse", "EmbeddedRedis", "RedisServerNotFound", "find_redis_server"]
+__all__ = ["DataDirInUse", "EmbeddedRedis", "RedisServerFailed", "RedisServerNotFound", "find_redis_server"]
 
 _START_ATTEMPTS: Final = 5
 _LOG_TAIL_LINES: Final = 20
@@ -51,6 +51,10 @@ _PR_SET_PDEATHSIG: Final = 1
 
 class RedisServerNotFound(RuntimeError):
     """No ``redis-server`` binary was found; the message lists every place tried."""
+
+
+class RedisServerFailed(RuntimeError):
+    """The ``redis-server`` exited at start, or did not answer in time; the message has its log's tail."""
 
 
 class DataDirInUse(RuntimeError):
@@ -300,13 +304,13 @@ class EmbeddedRedis:
             if retry and attempt + 1 < _START_ATTEMPTS:
                 return True
             self.stop()
-            raise RuntimeError(f"redis-server {self.binary} exited with {process.returncode}; log tail:\n{log}")
+            raise RedisServerFailed(f"redis-server {self.binary} exited with {process.returncode}; log tail:\n{log}")
         if self._ping():
             return True
         if time.monotonic() > deadline:
             log = self._log_tail()
             self.stop()
-            raise RuntimeError(f"redis-server {self.binary} did not answer PING in time; log tail:\n{log}")
+            raise RedisServerFailed(f"redis-server {self.binary} did not answer PING in time; log tail:\n{log}")
         return False
 
     def _ping(self) -> bool:
