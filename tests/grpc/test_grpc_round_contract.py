@@ -185,6 +185,21 @@ class TestLeavingWhileTheRoundIsOver:
         )
         assert left.table.phase == table_pb2.PHASE_WAITING_FOR_PLAYERS
 
+    async def test_a_round_forfeited_by_leaving_is_settled_by_the_others_then_the_table_waits(
+        self, tables: TableStub
+    ) -> None:
+        table = await create_table(
+            tables, THREE, seeds=[SEED], first_dealer=0, next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED
+        )
+        await _bid(tables, table, 0, 1, 3)
+        left = await tables.LeaveTable(
+            pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.seat(1)
+        )
+        assert left.table.phase == table_pb2.PHASE_ROUND_OVER
+        assert left.table.last_settlement.forfeited_seat == 1
+        assert (await _settle(tables, table, 0)).table.phase == table_pb2.PHASE_ROUND_OVER
+        assert (await _settle(tables, table, 2)).table.phase == table_pb2.PHASE_WAITING_FOR_PLAYERS
+
 
 class TestRoundLimitWhenAllSettled:
     async def test_the_last_round_closes_the_table_without_waiting_for_settle(

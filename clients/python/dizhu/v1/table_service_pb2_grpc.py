@@ -222,11 +222,12 @@ class TableServiceServicer:
         token stops working, the seat keeps its balance. Leaving during a round forfeits
         it: in PHASE_PLAY the leaver's side loses at the current stake (as with
         TIMEOUT_POLICY_FORFEIT); in PHASE_AUCTION the round is abandoned and settles
-        nothing. The table then waits for players (PHASE_WAITING_FOR_PLAYERS). Leaving in
-        PHASE_ROUND_OVER only stops the table waiting for the leaver's Settle: it stays in
-        PHASE_ROUND_OVER while other seats have yet to settle, then waits for players. A
-        retry with the same request_id still gets the first answer, although the token is
-        revoked.
+        nothing. The table then waits for players (PHASE_WAITING_FOR_PLAYERS); with
+        NEXT_ROUND_WHEN_ALL_SETTLED it first rests in PHASE_ROUND_OVER until the seats still
+        seated have settled that round. Leaving in PHASE_ROUND_OVER only stops the table
+        waiting for the leaver's Settle: it stays in PHASE_ROUND_OVER while other seats have
+        yet to settle, then waits for players. A retry with the same request_id still gets
+        the first answer, although the token is revoked.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
