@@ -16,6 +16,11 @@ its own; with ``$REDIS_URL`` (no database in the URL) worker ``gwN`` uses databa
 from __future__ import annotations
 
 import os
+
+# Before gRPC loads: the tests fork no process that uses gRPC, and gRPC's fork handlers can
+# abort a child started with a pre-exec hook while gRPC threads run (the embedded
+# redis-server, now and then): off.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 from collections.abc import AsyncIterator, Callable, Iterator
 from urllib.parse import urlsplit, urlunsplit
 

@@ -14,7 +14,18 @@
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
-import { RETRYABLE, bearer, call, codeName, connect, grpc, newRequestId, plainStandings, sleep } from "./dizhu.mjs";
+import {
+  RETRYABLE,
+  bearer,
+  call,
+  codeName,
+  connect,
+  errorDetails,
+  grpc,
+  newRequestId,
+  plainStandings,
+  sleep,
+} from "./dizhu.mjs";
 
 /** A small seeded generator (mulberry32): the same seed, the same game choices. */
 export function seededRandom(seed) {
@@ -109,8 +120,15 @@ export function toBeat(view) {
 
 const version = (view) => BigInt(view.version ?? 0);
 const myTurn = (view) => view.turn_seat !== undefined && view.your_seat !== undefined && view.turn_seat === view.your_seat;
-// The table moved on (STALE_STATE, NOT_YOUR_TURN, WRONG_PHASE): read it again and decide again.
-const outOfTurn = (error) => error.code === grpc.status.ABORTED || error.code === grpc.status.FAILED_PRECONDITION;
+// The table moved on: read it again and decide again (the reason comes from the error's ErrorInfo).
+const MOVED_ON = new Set(["STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE", "TABLE_CLOSED"]);
+const outOfTurn = (error) => MOVED_ON.has(errorDetails(error).reason);
+/** One line about a failed call: its code, reason and facts. */
+export const describeError = (error) => {
+  const { reason, metadata } = errorDetails(error);
+  const facts = Object.entries(metadata).map(([key, value]) => ` ${key}=${value}`).join("");
+  return `${codeName(error.code)} ${reason}: ${error.details}${facts}`;
+};
 
 /** Plays one seat until the table closes; see the header. */
 export async function playSeat({ target, tableId, token = null, name = "node-bot", seed, bot, log = () => {} }) {
@@ -193,7 +211,7 @@ export async function playSeat({ target, tableId, token = null, name = "node-bot
         refusals = 0;
       } catch (error) {
         if (!outOfTurn(error) || ++refusals > 50) throw error;
-        log(`seat ${seat}: ${codeName(error.code)} (${error.details}); reading again`);
+        log(`seat ${seat}: ${describeError(error)}; reading again`);
         view = await read();
         continue;
       }
@@ -244,7 +262,7 @@ async function main() {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error) => {
-    console.error(`bot failed: ${error.code !== undefined ? `${codeName(error.code)}: ${error.details}` : error.stack}`);
+    console.error(`bot failed: ${error.code !== undefined ? describeError(error) : error.stack}`);
     process.exit(1);
   });
 }

@@ -1,14 +1,16 @@
 // The dizhu.v1 contract for Node.js: the .proto files of ../../proto loaded at run time
 // (no generated code), stubs of TableService and RulesService, and the plumbing every
-// client needs: bearer tokens, request ids, retries of the same request, error reasons.
-// See docs/api.md for the contract.
+// client needs: bearer tokens, request ids, retries of the same request, error reasons
+// (the google.rpc details of every error, decoded by errorDetails). See docs/api.md.
 
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import grpc from "@grpc/grpc-js";
 import protoLoader from "@grpc/proto-loader";
+import protobuf from "protobufjs";
 
 export { grpc };
 
@@ -30,6 +32,55 @@ const definition = protoLoader.loadSync(
   },
 );
 const dizhu = grpc.loadPackageDefinition(definition).dizhu.v1;
+
+/**
+ * Where google/rpc/status.proto and google/rpc/error_details.proto live (the error details
+ * of every dizhu.v1 error are google.rpc messages, not part of the contract's files):
+ * $GOOGLE_PROTO_DIR, else the google-proto-files package (npm). Python's
+ * googleapis-common-protos ships the same two files (its site-packages is such a folder).
+ */
+export const GOOGLE_PROTO_DIR =
+  process.env.GOOGLE_PROTO_DIR ?? dirname(createRequire(import.meta.url).resolve("google-proto-files/package.json"));
+
+let rpcTypes = null;
+function rpc() {
+  if (rpcTypes === null) {
+    const root = new protobuf.Root();
+    root.resolvePath = (_, target) => join(GOOGLE_PROTO_DIR, target);
+    root.loadSync(["google/rpc/status.proto", "google/rpc/error_details.proto"], { keepCase: true });
+    rpcTypes = Object.fromEntries(
+      ["Status", "ErrorInfo", "BadRequest"].map((name) => [name, root.lookupType(`google.rpc.${name}`)]),
+    );
+  }
+  return rpcTypes;
+}
+
+/**
+ * The machine-readable details of a failed call (docs/api.md, "Errors"): the status code
+ * and, from the google.rpc.Status in the `grpc-status-details-bin` trailer, the ErrorInfo's
+ * reason, domain and metadata and the BadRequest's field violations. An error without
+ * details (a transport failure) gets its code's name as reason, like the Python SDK does.
+ *   { code, reason, domain, metadata: { table_id, ... }, fieldViolations: [{ field, description }] }
+ */
+export function errorDetails(error) {
+  const details = { code: error.code, reason: codeName(error.code), domain: "", metadata: {}, fieldViolations: [] };
+  const trailer = error.metadata?.get?.("grpc-status-details-bin")?.[0];
+  if (!trailer) return details;
+  const { Status, ErrorInfo, BadRequest } = rpc();
+  for (const any of Status.decode(trailer).details) {
+    const type = any.type_url.slice(any.type_url.lastIndexOf("/") + 1);
+    if (type === "google.rpc.ErrorInfo") {
+      const info = ErrorInfo.decode(any.value);
+      Object.assign(details, { reason: info.reason, domain: info.domain, metadata: { ...info.metadata } });
+    } else if (type === "google.rpc.BadRequest") {
+      details.fieldViolations = BadRequest.decode(any.value).field_violations.map(({ field, description }) => ({
+        field,
+        description,
+      }));
+    }
+  }
+  return details;
+}
 
 /** Channel options: after a lost connection try again within 0.2 s, then at most every 2 s. */
 export const CHANNEL_OPTIONS = {

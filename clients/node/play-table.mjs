@@ -8,8 +8,8 @@
 
 import { parseArgs } from "node:util";
 
-import { playSeat } from "./bot.mjs";
-import { call, codeName, connect, newRequestId } from "./dizhu.mjs";
+import { describeError, playSeat } from "./bot.mjs";
+import { call, connect, newRequestId } from "./dizhu.mjs";
 
 const VARIANTS = { "3p": ["VARIANT_THREE_PLAYER", 3], "4p": ["VARIANT_FOUR_PLAYER", 4] };
 
@@ -63,6 +63,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error(`play-table failed: ${error.code !== undefined ? `${codeName(error.code)}: ${error.details}` : error.stack}`);
+  console.error(`play-table failed: ${error.code !== undefined ? describeError(error) : error.stack}`);
   process.exit(1);
 });

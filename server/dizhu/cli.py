@@ -1,12 +1,33 @@
-"""The ``dizhu`` command line."""
+"""The ``dizhu`` command line.
+
+It never answers bad input with a traceback: every fault a user can cause or fix is one
+message on standard error and an exit status of its own (``docs/operations.md``):
+
+==== ==========================================================================================
+0    done (``verify``: the replay is verified)
+1    failed: ``verify`` found the record contradicting itself (tampered); the referee could not
+     start (a taken address or data directory, an unreachable Redis, ...); a call was refused
+2    a bad command line, or a bad ``DIZHU_*`` / ``REDIS_URL`` environment value
+3    ``verify``: no replay to check (missing file, a directory, not UTF-8, not JSON, not the schema)
+130  interrupted (^C)
+141  the reader of the output went away (``dizhu demo | head``)
+==== ==========================================================================================
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import os
 import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+# Before gRPC loads: no command forks a process that uses gRPC (workers are spawned), and
+# gRPC's fork handlers can abort a child started with a pre-exec hook, such as the
+# embedded redis-server (it dies with its parent that way).
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from dizhu.config import add_server_arguments
 from dizhu.narrate import describe_deal, describe_event, describe_settlement
@@ -21,6 +42,13 @@ from dizhu.rules import (
     start_round,
 )
 from dizhu.rules.random_play import random_action
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOT_A_REPLAY = 3
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
 
 
 def _seed(text: str) -> bytes:
@@ -80,8 +108,15 @@ def _demo(args: argparse.Namespace) -> int:
         bots = bot_kinds(args.variant, [name.strip() for name in args.bots.split(",")] if args.bots else None)
     except ValueError as error:
         print(f"dizhu demo: {error}", file=sys.stderr)
-        return 2
-    return asyncio.run(run_demo(variant=args.variant, rounds=args.rounds, seed=args.seed, bots=bots, write=print))
+        return EXIT_USAGE
+    from dizhu.embedded_redis import RedisServerFailed, RedisServerNotFound
+    from dizhu.service.startup import StartupError
+
+    try:
+        return asyncio.run(run_demo(variant=args.variant, rounds=args.rounds, seed=args.seed, bots=bots, write=print))
+    except (StartupError, RedisServerFailed, RedisServerNotFound) as error:
+        print(f"dizhu demo: {error}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -89,30 +124,63 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from dizhu.config import config_from_args
+    from dizhu.embedded_redis import DataDirInUse, RedisServerFailed, RedisServerNotFound
     from dizhu.logs import configure_logging
     from dizhu.service.server import run, run_workers
+    from dizhu.service.startup import StartupError
 
     config = config_from_args(args)
     configure_logging(config.log_format, config.log_level)
-    if config.workers > 1:
-        return run_workers(config)
-    asyncio.run(run(config))
-    return 0
+    try:
+        if config.workers > 1:
+            return run_workers(config)
+        asyncio.run(run(config))
+    except (StartupError, DataDirInUse, RedisServerFailed, RedisServerNotFound) as error:
+        print(f"dizhu serve: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as error:  # e.g. a data directory that cannot be created
+        print(f"dizhu serve: cannot start: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _read_replay(file: str) -> str:
+    """The text of ``file`` (``-``: standard input); OSError or UnicodeDecodeError if it cannot be read."""
+    if file == "-":
+        return sys.stdin.buffer.read().decode()
+    return Path(file).read_bytes().decode()
 
 
 def _verify(args: argparse.Namespace) -> int:
     """Check a replay's JSON: seeds, deals, every action, the result."""
     from dizhu.referee.replay import verify
 
-    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    try:
+        text = _read_replay(args.file)
+    except UnicodeDecodeError:
+        print(f"NOT A REPLAY: {args.file} is not UTF-8 text")
+        return EXIT_NOT_A_REPLAY
+    except OSError as error:
+        print(f"NOT A REPLAY: cannot read {args.file}: {error.strerror or error}")
+        return EXIT_NOT_A_REPLAY
     result = verify(text)
     if result.ok:
         print(f"OK: {result.deals} deal(s) and {result.actions} action(s) verified; the result is the recorded one.")
-        return 0
+        return EXIT_OK
+    if not result.readable:
+        print(f"NOT A REPLAY: {args.file}: {result.problems[0].removeprefix('not a replay: ')}")
+        return EXIT_NOT_A_REPLAY
     print("NOT VERIFIED:")
     for problem in result.problems:
         print(f"  - {problem}")
-    return 1
+    return EXIT_FAILED
+
+
+def _bot(args: argparse.Namespace) -> int:
+    """Play a bot for one seat (the SDK's ``python -m dizhu.client``)."""
+    from dizhu.client.command import run
+
+    return run(args, "dizhu bot")
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -134,12 +202,25 @@ def _replay(args: argparse.Namespace) -> int:
         print(asyncio.run(fetch()))
     except grpc.aio.AioRpcError as error:
         print(f"dizhu replay: {error.code().name}: {error.details()}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("dizhu")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dizhu", description="Dou Dizhu referee and rules engine.")
+    parser = argparse.ArgumentParser(
+        prog="dizhu",
+        description="Dou Dizhu referee and rules engine.",
+        epilog="Exit status: 0 done; 1 failed (not verified, cannot start, refused); 2 bad command line or "
+        "environment; 3 verify: not a replay; 130 interrupted; 141 the output's reader went away.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser(
         "demo",
@@ -165,7 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the referee (gRPC), with an embedded Redis unless REDIS_URL is set")
     add_server_arguments(serve)
     serve.set_defaults(handler=_serve)
-    verify = commands.add_parser("verify", help="verify a round's replay (JSON): seeds, deals, actions, result")
+    verify = commands.add_parser(
+        "verify",
+        help="verify a round's replay (JSON): seeds, deals, actions, result",
+        description="Verify a round's replay (JSON): seeds, deals, every action, the clock's actions, the result. "
+        "Exit status 0: verified; 1: not verified (the record contradicts itself); 3: not a replay.",
+    )
     verify.add_argument("file", help="the replay JSON file, or - for standard input")
     verify.set_defaults(handler=_verify)
     replay = commands.add_parser("replay", help="print a finished round's replay JSON, fetched from a referee")
@@ -173,14 +259,40 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("round", type=_positive)
     replay.add_argument("--target", default="127.0.0.1:50051", help="the referee's host:port")
     replay.set_defaults(handler=_replay)
+    from dizhu.client.command import add_arguments as add_bot_arguments
+
+    bot = commands.add_parser(
+        "bot",
+        help="play a bundled or your own bot for one seat of a table until it closes",
+        description="Play a bot (heuristic, random, FILE.py:CLASS or MODULE:CLASS) for one seat of a table on a "
+        "referee until the table closes, then print a JSON summary. Same as `python -m dizhu.client`.",
+    )
+    add_bot_arguments(bot)
+    bot.set_defaults(handler=_bot)
     return parser
 
 
+def _only_broken_pipes(error: BaseException) -> bool:
+    """Whether ``error`` is a broken pipe, or a group (from a task group) of nothing else."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_only_broken_pipes(inner) for inner in error.exceptions)
+    return isinstance(error, BrokenPipeError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    handler = args.handler
-    result: int = handler(args)
-    return result
+    try:
+        args = build_parser().parse_args(argv)
+        status: int = args.handler(args)
+        sys.stdout.flush()  # a reader that went away shows here, not in a message at exit
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BaseException as error:
+        if not _only_broken_pipes(error):
+            raise
+        # Nothing more can be written; keep the interpreter's own last flush quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return status
 
 
 if __name__ == "__main__":

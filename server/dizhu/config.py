@@ -1,18 +1,25 @@
 """Server configuration, from command-line flags with environment variables as defaults.
 
 Every flag has an environment variable (``DIZHU_<FLAG>``, and the conventional ``REDIS_URL``);
-a flag given on the command line wins. The server secret has a file flag and an environment
-variable, never a flag of its own (command lines are visible to every user of the machine).
-The safety settings and their defaults are explained in docs/security.md.
+a flag given on the command line wins (``--api-key`` flags replace ``DIZHU_API_KEYS``).
+Environment values are checked like flags: a bad one is a clear usage error. The server
+secret has a file flag and an environment variable, never a flag of its own (command lines
+are visible to every user of the machine). The safety settings and their defaults are
+explained in docs/security.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import ipaddress
+import math
 import os
+import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["ServerConfig", "add_server_arguments", "config_from_args", "listens_on_loopback"]
 
@@ -65,6 +72,8 @@ class ServerConfig:
     clock_interval_s: float = 0.1
     #: Tables one process may stream at once (each holds a Redis connection while watched).
     max_watched_tables: int = 10_000
+    #: Seconds an external Redis that does not answer at start is retried (with backoff) before giving up.
+    redis_wait_s: float = 30.0
     # -- Safety (docs/security.md) ------------------------------------------------------------
     #: Secrets tokens are derived from: the first mints, the others (retired) still re-mint
     #: the tokens of recorded answers. Empty: one made up per run (and shared by its workers).
@@ -107,51 +116,215 @@ class ServerConfig:
         return self.allow_anonymous_create or listens_on_loopback(self.address)
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+def _env(name: str, default: object) -> str:
+    """The environment's value of ``name``, else ``default``: a string argparse converts and checks
+    like a flag's (so a bad environment value is a clear error of its own, never a traceback)."""
+    return os.environ.get(name, str(default))
+
+
+def _checked(convert: Callable[[str], Any], what: str, env: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)``, or an error saying what was expected and where it came from."""
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (from the flag, or ${env})") from None
+
+    parse.__name__ = what
+    return parse
+
+
+def _at_least(low: float, kind: Callable[[str], float]) -> Callable[[str], Any]:
+    def convert(text: str) -> float:
+        value = kind(text)
+        if not (math.isfinite(value) and value >= low):
+            raise ValueError(text)
+        return value
+
+    return convert
+
+
+def _port(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= _MAX_PORT:
+        raise ValueError(text)
+    return port
+
+
+def _address(text: str) -> str:
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not port.isdigit():
+        raise ValueError(text)
+    _port(port)
+    return text
+
+
+def _redis_url(text: str) -> str:
+    if urllib.parse.urlsplit(text).scheme not in _REDIS_SCHEMES:
+        raise ValueError(text)
+    return text
+
+
+def _key_prefix(text: str) -> str:
+    from dizhu.store.keys import validate_prefix
+
+    return validate_prefix(text)
+
+
+_MAX_PORT = 65535
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+_LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``serve`` flags; each one's environment variable gives its default."""
     d = ServerConfig()
-    parser.add_argument("--address", default=_env("DIZHU_ADDRESS", d.address), help="host:port to listen on")
+    whole = functools.partial(_at_least, 1, int)
+    seconds = functools.partial(_at_least, 0, float)
+    parser.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        type=_checked(_address, "a host:port address (port 0..65535)", "DIZHU_ADDRESS"),
+        default=_env("DIZHU_ADDRESS", d.address),
+        help="where to listen; port 0 picks a free one (env DIZHU_ADDRESS; default: %(default)s)",
+    )
     parser.add_argument(
         "--redis-url",
+        metavar="URL",
+        type=_checked(_redis_url, "a redis://, rediss:// or unix:// URL", "REDIS_URL"),
         default=os.environ.get("REDIS_URL"),
-        help="external Redis (env REDIS_URL); default: an embedded redis-server",
+        help="an external Redis, e.g. redis://host:6379/0 (env REDIS_URL; default: none, an embedded "
+        "redis-server keeping its data in --data-dir)",
     )
-    parser.add_argument("--data-dir", type=Path, default=Path(_env("DIZHU_DATA_DIR", str(d.data_dir))))
-    parser.add_argument("--log-format", choices=["json", "console"], default=_env("DIZHU_LOG_FORMAT", d.log_format))
-    parser.add_argument("--log-level", default=_env("DIZHU_LOG_LEVEL", d.log_level))
-    parser.add_argument("--workers", type=int, default=int(_env("DIZHU_WORKERS", str(d.workers))))
-    parser.add_argument("--grace", type=float, default=float(_env("DIZHU_GRACE_S", str(d.grace_s))))
-    parser.add_argument("--finished-ttl", type=int, default=int(_env("DIZHU_FINISHED_TTL_S", str(d.finished_ttl_s))))
-    parser.add_argument("--answer-ttl", type=int, default=int(_env("DIZHU_ANSWER_TTL_S", str(d.answer_ttl_s))))
-    parser.add_argument("--events-maxlen", type=int, default=int(_env("DIZHU_EVENTS_MAXLEN", str(d.events_maxlen))))
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        type=Path,
+        default=Path(_env("DIZHU_DATA_DIR", d.data_dir)),
+        help="the embedded Redis's data directory, locked against a second referee (env DIZHU_DATA_DIR; "
+        "default: %(default)s)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=["json", "console"],
+        default=_env("DIZHU_LOG_FORMAT", d.log_format),
+        help="json lines, or console for people (env DIZHU_LOG_FORMAT; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=_LOG_LEVELS,
+        default=_env("DIZHU_LOG_LEVEL", d.log_level),
+        help="the least severe level logged (env DIZHU_LOG_LEVEL; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--workers",
+        metavar="N",
+        type=_checked(whole(), "a whole number of at least 1", "DIZHU_WORKERS"),
+        default=_env("DIZHU_WORKERS", d.workers),
+        help="processes sharing the port (env DIZHU_WORKERS; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--grace",
+        metavar="SECONDS",
+        type=_checked(seconds(), "a number of seconds, at least 0", "DIZHU_GRACE_S"),
+        default=_env("DIZHU_GRACE_S", d.grace_s),
+        help="seconds in-flight calls get to finish on SIGTERM (env DIZHU_GRACE_S; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--finished-ttl",
+        metavar="SECONDS",
+        type=_checked(whole(), "a whole number of seconds, at least 1", "DIZHU_FINISHED_TTL_S"),
+        default=_env("DIZHU_FINISHED_TTL_S", d.finished_ttl_s),
+        help="seconds a closed table (state, events, replays) is kept (env DIZHU_FINISHED_TTL_S; "
+        "default: %(default)s, 7 days)",
+    )
+    parser.add_argument(
+        "--answer-ttl",
+        metavar="SECONDS",
+        type=_checked(whole(), "a whole number of seconds, at least 1", "DIZHU_ANSWER_TTL_S"),
+        default=_env("DIZHU_ANSWER_TTL_S", d.answer_ttl_s),
+        help="seconds a request id's answer is kept for retries (env DIZHU_ANSWER_TTL_S; default: %(default)s, 1 day)",
+    )
+    parser.add_argument(
+        "--events-maxlen",
+        metavar="N",
+        type=_checked(whole(), "a whole number of at least 1", "DIZHU_EVENTS_MAXLEN"),
+        default=_env("DIZHU_EVENTS_MAXLEN", d.events_maxlen),
+        help="events kept per table; a client further behind gets a snapshot (env DIZHU_EVENTS_MAXLEN; "
+        "default: %(default)s)",
+    )
     parser.add_argument(
         "--api-key",
+        metavar="KEY",
         action="append",
-        default=[key for key in _env("DIZHU_API_KEYS", "").split(",") if key],
-        help="require this key (x-api-key metadata) for CreateTable; repeatable (env DIZHU_API_KEYS, comma-separated)",
+        default=None,
+        help="require this key (x-api-key metadata) for CreateTable; repeatable; given at all, the flags "
+        "replace $DIZHU_API_KEYS (comma-separated) (default: none, anyone may create tables)",
     )
-    parser.add_argument("--metrics-port", type=int, default=int(_env("DIZHU_METRICS_PORT", str(d.metrics_port))))
-    parser.add_argument("--key-prefix", default=_env("DIZHU_KEY_PREFIX", d.key_prefix))
-    parser.add_argument("--heartbeat", type=float, default=float(_env("DIZHU_HEARTBEAT_S", str(d.heartbeat_s))))
     parser.add_argument(
-        "--clock-interval", type=float, default=float(_env("DIZHU_CLOCK_INTERVAL_S", str(d.clock_interval_s)))
+        "--metrics-port",
+        metavar="PORT",
+        type=_checked(_port, "a port number 0..65535", "DIZHU_METRICS_PORT"),
+        default=_env("DIZHU_METRICS_PORT", d.metrics_port),
+        help="port of the Prometheus /metrics endpoint, 0 for none; worker n uses port + n "
+        "(env DIZHU_METRICS_PORT; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--key-prefix",
+        metavar="PREFIX",
+        type=_checked(_key_prefix, "a key prefix of 1..64 characters of [A-Za-z0-9._:-]", "DIZHU_KEY_PREFIX"),
+        default=_env("DIZHU_KEY_PREFIX", d.key_prefix),
+        help="prefix of every Redis key (env DIZHU_KEY_PREFIX; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--heartbeat",
+        metavar="SECONDS",
+        type=_checked(_at_least(0.001, float), "a number of seconds above 0", "DIZHU_HEARTBEAT_S"),
+        default=_env("DIZHU_HEARTBEAT_S", d.heartbeat_s),
+        help="idle seconds after which an event stream carries a heartbeat (env DIZHU_HEARTBEAT_S; "
+        "default: %(default)s)",
+    )
+    parser.add_argument(
+        "--clock-interval",
+        metavar="SECONDS",
+        type=_checked(_at_least(0.001, float), "a number of seconds above 0", "DIZHU_CLOCK_INTERVAL_S"),
+        default=_env("DIZHU_CLOCK_INTERVAL_S", d.clock_interval_s),
+        help="seconds between the turn clock's looks for deadlines that passed (env DIZHU_CLOCK_INTERVAL_S; "
+        "default: %(default)s)",
     )
     parser.add_argument(
         "--max-watched-tables",
-        type=int,
-        default=int(_env("DIZHU_MAX_WATCHED_TABLES", str(d.max_watched_tables))),
-        help="tables one process may stream at once (one Redis connection each)",
+        metavar="N",
+        type=_checked(whole(), "a whole number of at least 1", "DIZHU_MAX_WATCHED_TABLES"),
+        default=_env("DIZHU_MAX_WATCHED_TABLES", d.max_watched_tables),
+        help="tables one process may stream at once, one Redis connection each (env DIZHU_MAX_WATCHED_TABLES; "
+        "default: %(default)s)",
+    )
+    parser.add_argument(
+        "--redis-wait",
+        metavar="SECONDS",
+        type=_checked(seconds(), "a number of seconds, at least 0", "DIZHU_REDIS_WAIT_S"),
+        default=_env("DIZHU_REDIS_WAIT_S", d.redis_wait_s),
+        help="seconds to keep trying an external Redis that does not answer at start, with backoff, "
+        "before giving up (env DIZHU_REDIS_WAIT_S; default: %(default)s)",
     )
     _add_safety_arguments(parser, d)
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise ValueError(text)
+    return value
 
 
 def _add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> None:
     safety = parser.add_argument_group("safety (docs/security.md)")
     safety.add_argument(
         "--secret-file",
+        metavar="FILE",
         type=Path,
         default=os.environ.get("DIZHU_SECRET_FILE"),
         help="file of server secrets, one per line: the first mints tokens, the next ones are retired keys still "
@@ -163,7 +336,7 @@ def _add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> N
         choices=["auto", "on", "off"],
         default=_env("DIZHU_LIMITS", d.limits),
         help="per-client rate limits and quotas: auto applies them only when listening beyond loopback "
-        f"(env DIZHU_LIMITS; default {d.limits})",
+        "(env DIZHU_LIMITS; default: %(default)s)",
     )
     safety.add_argument(
         "--allow-anonymous-create",
@@ -172,59 +345,127 @@ def _add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> N
         help="let anyone create tables without an API key although listening beyond loopback "
         "(env DIZHU_ALLOW_ANONYMOUS_CREATE=1; default: off)",
     )
-    numbers: list[tuple[str, str, type[int] | type[float], int | float, str]] = [
-        ("--max-request-bytes", "DIZHU_MAX_REQUEST_BYTES", int, d.max_request_bytes, "largest request, bytes"),
-        ("--rate-limit", "DIZHU_RATE_LIMIT", float, d.rate_limit, "calls per second per client (bursts of twice)"),
+    whole = functools.partial(_at_least, 1, int)
+    whole_or_zero = functools.partial(_at_least, 0, int)
+    rate = functools.partial(_at_least, 0.001, float)
+    seconds = functools.partial(_at_least, 0, float)
+    numbers: list[tuple[str, str, str, Callable[[str], Any], str, object, str]] = [
+        (
+            "--max-request-bytes",
+            "DIZHU_MAX_REQUEST_BYTES",
+            "BYTES",
+            whole(),
+            "a whole number of at least 1",
+            d.max_request_bytes,
+            "the largest request accepted, in bytes",
+        ),
+        (
+            "--rate-limit",
+            "DIZHU_RATE_LIMIT",
+            "PER_SECOND",
+            rate(),
+            "a number of calls above 0",
+            d.rate_limit,
+            "calls per second per client, in bursts of up to twice as many",
+        ),
         (
             "--create-rate-limit",
             "DIZHU_CREATE_RATE_LIMIT",
-            float,
+            "PER_MINUTE",
+            rate(),
+            "a number of calls above 0",
             d.create_rate_limit,
-            "CreateTable calls per minute per client (bursts of a third)",
+            "CreateTable calls per minute per client, in bursts of up to a third as many",
         ),
-        ("--max-open-tables", "DIZHU_MAX_OPEN_TABLES", int, d.max_open_tables, "open tables per client"),
-        ("--max-streams", "DIZHU_MAX_STREAMS", int, d.max_streams, "open streams per process"),
+        (
+            "--max-open-tables",
+            "DIZHU_MAX_OPEN_TABLES",
+            "N",
+            whole(),
+            "a whole number of at least 1",
+            d.max_open_tables,
+            "open tables per client",
+        ),
+        (
+            "--max-streams",
+            "DIZHU_MAX_STREAMS",
+            "N",
+            whole(),
+            "a whole number of at least 1",
+            d.max_streams,
+            "open WatchTable streams per process",
+        ),
         (
             "--max-streams-per-connection",
             "DIZHU_MAX_STREAMS_PER_CONNECTION",
-            int,
+            "N",
+            whole(),
+            "a whole number of at least 1",
             d.max_streams_per_connection,
-            "open streams per connection",
+            "open WatchTable streams per connection",
         ),
         (
             "--max-streams-per-client",
             "DIZHU_MAX_STREAMS_PER_CLIENT",
-            int,
+            "N",
+            whole(),
+            "a whole number of at least 1",
             d.max_streams_per_client,
-            "open streams per client (with limits)",
+            "open WatchTable streams per client, when limits apply",
         ),
-        ("--answers-per-table", "DIZHU_ANSWERS_PER_TABLE", int, d.answers_per_table, "answers kept per table"),
-        ("--replays-per-table", "DIZHU_REPLAYS_PER_TABLE", int, d.replays_per_table, "round replays kept per table"),
+        (
+            "--answers-per-table",
+            "DIZHU_ANSWERS_PER_TABLE",
+            "N",
+            whole(),
+            "a whole number of at least 1",
+            d.answers_per_table,
+            "recorded answers kept per table, the latest",
+        ),
+        (
+            "--replays-per-table",
+            "DIZHU_REPLAYS_PER_TABLE",
+            "N",
+            whole(),
+            "a whole number of at least 1",
+            d.replays_per_table,
+            "round replays kept per table, the latest",
+        ),
         (
             "--idle-close",
             "DIZHU_IDLE_CLOSE_S",
-            float,
+            "SECONDS",
+            seconds(),
+            "a number of seconds, at least 0",
             d.idle_close_s,
             "seconds without a client's action before a table is closed as abandoned; 0: never",
         ),
         (
             "--unattended-rounds",
             "DIZHU_UNATTENDED_ROUNDS",
-            int,
+            "N",
+            whole_or_zero(),
+            "a whole number, at least 0",
             d.unattended_rounds,
             "rounds in a row played by the clock alone before a table is closed; 0: never",
         ),
         (
             "--memory-reserve",
             "DIZHU_MEMORY_RESERVE",
-            float,
+            "FRACTION",
+            _fraction,
+            "a fraction from 0 up to 1",
             d.memory_reserve,
-            "fraction of Redis maxmemory kept for running tables (CreateTable refused beyond the rest)",
+            "fraction of Redis maxmemory kept for running tables: CreateTable is refused beyond the rest",
         ),
     ]
-    for flag, env, kind, default, meaning in numbers:
+    for flag, env, metavar, convert, what, default, meaning in numbers:
         safety.add_argument(
-            flag, type=kind, default=kind(_env(env, str(default))), help=f"{meaning} (env {env}; default {default:g})"
+            flag,
+            metavar=metavar,
+            type=_checked(convert, what, env),
+            default=_env(env, default),
+            help=f"{meaning} (env {env}; default: %(default)s)",
         )
 
 
@@ -246,8 +487,7 @@ def _secrets(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
-    if args.workers < 1:
-        raise SystemExit("--workers must be at least 1")
+    api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")
     return ServerConfig(
         address=args.address,
         redis_url=args.redis_url or None,
@@ -259,12 +499,13 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         finished_ttl_s=args.finished_ttl,
         answer_ttl_s=args.answer_ttl,
         events_maxlen=args.events_maxlen,
-        api_keys=tuple(args.api_key),
+        api_keys=tuple(key for key in api_keys if key),
         metrics_port=args.metrics_port,
         key_prefix=args.key_prefix,
         heartbeat_s=args.heartbeat,
         clock_interval_s=args.clock_interval,
         max_watched_tables=args.max_watched_tables,
+        redis_wait_s=args.redis_wait,
         secrets=_secrets(args),
         limits=args.limits,
         allow_anonymous_create=args.allow_anonymous_create,

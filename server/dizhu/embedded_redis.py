@@ -6,6 +6,10 @@ Redis 6.2). The server listens on 127.0.0.1 on a free port (or on a unix socket)
 process group, and -- when started from the main thread on Linux -- is sent ``SIGTERM`` if
 its parent dies, so a killed run leaves nothing behind.
 
+A ``data_dir`` is locked while its server runs (``<data_dir>/dizhu.lock``, an exclusive
+``flock``): a second ``EmbeddedRedis`` on the same directory -- say a second ``dizhu serve``
+-- fails with :class:`DataDirInUse` instead of running a second server on the same AOF.
+
 Durability is the caller's choice: ``appendonly=True`` (the service) keeps an AOF with
 ``appendfsync everysec`` in ``data_dir`` -- a process crash loses nothing, a machine crash
 at most about one second of writes; ``appendonly=False`` (tests) keeps nothing.
@@ -22,6 +26,7 @@ import asyncio
 import atexit
 import contextlib
 import ctypes
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -37,7 +42,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Self
 
-__all__ = ["EmbeddedRedis", "RedisServerNotFound", "find_redis_server"]
+__all__ = ["DataDirInUse", "EmbeddedRedis", "RedisServerFailed", "RedisServerNotFound", "find_redis_server"]
 
 _START_ATTEMPTS: Final = 5
 _LOG_TAIL_LINES: Final = 20
@@ -46,6 +51,31 @@ _PR_SET_PDEATHSIG: Final = 1
 
 class RedisServerNotFound(RuntimeError):
     """No ``redis-server`` binary was found; the message lists every place tried."""
+
+
+class RedisServerFailed(RuntimeError):
+    """The ``redis-server`` exited at start, or did not answer in time; the message has its log's tail."""
+
+
+class DataDirInUse(RuntimeError):
+    """Another process runs an embedded Redis on this data directory; the message names it."""
+
+
+def _lock(directory: Path) -> int:
+    """An open descriptor holding ``directory``'s lock (released when closed); DataDirInUse if taken."""
+    fd = os.open(directory / "dizhu.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise DataDirInUse(
+            f"the data directory {directory} is in use by another process (pid {holder}): give each embedded "
+            "Redis its own --data-dir, or let several referees share one Redis with --redis-url"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
 
 
 def find_redis_server() -> str:
@@ -135,6 +165,7 @@ class EmbeddedRedis:
         self._temp_dir: tempfile.TemporaryDirectory[str] | None = None
         self._dir: Path | None = None
         self._port = 0
+        self._lock_fd: int | None = None
         self.binary: str | None = None
 
     # -- public ---------------------------------------------------------------------------
@@ -192,6 +223,9 @@ class EmbeddedRedis:
         _LIVE.discard(self)
         if process is not None:
             self._terminate(process)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
         if self._temp_dir is not None:
             self._temp_dir.cleanup()
             self._temp_dir = None
@@ -227,6 +261,8 @@ class EmbeddedRedis:
         else:
             self._dir = self._data_dir.resolve()
             self._dir.mkdir(parents=True, exist_ok=True)
+            if self._lock_fd is None:
+                self._lock_fd = _lock(self._dir)
         if self._unix_socket:
             self._port = 0
             listen = ["--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
@@ -268,13 +304,13 @@ class EmbeddedRedis:
             if retry and attempt + 1 < _START_ATTEMPTS:
                 return True
             self.stop()
-            raise RuntimeError(f"redis-server {self.binary} exited with {process.returncode}; log tail:\n{log}")
+            raise RedisServerFailed(f"redis-server {self.binary} exited with {process.returncode}; log tail:\n{log}")
         if self._ping():
             return True
         if time.monotonic() > deadline:
             log = self._log_tail()
             self.stop()
-            raise RuntimeError(f"redis-server {self.binary} did not answer PING in time; log tail:\n{log}")
+            raise RedisServerFailed(f"redis-server {self.binary} did not answer PING in time; log tail:\n{log}")
         return False
 
     def _ping(self) -> bool:

@@ -14,10 +14,10 @@ yields its ``"host:port"`` target, and stops both on exit::
             created = await creator.create_table(player_names=["a", "b", "c"], round_limit=1)
             ...
 
-It needs the server package (``pip install dizhu``); the SDK alone (``dizhu-client``)
-does not. With ``redis_url`` it uses that Redis instead of starting one (the keys go under
-a fresh prefix, so a shared server is fine). Logs are quiet unless ``log_level`` says
-otherwise.
+It needs the server package (the whole project, installed from the repository root with
+``pip install .``); the SDK alone (``dizhu-client``) does not have it. With ``redis_url``
+it uses that Redis instead of starting one (the keys go under a fresh prefix, so a shared
+server is fine). Logs are quiet unless ``log_level`` says otherwise.
 
 Two referees sharing one Redis and one ``key_prefix`` are two processes of one
 deployment, serving the same tables: a client given both addresses fails over from one

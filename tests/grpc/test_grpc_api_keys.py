@@ -38,6 +38,12 @@ class TestApiKeys:
     ) -> None:
         await refused(keyed_tables.CreateTable(_create(rid())), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED")
 
+    async def test_the_missing_key_is_told_before_anything_malformed(
+        self, keyed_tables: table_service_pb2_grpc.TableServiceStub
+    ) -> None:
+        malformed = pb.CreateTableRequest(request_id="", settings=table_pb2.TableSettings())
+        await refused(keyed_tables.CreateTable(malformed), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED")
+
     async def test_a_wrong_key_is_unauthenticated(self, keyed_tables: table_service_pb2_grpc.TableServiceStub) -> None:
         await refused(
             keyed_tables.CreateTable(_create(rid()), metadata=(("x-api-key", "nope"),)),

@@ -95,6 +95,7 @@ class TestVisibility:
         everyone: list[int | None] = [None, *range(table.players)]
         secrets = [table.creator_token, *table.tokens.values()]
         steps = 0
+        longest_history = 0
         while True:
             truth = await _truth(store, table)
             views: dict[int | None, table_pb2.TableView] = {}
@@ -106,6 +107,9 @@ class TestVisibility:
                 _check_visibility(response, response.table, viewer, truth)
                 assert not any(token.encode() in response.SerializeToString() for token in secrets)
                 views[viewer] = response.table
+                # The round's history is public: every viewer gets the same one.
+                assert response.table.history == views[None].history
+                longest_history = max(longest_history, sum(len(a.cards) for a in response.table.history))
             if views[None].phase == table_pb2.PHASE_CLOSED:
                 break
             seat = views[None].turn_seat
@@ -114,6 +118,7 @@ class TestVisibility:
             _check_visibility(answer, answer.table, seat, await _truth(store, table))
             steps += 1
         assert steps > 10
+        assert longest_history > 10, "no view carried a history of plays: the check above was vacuous"
         closed = await view(tables, table)
         assert closed.close_reason == table_pb2.CLOSE_REASON_ROUND_LIMIT
 

@@ -301,6 +301,100 @@ class TestTampering:
         assert not missed, f"tampering not caught: {missed}"
 
 
+async def _timed_out_round(node: Node) -> pb.GetReplayResponse:
+    """A finished round where the first bidder never moves: the clock passes and plays for it (auto-play)."""
+    table = await create(node.tables, THREE, round_limit=1, clock_settings=clock(100))
+    idle = table.created.table.turn_seat
+    bots = Bots(node.tables, node.rules, table, [s for s in range(3) if s != idle], seed=5, bid=3)
+    await bots.finished()
+    return await node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=1))
+
+
+def _timed_out(document: Document, kind: str) -> dict[str, Any]:
+    return next(a for a in document["deals"][-1]["actions"] if a["timed_out"] and kind in a)
+
+
+class TestClockActions:
+    """Every action marked timed out must be what the clock does under the table's timeout policy."""
+
+    async def test_the_clocks_actions_verify_and_every_edit_of_them_is_caught(self, referees: Referees) -> None:
+        node = await referees.start(clock_interval_s=0.02)
+        response = await _timed_out_round(node)
+        original = json.loads(response.json)
+        assert original["timeout_policy"] == "auto_play"
+        assert response.replay.timeout_policy == table_pb2.TIMEOUT_POLICY_AUTO_PLAY
+        assert verify(response.json).ok, verify(response.json).problems
+        assert _timed_out(original, "bid")["bid"] == 0
+        assert _timed_out(original, "play")
+
+        def edited(change: Callable[[Document], None]) -> list[str]:
+            document = copy.deepcopy(original)
+            change(document)
+            result = verify(json.dumps(document))
+            assert result.readable
+            return list(result.problems)
+
+        # The clock's auction pass turned into a bid of 1 (the next seat's 3 still beats it).
+        problems = edited(lambda d: _timed_out(d, "bid").update(bid=1))
+        assert any("the clock would have made" in problem for problem in problems), problems
+        assert any("no clock" in problem for problem in edited(lambda d: d.update(timeout_policy=None)))
+        assert any("never plays" in problem for problem in edited(lambda d: d.update(timeout_policy="forfeit")))
+        # A record written before the policy was recorded is checked by what holds under every policy.
+        older = copy.deepcopy(original)
+        del older["timeout_policy"]
+        assert verify(json.dumps(older)).ok
+        _timed_out(older, "bid")["bid"] = 1
+        assert not verify(json.dumps(older)).ok
+
+    async def test_a_table_without_a_clock_records_no_policy(self, referees: Referees) -> None:
+        node = await referees.start()
+        document = json.loads(await _one_round(node, 3))
+        assert document["timeout_policy"] is None
+        assert not any(action["timed_out"] for deal in document["deals"] for action in deal["actions"])
+
+
+class TestCardOrder:
+    async def test_the_json_writes_cards_in_notation_order_and_the_message_by_card_id(self, referees: Referees) -> None:
+        from dizhu.rules import format_cards, parse_cards
+
+        node = await referees.start()
+        table = await create(node.tables, FOUR, round_limit=1)
+        await _play_to_close(node, table, random.Random(31))
+        response = (await _replays(node, table))[0]
+        document = json.loads(response.json)
+        for entry, dealt in zip(document["deals"], response.replay.deals, strict=True):
+            for text, hand in zip(entry["hands"], dealt.hands, strict=True):
+                assert text == format_cards(parse_cards(text, 2))  # by rank, then suit, then deck
+                ids = [card.copy * 54 + card_index(card) for card in hand.cards]
+                assert ids == sorted(ids)
+            kitty_ids = [card.copy * 54 + card_index(card) for card in dealt.kitty]
+            assert kitty_ids == sorted(kitty_ids)
+            assert entry["kitty"] == format_cards(parse_cards(entry["kitty"], 2))
+        # In 4p the two orders differ: the JSON interleaves the decks, the message does not.
+        first_hand = document["deals"][0]["hands"][0].split()
+        assert any(card.endswith("'") for card in first_hand[: len(first_hand) // 2])
+
+
+def card_index(card: cards_pb2.Card) -> int:
+    """The card's id within its deck (docs/api.md, "Card id")."""
+    if card.rank >= cards_pb2.RANK_BLACK_JOKER:
+        return 52 + card.rank - cards_pb2.RANK_BLACK_JOKER
+    return 4 * (card.rank - 1) + card.suit - 1
+
+
+class TestUnreadable:
+    @pytest.mark.parametrize(
+        "text",
+        ["", "not json", "[1, 2]", '{"schema": "other/v1"}', '{"schema": "dizhu.replay/v1", "variant": "3p"}'],
+        ids=["empty", "not-json", "a-list", "another-schema", "no-deals"],
+    )
+    def test_a_text_that_is_no_replay_is_unreadable_not_tampered(self, text: str) -> None:
+        result = verify(text)
+        assert not result.ok
+        assert not result.readable
+        assert result.problems[0].startswith("not a replay")
+
+
 class TestCommandLine:
     async def test_dizhu_replay_fetches_and_dizhu_verify_passes_it_and_fails_a_tampered_copy(
         self, referees: Referees, tmp_path: Path

@@ -154,8 +154,11 @@ async def test_no_stream_shows_a_card_of_another_seat_before_it_is_public(
             if kind(message) == "snapshot" and v is None:
                 assert not message.snapshot.your_hand
     assert not problems, "\n".join(problems[:20])
-    # The check is not vacuous: seats did receive their private hands, and cards were played.
+    # The check is not vacuous: seats did receive their private hands, cards were played, and
+    # mid-deal snapshots carried the round's history of plays (checked card by card above).
     assert all(kind(m) != "deal_started" or m.deal_started.your_hand for m in watchers[0].messages)
+    snapshots = [m.snapshot for _, w in mid_watchers for m in w.messages if kind(m) == "snapshot"]
+    assert any(entry.cards for snapshot in snapshots for entry in snapshot.history)
     assert sum(kind(e) == "cards_played" for e in log) > 10
 
 

@@ -3,13 +3,16 @@
 A ``dizhu serve`` subprocess on a free port (on the tests' Redis, under a fresh key prefix)
 and ``node clients/node/play-table.mjs`` against it: three random Node bots follow the
 table with WatchTable, play the legal moves RulesService lists, and print the standings.
-``npm ci`` runs first if ``clients/node/node_modules`` is missing; without Node.js or npm
-the test fails, saying so.
+The client also decodes every error's google.rpc details (``errorDetails``), from the
+google/rpc protos it locates itself. ``npm ci`` runs first if a dependency of
+``clients/node/package.json`` is missing from ``node_modules``; without Node.js or npm the
+test fails, saying so.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import uuid
@@ -37,7 +40,8 @@ def _tool(name: str) -> str:
 def node() -> str:
     """The ``node`` binary, with the client's dependencies installed (``npm ci`` when missing)."""
     node = _tool("node")
-    if not (NODE_CLIENT / "node_modules" / "@grpc" / "grpc-js").is_dir():
+    dependencies = json.loads((NODE_CLIENT / "package.json").read_text())["dependencies"]
+    if not all((NODE_CLIENT / "node_modules" / name).is_dir() for name in dependencies):
         npm = _tool("npm")
         installed = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
@@ -106,3 +110,77 @@ class TestNodeClient:
         assert {entry["seat"]: entry["balance"] for entry in standings} == {
             seat.seat: seat.balance for seat in view.seats
         }
+
+
+_ERRORS_SCRIPT = """
+import { call, connect, errorDetails, newRequestId } from "./dizhu.mjs";
+
+const { tables, close } = connect(process.env.TARGET);
+const fails = async (method, request, token) => {
+  try {
+    await call(tables, method, request, token, { attempts: 1 });
+    return null;
+  } catch (error) {
+    return errorDetails(error);
+  }
+};
+const created = await call(tables, "CreateTable", {
+  request_id: newRequestId(),
+  settings: { variant: "VARIANT_THREE_PLAYER" },
+  player_names: ["a", "b", "c"],
+});
+const table_id = created.table_id;
+const other = created.seat_tokens[(created.table.turn_seat + 1) % 3].token;
+const bid = (amount) => ({ table_id, request_id: newRequestId(), expected_version: created.table.version, amount });
+console.log(JSON.stringify({
+  table_id,
+  not_found: await fails("GetTable", { table_id: "no-such-table" }),
+  unauthenticated: await fails("Bid", bid(1)),
+  not_your_turn: await fails("Bid", bid(1), other),
+  invalid: await fails("Bid", bid(4), other),
+}));
+close();
+"""
+
+
+def _python_google_protos() -> str:
+    """The folder holding Python's googleapis-common-protos copy of google/rpc/*.proto."""
+    import google.rpc
+
+    return str(Path(next(iter(google.rpc.__path__))).parent.parent)
+
+
+class TestErrorDetails:
+    @pytest.mark.parametrize("protos", ["npm", "python"], ids=["google-proto-files", "GOOGLE_PROTO_DIR"])
+    def test_the_node_client_decodes_reason_metadata_and_field_violations(
+        self, node: str, referee: str, protos: str
+    ) -> None:
+        env = {**os.environ, "TARGET": referee}
+        env.pop("GOOGLE_PROTO_DIR", None)
+        if protos == "python":
+            env["GOOGLE_PROTO_DIR"] = _python_google_protos()
+            assert (Path(env["GOOGLE_PROTO_DIR"]) / "google" / "rpc" / "error_details.proto").is_file()
+        result = subprocess.run(
+            [node, "--input-type=module", "-e", _ERRORS_SCRIPT],
+            cwd=NODE_CLIENT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        out = json.loads(result.stdout.strip().splitlines()[-1])
+        table_id = out["table_id"]
+        assert out["not_found"]["reason"] == "TABLE_NOT_FOUND"
+        assert out["not_found"]["domain"] == "dizhu.v1"
+        assert out["not_found"]["metadata"] == {"table_id": "no-such-table"}
+        assert out["unauthenticated"]["reason"] == "UNAUTHENTICATED"
+        assert out["unauthenticated"]["metadata"]["table_id"] == table_id
+        turn = out["not_your_turn"]
+        assert (turn["reason"], turn["code"]) == ("NOT_YOUR_TURN", 9)  # FAILED_PRECONDITION
+        assert set(turn["metadata"]) == {"table_id", "turn_seat"}
+        invalid = out["invalid"]
+        assert (invalid["reason"], invalid["code"]) == ("INVALID_ARGUMENT", 3)
+        assert [violation["field"] for violation in invalid["fieldViolations"]] == ["amount"]
+        assert invalid["fieldViolations"][0]["description"]

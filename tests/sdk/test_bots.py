@@ -18,7 +18,7 @@ from dizhu.client import (
     ViewSource,
     run_bot,
 )
-from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2
 
 AUTOMATIC = table_pb2.NEXT_ROUND_AUTOMATIC
 SETTLED = table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED
@@ -122,3 +122,36 @@ class TestHeuristicBot:
         )
         assert HeuristicBot().choose_bid(strong) == 3
         assert HeuristicBot().choose_bid(weak) == 0
+
+
+class _ThinkingBot(Bot):
+    """Every hook is a coroutine: it "thinks" in the event loop before answering."""
+
+    name = "thinker"
+
+    def __init__(self) -> None:
+        self.rounds_seen: list[int] = []
+
+    async def choose_bid(self, view: table_pb2.TableView) -> int:
+        await asyncio.sleep(0)
+        return 0 if view.highest_bid else 1
+
+    async def choose_play(
+        self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool
+    ) -> list[cards_pb2.Card]:
+        await asyncio.sleep(0)
+        return [] if can_pass else list(legal[0].cards)
+
+    async def on_round_over(self, settlement: table_service_pb2.SettleResponse) -> None:
+        await asyncio.sleep(0)
+        self.rounds_seen.append(settlement.settlement.round)
+
+
+class TestAsyncBots:
+    async def test_a_bot_whose_hooks_are_coroutines_plays_a_table_to_the_end(self, target: str) -> None:
+        bots = [_ThinkingBot(), _ThinkingBot(), _ThinkingBot()]
+        final, runners, decisions = await _play_table(target, list(bots), variant="3p", next_round=SETTLED)
+        assert final.phase == table_pb2.PHASE_CLOSED
+        assert all(runner.refused == 0 for runner in runners)
+        assert {d.action for d in decisions} == {"bid", "play", "settle"}
+        assert all(bot.rounds_seen == [1] for bot in bots)  # round 2 closes the table: nothing to settle

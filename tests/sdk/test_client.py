@@ -198,3 +198,52 @@ class TestRetries:
         assert [code for _, code in recorder.of("Bid")] == [grpc.StatusCode.FAILED_PRECONDITION]
         assert (await creator.get()).version == before.version
         await channel.close()
+
+
+class TestCreateTableKeywords:
+    async def test_a_table_made_with_the_defaults_plays_one_round_and_closes(self, target: str) -> None:
+        from dizhu.client import BotRunner, HeuristicBot
+
+        async with TableClient(target) as creator:
+            created = await creator.create_table(player_names=["a", "b", "c"])
+            assert created.table.settings.round_limit == 1
+            runners = [BotRunner(HeuristicBot(), creator.for_seat(seat.token)) for seat in created.seat_tokens]
+            await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=120)
+            final = await creator.get()
+        assert (final.phase, final.close_reason, final.round) == (
+            table_pb2.PHASE_CLOSED,
+            table_pb2.CLOSE_REASON_ROUND_LIMIT,
+            1,
+        )
+
+    async def test_clock_settings_are_plain_keywords(self, target: str) -> None:
+        import datetime
+
+        async with TableClient(target) as creator:
+            created = await creator.create_table(
+                decision_time=1.5, time_bank=datetime.timedelta(seconds=20), timeout_policy="forfeit", round_limit=0
+            )
+        clock = created.table.settings.clock
+        assert created.table.settings.round_limit == 0
+        assert clock.decision_time.ToMilliseconds() == clock.first_decision_time.ToMilliseconds() == 1500
+        assert clock.time_bank.ToMilliseconds() == 20_000
+        assert clock.timeout_policy == table_pb2.TIMEOUT_POLICY_FORFEIT
+
+    async def test_a_first_decision_time_of_its_own(self, target: str) -> None:
+        async with TableClient(target) as creator:
+            created = await creator.create_table(decision_time=2, first_decision_time=5)
+        clock = created.table.settings.clock
+        assert (clock.decision_time.ToMilliseconds(), clock.first_decision_time.ToMilliseconds()) == (2000, 5000)
+        assert clock.timeout_policy == table_pb2.TIMEOUT_POLICY_AUTO_PLAY
+
+    @pytest.mark.parametrize(
+        "keywords",
+        [{"time_bank": 5}, {"first_decision_time": 5}, {"decision_time": 1, "timeout_policy": "sudden-death"}],
+        ids=["bank-without-clock", "first-without-clock", "unknown-policy"],
+    )
+    async def test_clock_keywords_that_make_no_clock_are_refused_before_any_call(
+        self, keywords: dict[str, Any]
+    ) -> None:
+        async with TableClient("127.0.0.1:1") as nowhere:
+            with pytest.raises(ValueError, match=r"decision_time|timeout policy"):
+                await nowhere.create_table(**keywords)

@@ -12,7 +12,7 @@ import redis
 import redis.asyncio
 
 from dizhu import embedded_redis
-from dizhu.embedded_redis import EmbeddedRedis, RedisServerNotFound, find_redis_server
+from dizhu.embedded_redis import DataDirInUse, EmbeddedRedis, RedisServerNotFound, find_redis_server
 
 
 def _gone(pid: int) -> bool:
@@ -55,6 +55,16 @@ class TestEmbeddedRedis:
         assert (tmp_path / "appendonly.aof").exists()
         with EmbeddedRedis(tmp_path, appendonly=True) as server, redis.Redis.from_url(server.url) as client:
             assert client.get("kept") == b"yes"
+
+    def test_a_data_directory_serves_one_server_at_a_time(self, tmp_path: Path) -> None:
+        with EmbeddedRedis(tmp_path, appendonly=True) as first:
+            second = EmbeddedRedis(tmp_path, appendonly=True)
+            with pytest.raises(DataDirInUse, match=f"in use by another process \\(pid {os.getpid()}\\)"):
+                second.start()
+            assert second.pid is None
+            assert first.pid is not None
+        with EmbeddedRedis(tmp_path, appendonly=True) as again:  # released by the first's stop
+            assert again.pid is not None
 
     def test_a_taken_port_is_retried_with_another(self, monkeypatch: pytest.MonkeyPatch) -> None:
         with socket.socket() as taken:

@@ -54,6 +54,7 @@ from dizhu.referee.table import (
     TableStatus,
     TimeoutPolicy,
 )
+from dizhu.referee.timeouts import auto_action
 from dizhu.rules import (
     Action,
     Bid,
@@ -65,9 +66,7 @@ from dizhu.rules import (
     RoundState,
     apply,
     derive_seed,
-    legal_plays,
     new_match,
-    pick_cards,
 )
 from dizhu.rules import BidMade as RulesBidMade
 from dizhu.rules import CardsPlayed as RulesCardsPlayed
@@ -81,6 +80,7 @@ __all__ = [
     "Outcome",
     "abandon",
     "bid",
+    "check_name",
     "close",
     "create_table",
     "join",
@@ -226,12 +226,11 @@ def _open(table: TableState) -> None:
 def join(table: TableState, ctx: Context, name: str, seat: int | None) -> Joined:
     """Take a free seat (``seat``, or the first free one) and get its token."""
     check_name("player_name", name)
+    if seat is not None and not 0 <= seat < table.variant.players:
+        raise InvalidArgument("seat", f"{table.variant.name} has no seat {seat}")
     _open(table)
     _fresh(table, ctx)
-    players = table.variant.players
     if seat is not None:
-        if not 0 <= seat < players:
-            raise InvalidArgument("seat", f"{table.variant.name} has no seat {seat}")
         if table.seats[seat].occupied:
             raise SeatTaken(f"seat {seat} is taken", metadata={"table_id": table.table_id, "seat": str(seat)})
         chosen = seat
@@ -329,6 +328,8 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     )
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         after = forfeit_round(after, seat, events, ctx.now_ms)
+    elif table.status is TableStatus.ROUND_OVER:
+        after = maybe_start(after, events, ctx.now_ms)  # no longer waits for the leaver's Settle
     return _bump(table, after, events, ctx.now_ms)
 
 
@@ -355,8 +356,8 @@ def abandon(table: TableState, now_ms: int) -> Outcome:
 def timeout(table: TableState, now_ms: int) -> Outcome:
     """The clock acts for the seat to act once its time, bank included, has run out.
 
-    Auto-play passes when allowed, else makes the smallest legal play (the first that
-    ``legal_plays`` lists: the lowest single when leading). Forfeit makes the seat's side
+    Auto-play passes when allowed, else makes the smallest legal play
+    (``dizhu.referee.timeouts.auto_action``). Forfeit makes the seat's side
     lose the round at the current stake; in the auction, where there is no stake yet, the
     seat passes. Either way the seat gets a strike. Not due yet: nothing changes.
     """
@@ -370,24 +371,17 @@ def timeout(table: TableState, now_ms: int) -> Outcome:
     if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
         events: Events = []
         return _bump(table, forfeit_round(table, seat, events, now_ms), events, now_ms, by_client=False)
-    action: Action
-    if state.phase is Phase.AUCTION:
-        action = Bid(seat, 0)
-    elif state.last_play is not None:
-        action = Play(seat)
-    else:
-        action = Play(seat, pick_cards(state.hands[seat], legal_plays(state)[0]))
-    return _act(table, action, now_ms, timed_out=True)
+    return _act(table, auto_action(state), now_ms, timed_out=True)
 
 
 def settle_round(table: TableState, ctx: Context) -> Outcome:
     """The caller acknowledges the last round's settlement (which deals on once all have)."""
     seat = ctx.principal.require_seat("settle")
+    _fresh(table, ctx)
     if table.last_result is None:
         raise WrongPhase("no round has ended yet", metadata={"table_id": table.table_id, "phase": table.phase_name})
     if table.status is not TableStatus.ROUND_OVER or seat not in table.awaiting_settle:
         return Outcome(table, (), changed=False)
-    _fresh(table, ctx)
     events: Events = [ev.SeatSettled(seat, table.last_result.round)]
     after = dataclasses.replace(table, awaiting_settle=table.awaiting_settle - {seat})
     after = maybe_start(after, events, ctx.now_ms)

@@ -60,6 +60,8 @@ class RefereeError(Exception):
 
     reason: ClassVar[str] = "INTERNAL"
     code: ClassVar[str] = "INTERNAL"
+    #: The request field at fault, for the ``BadRequest`` every INVALID_ARGUMENT carries.
+    field: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -72,7 +74,7 @@ class RefereeError(Exception):
         self.message = message
         self.metadata = dict(metadata or {})
         #: ``(field path, description)`` pairs for ``google.rpc.BadRequest``.
-        self.violations = violations
+        self.violations = violations or (((self.field, message),) if self.field else ())
 
     def __str__(self) -> str:
         return f"{self.reason}: {self.message}"
@@ -93,6 +95,7 @@ class IllegalCombination(RefereeError):
 
     reason = "ILLEGAL_COMBINATION"
     code = "INVALID_ARGUMENT"
+    field = "cards"
 
 
 class RequestIdReused(RefereeError):
@@ -100,6 +103,7 @@ class RequestIdReused(RefereeError):
 
     reason = "REQUEST_ID_REUSED"
     code = "INVALID_ARGUMENT"
+    field = "request_id"
 
 
 class TableNotFound(RefereeError):

@@ -28,6 +28,7 @@ from dizhu.rules import (
     Phase,
     RoundState,
     Settlement,
+    abandon,
     book_settlement,
     deal,
     derive_seed,
@@ -60,10 +61,15 @@ Events = list[ev.TableEvent]
 
 
 def maybe_start(table: TableState, events: Events, now_ms: int) -> TableState:
-    """Deal the next round if the table is full and nothing holds it back."""
+    """Deal the next round if the table is full and nothing holds it back.
+
+    A table no seat's Settle holds back any more waits for players if a seat is free.
+    """
+    if table.status is TableStatus.ROUND_OVER and not table.awaiting_settle:
+        table = dataclasses.replace(table, status=TableStatus.WAITING)
     if not table.is_full or table.match.is_over:
         return table
-    if table.status is TableStatus.WAITING or (table.status is TableStatus.ROUND_OVER and not table.awaiting_settle):
+    if table.status is TableStatus.WAITING:
         return deal_next(table, events, now_ms)
     return table
 
@@ -123,9 +129,11 @@ def start_turn(table: TableState, state: RoundState, events: Events, now_ms: int
     return dataclasses.replace(table, turn_started_ms=now_ms, deadline_ms=deadline)
 
 
-def reveal_of(table: TableState, state: RoundState) -> Reveal:
+def reveal_of(table: TableState, state: RoundState, deal_number: int | None = None) -> Reveal:
+    """The secrets of ``state``'s deal: the running deal's unless ``deal_number`` says which of the round's."""
     dealt = state.deal
-    return Reveal(table.round_number, table.deal_number, dealt.seed, dealt.hands, dealt.kitty)
+    number = table.deal_number if deal_number is None else deal_number
+    return Reveal(table.round_number, number, dealt.seed, dealt.hands, dealt.kitty)
 
 
 def table_standings(table: TableState) -> tuple[ev.Standing, ...]:
@@ -156,15 +164,16 @@ def round_replay(table: TableState, state: RoundState, result: RoundResult, bala
             "changes": list(settlement.deltas),
         },
         balances=balances,
+        timeout_policy=table.settings.clock.policy.value if table.settings.clock.decision_ms else None,
     )
 
 
 def close_table(table: TableState, reason: CloseReason, events: Events) -> TableState:
-    """Close the table; a deal still running is abandoned (the round settles nothing)."""
+    """Close the table; a deal still running is abandoned (the round settles nothing, but keeps
+    the landlord and bid the auction already chose)."""
     after = table
     if table.status is TableStatus.IN_ROUND and table.round is not None:
-        nothing = Settlement.nothing(table.variant.players)
-        result = result_of(table, table.round, nothing, RoundResultKind.ABANDONED)
+        result = result_of(table, table.round, abandon(table.round), RoundResultKind.ABANDONED)
         balances = table.match.balances
         events.append(ev.RoundEnded(result, balances, round_replay(table, table.round, result, balances)))
         after = dataclasses.replace(table, last_result=result, deadline_ms=0)
@@ -212,7 +221,7 @@ def result_of(
         kind=kind,
         settlement=settlement,
         reveal=reveal_of(table, state),
-        bid=state.bid,
+        bid=state.bid if settlement.landlord is not None else 0,  # no landlord, no winning bid
         **extra,
     )
 

@@ -6,8 +6,9 @@ timestamp and the time it took, and the settlement. Its JSON form, schema
 ``dizhu.replay/v1`` (``docs/replay.md``), writes cards in the rules core's notation.
 
 ``verify`` checks a replay from its JSON alone: each seed against its commitment, each
-deal recomputed from its seed, every action replayed through the rules core, and the
-recorded result recomputed.
+deal recomputed from its seed, every action replayed through the rules core, every action
+the clock made checked against the table's timeout policy, and the recorded result
+recomputed. What it can and cannot detect is in ``docs/replay.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import datetime as dt
 import json
 from typing import Any, NamedTuple
 
+from dizhu.referee.timeouts import auto_action
 from dizhu.rules import (
     VARIANTS,
     Action,
@@ -28,7 +30,9 @@ from dizhu.rules import (
     Phase,
     Play,
     RoundState,
+    Settlement,
     Variant,
+    abandon,
     apply,
     commitment,
     deal,
@@ -104,13 +108,18 @@ def replay_json(
     deals: tuple[DealRecord, ...],
     result: dict[str, Any],
     balances: tuple[int, ...],
+    timeout_policy: str | None,
 ) -> str:
-    """The JSON form of a finished round (``result`` as ``RoundResult`` fields, see ``docs/replay.md``)."""
+    """The JSON form of a finished round (``result`` as ``RoundResult`` fields, see ``docs/replay.md``).
+
+    ``timeout_policy``: the table's (``"auto_play"`` or ``"forfeit"``), None without a clock.
+    """
     document = {
         "schema": SCHEMA,
         "table_id": table_id,
         "variant": variant.name,
         "house_rules": {"spring": house_rules.spring},
+        "timeout_policy": timeout_policy,
         "round": round_number,
         "deals": [_deal_json(record) for record in deals],
         "result": result,
@@ -121,29 +130,63 @@ def replay_json(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Verification:
-    """What ``verify`` found: ``ok`` when ``problems`` is empty."""
+    """What ``verify`` found: ``ok`` when ``problems`` is empty.
+
+    ``readable`` is False when the text is no ``dizhu.replay/v1`` document at all (not JSON,
+    another schema, a missing or mistyped field, bad card notation): nothing was checked.
+    Otherwise every problem is a disagreement of the record with itself: tampering, or a bug.
+    """
 
     problems: tuple[str, ...]
     deals: int = 0
     actions: int = 0
+    readable: bool = True
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-class _Invalid(Exception):
-    pass
+class _NotAReplay(Exception):
+    """The text is no replay document: it cannot be checked."""
+
+
+class _Stopped(Exception):
+    """A check found a problem that the following checks cannot get past (an illegal action)."""
+
+
+_POLICIES = ("auto_play", "forfeit", None)
 
 
 def _field(mapping: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
     value = mapping.get(key)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise _Invalid(f"field {key!r} is missing or not {getattr(kind, '__name__', kind)}")
+        raise _NotAReplay(f"field {key!r} is missing or not {getattr(kind, '__name__', kind)}")
     return value
 
 
-def _replay_deal(entry: dict[str, Any], variant: Variant, house_rules: HouseRules, problems: list[str]) -> RoundState:
+def _timeout_problem(state: RoundState, action: Action, policy: str | None) -> str | None:
+    """Why ``action`` cannot be what the clock did for the seat to act, or None if it can be.
+
+    In the auction the clock only ever passes; in the play only auto-play acts (a pass when
+    following, the lowest card when leading), since a forfeit ends the round instead.
+    """
+    if policy is None:
+        return "the table has no clock, yet the action is marked timed out"
+    if state.phase is Phase.PLAY and policy == "forfeit":
+        return "under the forfeit policy the clock never plays: a timeout in the play ends the round"
+    clock = auto_action(state)
+    same = (
+        action == clock
+        if isinstance(action, Bid)
+        else isinstance(clock, Play) and sorted(action.cards) == sorted(clock.cards)
+    )
+    return None if same else f"marked timed out, but the clock would have made {clock}"
+
+
+def _replay_deal(
+    entry: dict[str, Any], variant: Variant, house_rules: HouseRules, policy: str | None, problems: list[str]
+) -> RoundState:
     number = _field(entry, "deal_number", int)
     where = f"deal {number}"
     dealer = _field(entry, "dealer", int)
@@ -177,33 +220,46 @@ def _replay_deal(entry: dict[str, Any], variant: Variant, house_rules: HouseRule
         if at_ms < previous_ms or _field(action_entry, "took_ms", int) < 0:
             problems.append(f"{where}, action {index + 1}: times go backwards")
         previous_ms = at_ms
+        if _field(action_entry, "timed_out", bool):
+            problem = _timeout_problem(state, action, policy)
+            if problem is not None:
+                problems.append(f"{where}, action {index + 1} ({action}): {problem}")
         try:
             state = apply(state, action)[0]
         except IllegalAction as refusal:
-            raise _Invalid(f"{where}, action {index + 1} ({action}) is illegal: {refusal}") from None
+            raise _Stopped(f"{where}, action {index + 1} ({action}) is illegal: {refusal}") from None
     return state
 
 
-def _check_result(state: RoundState, result: dict[str, Any], problems: list[str]) -> None:
-    outcome = result.get("outcome")
-    forfeited_by = result.get("forfeited_by")
-    if outcome == "abandoned" and forfeited_by is None:
-        if result.get("stake") != 0 or any(result.get("changes") or ()):
-            problems.append("an abandoned round settles nothing, yet a settlement is recorded")
-        return
+def _expected_result(state: RoundState, forfeited_by: int | None) -> tuple[str, Settlement]:
+    """The outcome and settlement of a round whose last deal stopped at ``state``.
+
+    A deal played out settles; a deal thrown in up to the cap makes the round void; a deal
+    stopped before its end was forfeited (``forfeited_by``; in the auction that abandons the
+    round) or abandoned (its table closed).
+    """
     if forfeited_by is not None:
-        expected = forfeit(state, forfeited_by)
-    elif state.phase in (Phase.FINISHED, Phase.THROWN_IN):
-        expected = settle(state)
+        settlement = forfeit(state, forfeited_by)
+        if settlement.landlord_won is None:
+            return "abandoned", settlement
+    elif state.phase is Phase.THROWN_IN:
+        return "void", settle(state)
+    elif state.phase is Phase.FINISHED:
+        settlement = settle(state)
     else:
-        problems.append(f"the last deal stops in the {state.phase.value} phase with no forfeit recorded")
-        return
-    if outcome in ("void", "abandoned"):
-        wanted_outcome = outcome
-    else:
-        wanted_outcome = "landlord_won" if expected.landlord_won else "farmers_won"
+        return "abandoned", abandon(state)
+    return ("landlord_won" if settlement.landlord_won else "farmers_won"), settlement
+
+
+def _check_result(state: RoundState, result: dict[str, Any], problems: list[str]) -> None:
+    forfeited_by = result.get("forfeited_by")
+    if forfeited_by is not None and not isinstance(forfeited_by, int):
+        raise _NotAReplay("field 'forfeited_by' is not a seat")
+    wanted_outcome, expected = _expected_result(state, forfeited_by)
     recomputed = {
         "outcome": wanted_outcome,
+        "landlord": expected.landlord,
+        "bid": state.bid if expected.landlord is not None else 0,
         "stake": expected.stake,
         "changes": list(expected.deltas),
         "doublings": expected.doublings,
@@ -221,17 +277,25 @@ def verify(text: str) -> Verification:
     problems: list[str] = []
     deals = actions = 0
     try:
-        document = json.loads(text)
+        try:
+            document = json.loads(text)
+        except ValueError as error:
+            raise _NotAReplay(f"not JSON: {error}") from None
         if not isinstance(document, dict) or document.get("schema") != SCHEMA:
-            raise _Invalid(f"not a {SCHEMA} document")
+            raise _NotAReplay(f"not a {SCHEMA} document")
         variant = VARIANTS.get(_field(document, "variant", str))
         if variant is None:
-            raise _Invalid("unknown variant")
+            raise _NotAReplay("unknown variant")
         house_rules = HouseRules(spring=bool(_field(document, "house_rules", dict).get("spring", False)))
+        # A record from before the field: what holds under every policy is what auto-play
+        # checks (the clock passes in the auction; it plays only under auto-play).
+        policy = document.get("timeout_policy", "auto_play")
+        if policy not in _POLICIES:
+            raise _NotAReplay(f"unknown timeout policy {policy!r}")
         entries = _field(document, "deals", list)
         if not entries:
-            raise _Invalid("no deals")
-        states = [_replay_deal(entry, variant, house_rules, problems) for entry in entries]
+            raise _NotAReplay("no deals")
+        states = [_replay_deal(entry, variant, house_rules, policy, problems) for entry in entries]
         deals = len(states)
         actions = sum(len(state.history) for state in states)
         dealers = {entry.get("dealer") for entry in entries}
@@ -241,6 +305,8 @@ def verify(text: str) -> Verification:
             if state.phase is not Phase.THROWN_IN:
                 problems.append(f"deal {number} was not thrown in, yet another deal followed")
         _check_result(states[-1], _field(document, "result", dict), problems)
-    except (_Invalid, NotationError, ValueError, KeyError, TypeError, AttributeError) as error:
+    except _Stopped as error:
         problems.append(str(error))
+    except (_NotAReplay, NotationError, ValueError, KeyError, TypeError, AttributeError) as error:
+        return Verification((f"not a replay: {error}",), deals, actions, readable=False)
     return Verification(tuple(problems), deals, actions)

@@ -46,7 +46,7 @@ from dizhu.rules.match import MatchState, RoundOutcome, book_settlement, new_mat
 from dizhu.rules.moves import legal_moves, pick_cards
 from dizhu.rules.round import Phase, RoundState, Transition, apply, legal_bids, legal_plays, start_round
 from dizhu.rules.serialization import from_bytes, from_plain, to_bytes, to_plain
-from dizhu.rules.settlement import Settlement, forfeit, settle
+from dizhu.rules.settlement import Settlement, abandon, forfeit, settle
 from dizhu.rules.variants import FOUR_PLAYER, THREE_PLAYER, VARIANTS, CombinationKind, HouseRules, Variant
 from dizhu.rules.visibility import RoundView, view_for
 
@@ -86,6 +86,7 @@ __all__ = [
     "Transition",
     "TrickClosed",
     "Variant",
+    "abandon",
     "apply",
     "beats",
     "book_settlement",

@@ -13,7 +13,7 @@ import dataclasses
 
 from dizhu.rules.round import Phase, RoundState
 
-__all__ = ["Settlement", "forfeit", "settle"]
+__all__ = ["Settlement", "abandon", "forfeit", "settle"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,6 +58,12 @@ def settle(state: RoundState) -> Settlement:
     farmer_delta = -stake if landlord_won else stake
     deltas = tuple(-farmer_delta * (players - 1) if seat == landlord else farmer_delta for seat in range(players))
     return Settlement(stake, deltas, landlord, landlord_won, state.doublings, spring)
+
+
+def abandon(state: RoundState) -> Settlement:
+    """The settlement of a round abandoned before its end (its table closed): nothing changes
+    hands, but a landlord the auction already chose, and the doublings so far, are recorded."""
+    return Settlement(stake=0, deltas=(0,) * state.variant.players, landlord=state.landlord, doublings=state.doublings)
 
 
 def forfeit(state: RoundState, seat: int) -> Settlement:

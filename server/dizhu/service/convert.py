@@ -9,6 +9,7 @@ its seat before the round is over.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from typing import cast
@@ -18,6 +19,8 @@ from google.protobuf import duration_pb2
 from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role
 from dizhu.referee.errors import InvalidArgument
+from dizhu.referee.flow import reveal_of
+from dizhu.referee.replay import DealRecord
 from dizhu.referee.table import (
     ClockSettings,
     CloseReason,
@@ -35,6 +38,7 @@ from dizhu.rules import (
     RANKS,
     THREE_PLAYER,
     VARIANTS,
+    Action,
     Bid,
     Card,
     Combination,
@@ -128,13 +132,15 @@ def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
 #: google.protobuf.Duration's own range (duration.proto).
 _MAX_DURATION_SECONDS = 315_576_000_000
 _NANOS_PER_SECOND = 1_000_000_000
+_NANOS_PER_MS = 1_000_000
 
 
 def _clock_ms(duration: duration_pb2.Duration, field: str) -> int:
-    """A clock duration in whole milliseconds (sub-millisecond parts are dropped).
+    """A clock duration in whole milliseconds.
 
     INVALID_ARGUMENT if it is no valid Duration (out of range, nanos out of range or of
-    another sign than seconds) or negative; its bounds are the referee's (``dizhu.referee.limits``).
+    another sign than seconds), negative, or finer than a millisecond; its bounds are the
+    referee's (``dizhu.referee.limits``).
     """
     seconds, nanos = duration.seconds, duration.nanos
     if (
@@ -146,7 +152,9 @@ def _clock_ms(duration: duration_pb2.Duration, field: str) -> int:
         raise InvalidArgument(field, "not a valid google.protobuf.Duration")
     if seconds < 0 or nanos < 0:
         raise InvalidArgument(field, "durations cannot be negative")
-    return seconds * 1000 + nanos // 1_000_000
+    if nanos % _NANOS_PER_MS:
+        raise InvalidArgument(field, "clock durations are whole milliseconds")
+    return seconds * 1000 + nanos // _NANOS_PER_MS
 
 
 def settings_from_proto(settings: table_pb2.TableSettings) -> TableSettings:
@@ -311,6 +319,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.stake = round_view.stake
         if round_view.hand is not None:
             view.your_hand.extend(cards_to_proto(round_view.hand))
+        _fill_history(view, table)
     for index, s in enumerate(table.seats):
         seat_view = table_pb2.SeatView(
             seat=index,
@@ -328,8 +337,50 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.your_seat = seat
     if table.last_result is not None:
         view.last_settlement.CopyFrom(settlement_to_proto(table.last_result))
-        view.last_reveal.CopyFrom(reveal_to_proto(table.last_result.reveal))
+    reveal = _last_reveal(table, running)
+    if reveal is not None:
+        view.last_reveal.CopyFrom(reveal_to_proto(reveal))
     return view
+
+
+def _last_reveal(table: TableState, running: bool) -> Reveal | None:
+    """The latest finished deal's secrets: a thrown-in deal of the running round, else the last round's."""
+    if running and table.earlier_deals:
+        thrown_in = table.earlier_deals[-1]
+        return reveal_of(table, thrown_in.state, thrown_in.deal_number)
+    return None if table.last_result is None else table.last_result.reveal
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
+    """One decision as an encoded ``TableView.history`` entry, field tag included.
+
+    Every view of a running round carries its whole history, rebuilt on every call: joined
+    from these bytes (each made once, then shared by every view and table) it costs about a
+    tenth of building the same messages afresh (``bench/bench_views.py``).
+    """
+    entry = table_pb2.RoundAction(deal_number=deal_number, seat=action.seat, timed_out=timed_out)
+    if isinstance(action, Bid):
+        entry.bid = action.amount
+    else:
+        entry.cards.extend(cards_to_proto(action.cards))
+    return table_pb2.TableView(history=[entry]).SerializeToString()
+
+
+def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
+    """Every decision of the running round, its thrown-in deals first, with the clock's marked.
+
+    Only public facts: who bid what and who played which cards, as everyone saw it happen.
+    """
+    assert table.round is not None
+    deals = [*table.earlier_deals, DealRecord(table.deal_number, table.round, table.timings)]
+    view.MergeFromString(
+        b"".join(
+            _history_entry(record.deal_number, action, timing.timed_out)
+            for record in deals
+            for action, timing in zip(record.state.history, record.timings, strict=True)
+        )
+    )
 
 
 def _fill_trick(view: table_pb2.TableView, plays: list[Play], variant: Variant) -> None:
@@ -419,6 +470,10 @@ def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.Table
 
 
 _OUTCOME_NAMES = {kind.value: outcome for kind, outcome in _OUTCOMES.items()}
+_TIMEOUT_POLICIES = {
+    TimeoutPolicy.AUTO_PLAY.value: table_pb2.TIMEOUT_POLICY_AUTO_PLAY,
+    TimeoutPolicy.FORFEIT.value: table_pb2.TIMEOUT_POLICY_FORFEIT,
+}
 
 
 def replay_from_json(text: str) -> replay_pb2.Replay:
@@ -436,6 +491,7 @@ def replay_from_json(text: str) -> replay_pb2.Replay:
         house_rules=table_pb2.HouseRules(spring=document["house_rules"]["spring"]),
         round=document["round"],
         balances=document["balances"],
+        timeout_policy=_TIMEOUT_POLICIES.get(document.get("timeout_policy"), table_pb2.TIMEOUT_POLICY_UNSPECIFIED),
     )
     for entry in document["deals"]:
         dealt = replay.deals.add(

@@ -12,6 +12,7 @@ caller holds: docs/security.md): each call is logged under a ``call_id`` of its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,6 +35,7 @@ from dizhu.referee.errors import (
     StoreFull,
     Unavailable,
 )
+from dizhu.store.keys import validate_table_id
 
 __all__ = ["DOMAIN", "ServicerContext", "abort", "guarded", "guarded_stream", "is_store_full", "to_status"]
 
@@ -113,6 +115,16 @@ async def abort(context: ServicerContext, error: RefereeError) -> None:
     raise AssertionError("abort_with_status returned")
 
 
+def _concerning(refusal: RefereeError, request: object) -> RefereeError:
+    """``refusal`` naming the request's table in its metadata, as the contract promises whenever
+    a table is concerned (a malformed table id concerns no table)."""
+    table_id = getattr(request, "table_id", "")
+    if table_id and "table_id" not in refusal.metadata:
+        with contextlib.suppress(ValueError):
+            refusal.metadata["table_id"] = validate_table_id(table_id)
+    return refusal
+
+
 def guarded(
     handler: Callable[[Servicer, Request, ServicerContext], Awaitable[Response]],
 ) -> Callable[[Servicer, Request, ServicerContext], Awaitable[Response]]:
@@ -129,7 +141,7 @@ def guarded(
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            refusal = _as_referee_error(error, call_id, getattr(request, "request_id", ""))
+            refusal = _concerning(_as_referee_error(error, call_id, getattr(request, "request_id", "")), request)
             if not isinstance(refusal, Internal | Unavailable | StoreFull):
                 _log.info("refused", reason=refusal.reason, message=refusal.message)
             await abort(context, refusal)
@@ -157,7 +169,7 @@ def guarded_stream(
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as error:
-            await abort(context, _as_referee_error(error, call_id, ""))
+            await abort(context, _concerning(_as_referee_error(error, call_id, ""), request))
         finally:
             structlog.contextvars.clear_contextvars()
 

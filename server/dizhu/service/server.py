@@ -12,7 +12,6 @@ import signal
 from collections.abc import AsyncIterator
 
 import grpc
-import prometheus_client
 import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -29,6 +28,7 @@ from dizhu.service.gateway import Gateway, TablePolicy
 from dizhu.service.metrics import MetricsInterceptor
 from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services
 from dizhu.service.rules_servicer import RulesServicer
+from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2, table_service_pb2
@@ -109,9 +109,7 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
-    port = server.add_insecure_port(config.address)
-    if port == 0:
-        raise OSError(f"could not bind {config.address}")
+    port = bind(server, config.address)
     await server.start()
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -188,6 +186,7 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
     # Each watched table's reader blocks on its own connection (XREAD BLOCK): a pool of its own.
     streams = Redis.from_url(url, socket_timeout=10, max_connections=config.max_watched_tables)
     try:
+        await wait_for_redis(redis, url, config.redis_wait_s)
         make_store = functools.partial(
             TableStore,
             prefix=config.key_prefix,
@@ -217,7 +216,7 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     if config.metrics_port:
-        prometheus_client.start_http_server(config.metrics_port)
+        start_metrics(config.metrics_port)
     if warn:
         _warn_about_exposure(config)
     async with running_referee(config) as referee:
@@ -233,7 +232,10 @@ def _worker(config: ServerConfig) -> None:
 
     configure_logging(config.log_format, config.log_level)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns ^C into SIGTERM for everyone
-    asyncio.run(run(config, warn=False))  # the parent warned
+    try:
+        asyncio.run(run(config, warn=False))  # the parent warned
+    except StartupError as error:
+        raise SystemExit(f"dizhu serve: {error}") from None
 
 
 def run_workers(config: ServerConfig) -> int:

@@ -139,6 +139,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def JoinTable(self, request: pb.JoinTableRequest, context: ServicerContext) -> pb.JoinTableResponse:
+        commands.check_name("player_name", request.player_name)  # malformed before anything about the table
         seat = request.seat if request.HasField("seat") else None
         joined: list[commands.Joined] = []
 

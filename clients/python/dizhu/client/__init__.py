@@ -6,7 +6,9 @@
   runner play it (following the table's ``WatchTable`` stream, :class:`StreamingViews`, or
   polling, :class:`PollingViews`); :class:`RandomBot` and :class:`HeuristicBot` come bundled;
 * :mod:`dizhu.client.cards` -- the card notation (``"3 3 4 T J Q K A 2 BJ RJ"``);
-* :mod:`dizhu.client.errors` -- the exception hierarchy.
+* :mod:`dizhu.client.errors` -- the exception hierarchy;
+* ``python -m dizhu.client`` (:mod:`dizhu.client.command`) -- play a bundled or your own bot
+  for one seat of a table from the command line.
 
 The generated messages live in :mod:`dizhu.v1` (``cards_pb2``, ``table_pb2``, ...).
 To test a bot against a real referee, see ``dizhu.testing.local_referee`` (server package).

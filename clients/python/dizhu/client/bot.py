@@ -29,6 +29,9 @@ Example, a complete bot that bids 1 when it holds a joker and plays its smallest
 
     asyncio.run(run_bot(SmallestFirst(), "127.0.0.1:50051", table_id, seat_token))
 
+Any of the bot's methods may be ``async def`` instead (a bot that asks a model server, or
+thinks in a thread with ``asyncio.to_thread``): the runner awaits what they return.
+
 The runner learns that the table changed from a ``WatchTable`` stream
 (:class:`StreamingViews`, the default: it reads the seat's view with ``GetTable`` as soon
 as an event announces a newer version, so a bot answers within a round trip of the
@@ -41,9 +44,10 @@ from __future__ import annotations
 import abc
 import asyncio
 import dataclasses
+import inspect
 import logging
-from collections.abc import AsyncGenerator, Callable, Sequence
-from typing import Final, Protocol
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Final, Protocol, TypeVar, cast
 
 from dizhu.client.client import RetryPolicy, TableClient
 from dizhu.client.errors import DizhuError, MoveRefused, OutOfTurn, RetryableError, TableClosed
@@ -65,6 +69,14 @@ _CLOSED: Final = table_pb2.PHASE_CLOSED
 _ROUND_OVER: Final = table_pb2.PHASE_ROUND_OVER
 _AUCTION: Final = table_pb2.PHASE_AUCTION
 _PLAY: Final = table_pb2.PHASE_PLAY
+_T = TypeVar("_T")
+
+
+async def _outcome(value: _T | Awaitable[_T]) -> _T:
+    """What a bot method returned, awaited if it is ``async``."""
+    if inspect.isawaitable(value):
+        return cast(_T, await value)
+    return value
 
 
 class Bot(abc.ABC):
@@ -72,30 +84,32 @@ class Bot(abc.ABC):
 
     Both methods get the seat's :class:`~dizhu.v1.table_pb2.TableView` (``your_hand``,
     ``your_seat``, the auction, the landlord, the current ``trick``, every seat's
-    ``cards_left``, ...). They are plain functions: keep them quick, or they hold up the
-    table -- and on a table with a clock (``view.turn_deadline``) a decision that comes too
-    late is made by the referee instead.
+    ``cards_left``, and ``history``: every bid and play of the round so far, for counting
+    cards). They may be plain functions or ``async def``: keep them quick either way, or
+    they hold up the table -- and on a table with a clock (``view.turn_deadline``) a
+    decision that comes too late is made by the referee instead.
     """
 
     #: The name the bot takes a seat with when the runner joins for it.
     name: str = "bot"
 
     @abc.abstractmethod
-    def choose_bid(self, view: table_pb2.TableView) -> int:
+    def choose_bid(self, view: table_pb2.TableView) -> int | Awaitable[int]:
         """0 to pass, else a bid 1..3 above ``view.highest_bid`` (a bid too low is turned into a pass)."""
 
     @abc.abstractmethod
     def choose_play(
         self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool
-    ) -> Sequence[cards_pb2.Card]:
+    ) -> Sequence[cards_pb2.Card] | Awaitable[Sequence[cards_pb2.Card]]:
         """The cards to play, usually ``legal[i].cards``; empty to pass (only when ``can_pass``).
 
         ``legal`` is every combination the hand can play now (when following: the ones that
         beat the trick's last play, bombs and rocket included), each with the exact cards.
         """
 
-    def on_round_over(self, settlement: table_service_pb2.SettleResponse) -> None:  # noqa: B027 -- optional hook
+    def on_round_over(self, settlement: table_service_pb2.SettleResponse) -> Awaitable[None] | None:
         """Called once per finished round with its settlement, reveal and standings."""
+        return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -376,12 +390,12 @@ class BotRunner:
     async def _settle(self, view: table_pb2.TableView) -> table_pb2.TableView:
         response = await self.client.settle()
         self._settled_round = max(self._settled_round, response.settlement.round)
-        self.bot.on_round_over(response)
+        await _outcome(self.bot.on_round_over(response))
         self._report(Decision(view.your_seat, "settle", view, response.table, settlement=response))
         return response.table
 
     async def _bid(self, view: table_pb2.TableView) -> table_pb2.TableView:
-        amount = self.bot.choose_bid(view)
+        amount = await _outcome(self.bot.choose_bid(view))
         if amount and (amount <= view.highest_bid or amount > 3):
             amount = 0
         after = await self.client.bid(amount, expected_version=view.version)
@@ -392,7 +406,7 @@ class BotRunner:
         beat = to_beat(view)
         options = await self.client.legal_moves(list(view.your_hand), beat, variant=view.settings.variant)
         legal = list(options.moves)
-        cards = list(self.bot.choose_play(view, legal, options.can_pass))
+        cards = list(await _outcome(self.bot.choose_play(view, legal, options.can_pass)))
         try:
             response = await self.client.play(cards, expected_version=view.version)
         except MoveRefused as error:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
 import logging
 import random
 import uuid
@@ -38,6 +39,7 @@ from types import TracebackType
 from typing import Any, Final, Self, TypeVar, cast
 
 import grpc
+from google.protobuf import duration_pb2
 from google.protobuf.message import Message
 
 from dizhu.client.cards import NotationError, parse_cards, pick
@@ -59,7 +61,7 @@ from dizhu.v1 import (
     table_service_pb2_grpc,
 )
 
-__all__ = ["CHANNEL_OPTIONS", "CardsLike", "RetryPolicy", "TableClient", "new_request_id"]
+__all__ = ["CHANNEL_OPTIONS", "CardsLike", "RetryPolicy", "Seconds", "TableClient", "new_request_id"]
 
 _log = logging.getLogger("dizhu.client")
 
@@ -103,6 +105,38 @@ class RetryPolicy:
         for _ in range(self.attempts - 1):
             yield delay * (1 - self.jitter * random.random())  # noqa: S311 -- jitter, not secrecy
             delay = min(delay * self.multiplier, self.max_delay_s)
+
+
+#: A duration in seconds, or as a ``timedelta``.
+Seconds = float | datetime.timedelta
+_POLICIES: Final = {
+    "auto_play": table_pb2.TIMEOUT_POLICY_AUTO_PLAY,
+    "forfeit": table_pb2.TIMEOUT_POLICY_FORFEIT,
+}
+
+
+def _duration(value: Seconds) -> duration_pb2.Duration:
+    duration = duration_pb2.Duration()
+    duration.FromTimedelta(value if isinstance(value, datetime.timedelta) else datetime.timedelta(seconds=value))
+    return duration
+
+
+def _clock(
+    decision_time: Seconds,
+    first_decision_time: Seconds | None,
+    time_bank: Seconds | None,
+    timeout_policy: str | table_pb2.TimeoutPolicy,
+) -> table_pb2.ClockSettings:
+    """The clock settings of :meth:`TableClient.create_table`'s keywords."""
+    policy = _POLICIES.get(timeout_policy, timeout_policy) if isinstance(timeout_policy, str) else timeout_policy
+    if isinstance(policy, str):
+        raise ValueError(f"unknown timeout policy {timeout_policy!r}: use 'auto_play' or 'forfeit'")
+    clock = table_pb2.ClockSettings(decision_time=_duration(decision_time), timeout_policy=policy)
+    if first_decision_time is not None:
+        clock.first_decision_time.CopyFrom(_duration(first_decision_time))
+    if time_bank is not None:
+        clock.time_bank.CopyFrom(_duration(time_bank))
+    return clock
 
 
 def _variant_of(variant: int | str) -> cards_pb2.Variant:
@@ -246,23 +280,32 @@ class TableClient:
         *,
         variant: int | str = "3p",
         player_names: Sequence[str] = (),
-        round_limit: int = 0,
+        round_limit: int = 1,
         seeds: Sequence[bytes] = (),
         next_round: table_pb2.NextRound = table_pb2.NEXT_ROUND_AUTOMATIC,
         spring: bool = False,
         first_dealer: int | None = None,
         max_redeals: int | None = None,
+        decision_time: Seconds | None = None,
+        first_decision_time: Seconds | None = None,
+        time_bank: Seconds | None = None,
+        timeout_policy: str | table_pb2.TimeoutPolicy = "auto_play",
         settings: table_pb2.TableSettings | None = None,
         request_id: str | None = None,
     ) -> table_service_pb2.CreateTableResponse:
         """Create a table; this client becomes its creator (``creator_token``) and follows it.
 
-        ``settings`` overrides the keyword settings when given. The seat tokens of
-        ``player_names`` come back in the response's ``seat_tokens``: hand each to
-        :meth:`for_seat`. ``request_id`` (default: a fresh one) lets a caller that lost the
-        answer -- a crash, a restart -- ask again for the same table instead of a second one.
-        It fetches the tokens again, so it is a secret: 16..64 random characters (make it with
-        :func:`new_request_id`), kept like the tokens.
+        The table plays ``round_limit`` rounds (default 1, so that bots run against it end;
+        0 for no limit) and closes by itself. The turn clock is off unless ``decision_time``
+        is given (seconds, or a ``timedelta``; whole milliseconds): then ``first_decision_time``
+        (default: ``decision_time``), ``time_bank`` (default: none) and ``timeout_policy``
+        (``"auto_play"`` or ``"forfeit"``) apply, see docs/tables.md. ``settings`` overrides
+        every keyword setting when given. The seat tokens of ``player_names`` come back in
+        the response's ``seat_tokens``: hand each to :meth:`for_seat`. ``request_id``
+        (default: a fresh one) lets a caller that lost the answer -- a crash, a restart --
+        ask again for the same table instead of a second one. It fetches the tokens again, so
+        it is a secret: 16..64 random characters (make it with :func:`new_request_id`), kept
+        like the tokens.
         """
         if settings is None:
             settings = table_pb2.TableSettings(
@@ -275,6 +318,10 @@ class TableClient:
                 settings.first_dealer = first_dealer
             if max_redeals is not None:
                 settings.max_redeals = max_redeals
+            if decision_time is not None:
+                settings.clock.CopyFrom(_clock(decision_time, first_decision_time, time_bank, timeout_policy))
+            elif first_decision_time is not None or time_bank is not None:
+                raise ValueError("first_decision_time and time_bank need a decision_time (the clock is off)")
         request = table_service_pb2.CreateTableRequest(
             request_id=request_id or new_request_id(),
             settings=settings,

@@ -63,7 +63,7 @@ class ReplayDeal(_message.Message):
     def __init__(self, deal_number: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., seed: _Optional[bytes] = ..., seed_commitment: _Optional[bytes] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., hands: _Optional[_Iterable[_Union[_table_pb2.DealtHand, _Mapping]]] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ...) -> None: ...
 
 class Replay(_message.Message):
-    __slots__ = ("schema", "table_id", "variant", "house_rules", "round", "deals", "settlement", "balances")
+    __slots__ = ("schema", "table_id", "variant", "house_rules", "round", "deals", "settlement", "balances", "timeout_policy")
     SCHEMA_FIELD_NUMBER: _ClassVar[int]
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +72,7 @@ class Replay(_message.Message):
     DEALS_FIELD_NUMBER: _ClassVar[int]
     SETTLEMENT_FIELD_NUMBER: _ClassVar[int]
     BALANCES_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_POLICY_FIELD_NUMBER: _ClassVar[int]
     schema: str
     table_id: str
     variant: _cards_pb2.Variant
@@ -80,4 +81,5 @@ class Replay(_message.Message):
     deals: _containers.RepeatedCompositeFieldContainer[ReplayDeal]
     settlement: _table_pb2.RoundSettlement
     balances: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, schema: _Optional[str] = ..., table_id: _Optional[str] = ..., variant: _Optional[_Union[_cards_pb2.Variant, str]] = ..., house_rules: _Optional[_Union[_table_pb2.HouseRules, _Mapping]] = ..., round: _Optional[int] = ..., deals: _Optional[_Iterable[_Union[ReplayDeal, _Mapping]]] = ..., settlement: _Optional[_Union[_table_pb2.RoundSettlement, _Mapping]] = ..., balances: _Optional[_Iterable[int]] = ...) -> None: ...
+    timeout_policy: _table_pb2.TimeoutPolicy
+    def __init__(self, schema: _Optional[str] = ..., table_id: _Optional[str] = ..., variant: _Optional[_Union[_cards_pb2.Variant, str]] = ..., house_rules: _Optional[_Union[_table_pb2.HouseRules, _Mapping]] = ..., round: _Optional[int] = ..., deals: _Optional[_Iterable[_Union[ReplayDeal, _Mapping]]] = ..., settlement: _Optional[_Union[_table_pb2.RoundSettlement, _Mapping]] = ..., balances: _Optional[_Iterable[int]] = ..., timeout_policy: _Optional[_Union[_table_pb2.TimeoutPolicy, str]] = ...) -> None: ...

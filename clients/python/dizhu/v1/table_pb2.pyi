@@ -210,7 +210,7 @@ class Standing(_message.Message):
     def __init__(self, place: _Optional[int] = ..., seat: _Optional[int] = ..., player_name: _Optional[str] = ..., balance: _Optional[int] = ...) -> None: ...
 
 class TableView(_message.Message):
-    __slots__ = ("table_id", "settings", "version", "phase", "close_reason", "seats", "round", "deal_number", "redeals", "dealer_seat", "turn_seat", "turn_deadline", "face_up_card", "face_up_seat", "seed_commitment", "bids", "highest_bid", "landlord_seat", "kitty", "trick", "tricks_completed", "doublings", "stake", "your_seat", "your_hand", "last_settlement", "last_reveal")
+    __slots__ = ("table_id", "settings", "version", "phase", "close_reason", "seats", "round", "deal_number", "redeals", "dealer_seat", "turn_seat", "turn_deadline", "face_up_card", "face_up_seat", "seed_commitment", "bids", "highest_bid", "landlord_seat", "kitty", "trick", "tricks_completed", "doublings", "stake", "your_seat", "your_hand", "last_settlement", "last_reveal", "history")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -238,6 +238,7 @@ class TableView(_message.Message):
     YOUR_HAND_FIELD_NUMBER: _ClassVar[int]
     LAST_SETTLEMENT_FIELD_NUMBER: _ClassVar[int]
     LAST_REVEAL_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     settings: TableSettings
     version: int
@@ -265,4 +266,19 @@ class TableView(_message.Message):
     your_hand: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
     last_settlement: RoundSettlement
     last_reveal: DealReveal
-    def __init__(self, table_id: _Optional[str] = ..., settings: _Optional[_Union[TableSettings, _Mapping]] = ..., version: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., seats: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., round: _Optional[int] = ..., deal_number: _Optional[int] = ..., redeals: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., turn_seat: _Optional[int] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., bids: _Optional[_Iterable[_Union[AuctionBid, _Mapping]]] = ..., highest_bid: _Optional[int] = ..., landlord_seat: _Optional[int] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., tricks_completed: _Optional[int] = ..., doublings: _Optional[int] = ..., stake: _Optional[int] = ..., your_seat: _Optional[int] = ..., your_hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_settlement: _Optional[_Union[RoundSettlement, _Mapping]] = ..., last_reveal: _Optional[_Union[DealReveal, _Mapping]] = ...) -> None: ...
+    history: _containers.RepeatedCompositeFieldContainer[RoundAction]
+    def __init__(self, table_id: _Optional[str] = ..., settings: _Optional[_Union[TableSettings, _Mapping]] = ..., version: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., seats: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., round: _Optional[int] = ..., deal_number: _Optional[int] = ..., redeals: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., turn_seat: _Optional[int] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., bids: _Optional[_Iterable[_Union[AuctionBid, _Mapping]]] = ..., highest_bid: _Optional[int] = ..., landlord_seat: _Optional[int] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., tricks_completed: _Optional[int] = ..., doublings: _Optional[int] = ..., stake: _Optional[int] = ..., your_seat: _Optional[int] = ..., your_hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_settlement: _Optional[_Union[RoundSettlement, _Mapping]] = ..., last_reveal: _Optional[_Union[DealReveal, _Mapping]] = ..., history: _Optional[_Iterable[_Union[RoundAction, _Mapping]]] = ...) -> None: ...
+
+class RoundAction(_message.Message):
+    __slots__ = ("deal_number", "seat", "bid", "cards", "timed_out")
+    DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    BID_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    deal_number: int
+    seat: int
+    bid: int
+    cards: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
+    timed_out: bool
+    def __init__(self, deal_number: _Optional[int] = ..., seat: _Optional[int] = ..., bid: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., timed_out: _Optional[bool] = ...) -> None: ...

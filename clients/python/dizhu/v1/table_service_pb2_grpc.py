@@ -28,8 +28,8 @@ if _version_not_supported:
 class TableServiceStub:
     """The referee of Dou Dizhu tables (docs/rules.md): it creates tables, seats players, checks
     every bid and play against the rules, settles rounds and keeps the balances. It is
-    authoritative: a table changes only through the calls below (and, in a later
-    version, the turn clock).
+    authoritative: a table changes only through the calls below and through the turn
+    clock, which the referee runs itself (docs/tables.md).
 
     Authentication. Tokens are bearer secrets sent in call metadata:
     authorization: Bearer <token>
@@ -58,7 +58,11 @@ class TableServiceStub:
 
     Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
-    and, for INVALID_ARGUMENT, a google.rpc.BadRequest. The reasons and their codes:
+    and, for INVALID_ARGUMENT, a google.rpc.BadRequest, in the `grpc-status-details-bin`
+    trailer. Those messages are defined by google/rpc/status.proto and
+    google/rpc/error_details.proto of googleapis (also shipped by the
+    googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
+    decode them. The reasons and their codes:
     NOT_YOUR_TURN       FAILED_PRECONDITION   ILLEGAL_COMBINATION  INVALID_ARGUMENT
     DOES_NOT_BEAT       FAILED_PRECONDITION   CARDS_NOT_IN_HAND    FAILED_PRECONDITION
     MUST_LEAD           FAILED_PRECONDITION   BID_TOO_LOW          FAILED_PRECONDITION
@@ -159,8 +163,8 @@ class TableServiceStub:
 class TableServiceServicer:
     """The referee of Dou Dizhu tables (docs/rules.md): it creates tables, seats players, checks
     every bid and play against the rules, settles rounds and keeps the balances. It is
-    authoritative: a table changes only through the calls below (and, in a later
-    version, the turn clock).
+    authoritative: a table changes only through the calls below and through the turn
+    clock, which the referee runs itself (docs/tables.md).
 
     Authentication. Tokens are bearer secrets sent in call metadata:
     authorization: Bearer <token>
@@ -189,7 +193,11 @@ class TableServiceServicer:
 
     Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
-    and, for INVALID_ARGUMENT, a google.rpc.BadRequest. The reasons and their codes:
+    and, for INVALID_ARGUMENT, a google.rpc.BadRequest, in the `grpc-status-details-bin`
+    trailer. Those messages are defined by google/rpc/status.proto and
+    google/rpc/error_details.proto of googleapis (also shipped by the
+    googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
+    decode them. The reasons and their codes:
     NOT_YOUR_TURN       FAILED_PRECONDITION   ILLEGAL_COMBINATION  INVALID_ARGUMENT
     DOES_NOT_BEAT       FAILED_PRECONDITION   CARDS_NOT_IN_HAND    FAILED_PRECONDITION
     MUST_LEAD           FAILED_PRECONDITION   BID_TOO_LOW          FAILED_PRECONDITION
@@ -262,9 +270,12 @@ class TableServiceServicer:
         token stops working, the seat keeps its balance. Leaving during a round forfeits
         it: in PHASE_PLAY the leaver's side loses at the current stake (as with
         TIMEOUT_POLICY_FORFEIT); in PHASE_AUCTION the round is abandoned and settles
-        nothing. The table then waits for players (PHASE_WAITING_FOR_PLAYERS). A retry
-        with the same request_id still gets the first answer, although the token is
-        revoked.
+        nothing. The table then waits for players (PHASE_WAITING_FOR_PLAYERS); with
+        NEXT_ROUND_WHEN_ALL_SETTLED it first rests in PHASE_ROUND_OVER until the seats still
+        seated have settled that round. Leaving in PHASE_ROUND_OVER only stops the table
+        waiting for the leaver's Settle: it stays in PHASE_ROUND_OVER while other seats have
+        yet to settle, then waits for players. A retry with the same request_id still gets
+        the first answer, although the token is revoked.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -415,8 +426,8 @@ def add_TableServiceServicer_to_server(servicer, server):
 class TableService:
     """The referee of Dou Dizhu tables (docs/rules.md): it creates tables, seats players, checks
     every bid and play against the rules, settles rounds and keeps the balances. It is
-    authoritative: a table changes only through the calls below (and, in a later
-    version, the turn clock).
+    authoritative: a table changes only through the calls below and through the turn
+    clock, which the referee runs itself (docs/tables.md).
 
     Authentication. Tokens are bearer secrets sent in call metadata:
     authorization: Bearer <token>
@@ -445,7 +456,11 @@ class TableService:
 
     Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
-    and, for INVALID_ARGUMENT, a google.rpc.BadRequest. The reasons and their codes:
+    and, for INVALID_ARGUMENT, a google.rpc.BadRequest, in the `grpc-status-details-bin`
+    trailer. Those messages are defined by google/rpc/status.proto and
+    google/rpc/error_details.proto of googleapis (also shipped by the
+    googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
+    decode them. The reasons and their codes:
     NOT_YOUR_TURN       FAILED_PRECONDITION   ILLEGAL_COMBINATION  INVALID_ARGUMENT
     DOES_NOT_BEAT       FAILED_PRECONDITION   CARDS_NOT_IN_HAND    FAILED_PRECONDITION
     MUST_LEAD           FAILED_PRECONDITION   BID_TOO_LOW          FAILED_PRECONDITION

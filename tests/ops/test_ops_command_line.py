@@ -1,0 +1,241 @@
+"""The ``dizhu`` command line never answers bad input with a traceback: one message, a documented status.
+
+Every case runs the real command in a subprocess (``python -m dizhu.cli``) and checks its exit
+status, that it said what is wrong, and that no traceback (nor Python's "Exception ignored")
+reached the terminal. Servers started here use the tests' Redis, or their own embedded one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from dizhu.cli import build_parser
+from dizhu.config import config_from_args
+from dizhu.testing import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+USAGE, FAILED, NOT_A_REPLAY, BROKEN_PIPE = 2, 1, 3, 141
+#: Generous: a server that fails must fail long before this (a safety net, not a timing assertion).
+TIMEOUT_S = 120
+
+
+def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("DIZHU_") and key != "REDIS_URL"}
+    paths = [str(ROOT / "server"), str(ROOT / "clients" / "python"), env.get("PYTHONPATH", "")]
+    env.update(PYTHONPATH=os.pathsep.join(filter(None, paths)), GRPC_VERBOSITY="NONE", **(extra or {}))
+    return env
+
+
+def dizhu(*args: str, env: Mapping[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dizhu.cli", *args],
+        env=_env(env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def assert_clean(result: subprocess.CompletedProcess[str], status: int, *said: str) -> None:
+    """``result`` exited with ``status``, says each of ``said``, and shows no traceback."""
+    output = result.stdout + result.stderr
+    assert result.returncode == status, output
+    assert "Traceback" not in output, output
+    assert "Exception ignored" not in output, output
+    for words in said:
+        assert words in output, output
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port some other program listens on."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield listener.getsockname()[1]
+
+
+class TestVersionAndHelp:
+    def test_version(self) -> None:
+        assert_clean(dizhu("--version"), 0, "dizhu 0.1.0")
+
+    def test_every_serve_flag_says_its_unit_and_default(self) -> None:
+        serve = build_parser()._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+        flags = [action for action in serve._actions if action.option_strings != ["-h", "--help"]]
+        assert len(flags) >= 16
+        for action in flags:
+            assert action.help is not None
+            assert "default" in action.help, action.option_strings
+            units = ("SECONDS", "N", "PORT", "HOST:PORT", "URL", "DIR", "KEY", "PREFIX", "FILE", "BYTES")
+            units += ("PER_SECOND", "PER_MINUTE", "FRACTION")
+            assert action.metavar in units or action.choices or action.nargs == 0, (
+                f"{action.option_strings}: no unit or choices shown"
+            )
+        help_text = dizhu("serve", "--help").stdout
+        assert "default: 127.0.0.1:50051" in help_text
+        assert "--max-watched-tables N" in help_text
+
+    def test_a_bad_environment_value_does_not_break_another_commands_help(self) -> None:
+        assert_clean(dizhu("demo", "--help", env={"DIZHU_WORKERS": "abc"}), 0, "--rounds")
+
+
+class TestBadCommandLines:
+    @pytest.mark.parametrize(
+        ("args", "env", "said"),
+        [
+            (["--log-level", "loud"], {}, "--log-level"),
+            (["--address", "nonsense"], {}, "--address"),
+            (["--address", "127.0.0.1:99999"], {}, "port 0..65535"),
+            (["--redis-url", "nonsense"], {}, "--redis-url"),
+            (["--grace", "-1"], {}, "--grace"),
+            (["--metrics-port", "70000"], {}, "--metrics-port"),
+            (["--workers", "0"], {}, "--workers"),
+            ([], {"DIZHU_WORKERS": "abc"}, "$DIZHU_WORKERS"),
+            ([], {"DIZHU_HEARTBEAT_S": "0"}, "$DIZHU_HEARTBEAT_S"),
+            ([], {"DIZHU_GRACE_S": "nan"}, "$DIZHU_GRACE_S"),
+            ([], {"REDIS_URL": "localhost:6379"}, "$REDIS_URL"),
+        ],
+        ids=[
+            "log-level",
+            "address",
+            "port-range",
+            "redis-url",
+            "negative-grace",
+            "metrics-port",
+            "no-workers",
+            "env-workers",
+            "env-heartbeat",
+            "env-nan",
+            "env-redis-url",
+        ],
+    )
+    def test_a_bad_serve_setting_is_a_usage_error(self, args: list[str], env: dict[str, str], said: str) -> None:
+        assert_clean(dizhu("serve", *args, env=env), USAGE, said)
+
+    def test_api_key_flags_replace_the_environments_keys(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("DIZHU_API_KEYS", "env-one,env-two")
+        parser = build_parser()
+        assert config_from_args(parser.parse_args(["serve"])).api_keys == ("env-one", "env-two")
+        flagged = parser.parse_args(["serve", "--api-key", "flag-one", "--api-key", "flag-two"])
+        assert config_from_args(flagged).api_keys == ("flag-one", "flag-two")
+
+
+class TestServeCannotStart:
+    def test_a_taken_address(self, redis_url: str, taken_port: int) -> None:
+        result = dizhu("serve", "--redis-url", redis_url, "--address", f"127.0.0.1:{taken_port}")
+        assert_clean(result, FAILED, f"cannot listen on 127.0.0.1:{taken_port}")
+
+    def test_an_address_of_no_machine(self, redis_url: str) -> None:
+        assert_clean(
+            dizhu("serve", "--redis-url", redis_url, "--address", "nonsense.invalid:5000"), FAILED, "cannot listen"
+        )
+
+    def test_a_taken_metrics_port(self, redis_url: str, taken_port: int) -> None:
+        result = dizhu("serve", "--redis-url", redis_url, "--address", "127.0.0.1:0", "--metrics-port", str(taken_port))
+        assert_clean(result, FAILED, f"cannot serve metrics on port {taken_port}")
+
+    def test_an_unreachable_redis_is_retried_then_named(self, taken_port: int) -> None:
+        unreachable = f"redis://127.0.0.1:{free_port()}/0"
+        result = dizhu("serve", "--redis-url", unreachable, "--redis-wait", "0.5", "--address", "127.0.0.1:0")
+        assert_clean(result, FAILED, f"Redis at {unreachable} did not answer within 0.5 s", "redis_unreachable")
+
+    def test_a_password_never_shows_in_the_message(self) -> None:
+        url = f"redis://user:hunter2@127.0.0.1:{free_port()}/0"
+        result = dizhu("serve", "--redis-url", url, "--redis-wait", "0", "--address", "127.0.0.1:0")
+        assert_clean(result, FAILED, "did not answer")
+        assert "hunter2" not in result.stdout + result.stderr
+
+    def test_workers_that_cannot_listen_fail_without_tracebacks(self, redis_url: str, taken_port: int) -> None:
+        result = dizhu("serve", "--redis-url", redis_url, "--workers", "2", "--address", f"127.0.0.1:{taken_port}")
+        assert_clean(result, FAILED, f"cannot listen on 127.0.0.1:{taken_port}")
+
+    def test_two_referees_do_not_share_an_embedded_redis_data_directory(self, tmp_path: Path) -> None:
+        data = tmp_path / "redis"
+        with _serving(data) as first:
+            second = dizhu("serve", "--data-dir", str(data), "--address", "127.0.0.1:0")
+            assert_clean(second, FAILED, f"the data directory {data.resolve()} is in use", f"pid {first.pid}")
+        with _serving(data) as again:  # once the first has stopped, the directory is free again
+            assert again.poll() is None
+
+
+@contextlib.contextmanager
+def _serving(data: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``dizhu serve`` with an embedded Redis in ``data``, listening; stopped (SIGTERM) afterwards."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dizhu.cli", "serve", "--data-dir", str(data), "--address", f"127.0.0.1:{port}"],
+        env=_env({"DIZHU_LOG_LEVEL": "warning"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_listening(port, process)
+        yield process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(TIMEOUT_S) == 0
+
+
+def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"dizhu serve exited with {process.returncode}"
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+class TestVerifyInput:
+    @pytest.mark.parametrize(
+        ("make", "said"),
+        [
+            (lambda d: d / "missing.json", "No such file"),
+            (lambda d: d, "Is a directory"),
+            (lambda d: _write(d / "latin1.json", "é".encode("latin-1")), "not UTF-8"),
+            (lambda d: _write(d / "text.json", b"hello"), "not JSON"),
+            (lambda d: _write(d / "other.json", b'{"schema": "other/v1"}'), "not a dizhu.replay/v1 document"),
+        ],
+        ids=["missing", "directory", "not-utf8", "not-json", "other-schema"],
+    )
+    def test_what_is_no_replay_is_told_apart_from_a_tampered_one(self, tmp_path: Path, make: object, said: str) -> None:
+        path = make(tmp_path)  # type: ignore[operator]
+        assert_clean(dizhu("verify", str(path)), NOT_A_REPLAY, "NOT A REPLAY", said)
+
+    def test_standard_input_is_read_too(self) -> None:
+        assert_clean(dizhu("verify", "-", stdin="[]"), NOT_A_REPLAY, "NOT A REPLAY")
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+class TestOutputReaderGone:
+    @pytest.mark.parametrize("args", [["demo"], ["demo", "--local"]], ids=["demo", "local-demo"])
+    def test_a_closed_pipe_ends_the_command_quietly(self, args: Sequence[str]) -> None:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dizhu.cli", *args],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # as `| head` does once it has read enough
+        _, errors = process.communicate(timeout=TIMEOUT_S)
+        assert process.returncode == BROKEN_PIPE, errors.decode()
+        assert b"Traceback" not in errors
+        assert b"Exception ignored" not in errors
