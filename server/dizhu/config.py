@@ -46,6 +46,16 @@ class ServerConfig:
     clock_interval_s: float = 0.1
     #: Tables one process may stream at once (each holds a Redis connection while watched).
     max_watched_tables: int = 10_000
+    #: Where to serve browsers, ``host:port`` (gRPC-Web, Connect, the web table); empty: no HTTP.
+    http_address: str = ""
+    #: Origins whose pages may call the HTTP port (CORS); ``*`` for any; empty: same origin only.
+    cors_origins: tuple[str, ...] = ()
+    #: Bundled bots the web table may start in this process at once (0: none).
+    web_bots: int = 32
+    #: Seconds a seat counts as connected after its last call made with its token.
+    presence_window_s: float = 30.0
+    #: Seconds a seat's open stream keeps it connected after its process last renewed it.
+    presence_lease_s: float = 15.0
 
 
 def _env(name: str, default: str) -> str:
@@ -86,6 +96,36 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         default=int(_env("DIZHU_MAX_WATCHED_TABLES", str(d.max_watched_tables))),
         help="tables one process may stream at once (one Redis connection each)",
     )
+    parser.add_argument(
+        "--http-address",
+        default=_env("DIZHU_HTTP_ADDRESS", d.http_address),
+        help="host:port to serve browsers on: gRPC-Web, Connect and the web table (default: off)",
+    )
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[origin for origin in _env("DIZHU_CORS_ORIGINS", "").split(",") if origin],
+        help="an origin whose pages may call the HTTP port, or * for any; repeatable "
+        "(env DIZHU_CORS_ORIGINS, comma-separated; default: same origin only)",
+    )
+    parser.add_argument(
+        "--web-bots",
+        type=int,
+        default=int(_env("DIZHU_WEB_BOTS", str(d.web_bots))),
+        help="bundled bots the web table may run in this process at once (0: none)",
+    )
+    parser.add_argument(
+        "--presence-window",
+        type=float,
+        default=float(_env("DIZHU_PRESENCE_WINDOW_S", str(d.presence_window_s))),
+        help="seconds a seat counts as connected after its last call",
+    )
+    parser.add_argument(
+        "--presence-lease",
+        type=float,
+        default=float(_env("DIZHU_PRESENCE_LEASE_S", str(d.presence_lease_s))),
+        help="seconds an open stream keeps its seat connected after its process last renewed it",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
@@ -108,4 +148,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         heartbeat_s=args.heartbeat,
         clock_interval_s=args.clock_interval,
         max_watched_tables=args.max_watched_tables,
+        http_address=args.http_address,
+        cors_origins=tuple(args.cors_origin),
+        web_bots=args.web_bots,
+        presence_window_s=args.presence_window,
+        presence_lease_s=args.presence_lease,
     )

@@ -8,7 +8,8 @@ import dataclasses
 import functools
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
 
 import grpc
 import prometheus_client
@@ -29,13 +30,18 @@ from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2, rules_service_pb2_grpc, table_service_pb2, table_service_pb2_grpc
 
+if TYPE_CHECKING:
+    from dizhu.web import WebServer
+    from dizhu.web.bridge import Registration
+
 __all__ = ["Referee", "create_server", "run", "running_referee"]
 
 _log = structlog.get_logger("dizhu.server")
-_SERVICES = (
-    table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
-    rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
+_SERVICE_DESCRIPTORS = (
+    table_service_pb2.DESCRIPTOR.services_by_name["TableService"],
+    rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"],
 )
+_SERVICES = tuple(service.full_name for service in _SERVICE_DESCRIPTORS)
 
 
 class Referee:
@@ -49,11 +55,14 @@ class Referee:
         feeds: TableFeeds,
         clock: asyncio.Task[None],
         clock_stopping: asyncio.Event,
+        web: WebServer | None = None,
     ) -> None:
         self.server = server
         self.port = port
         self.health = health_servicer
         self.feeds = feeds
+        #: The HTTP side (gRPC-Web, Connect, the web table), when ``http_address`` is set.
+        self.web = web
         self._clock = clock
         self._clock_stopping = clock_stopping
 
@@ -66,7 +75,7 @@ class Referee:
         await self.health.enter_graceful_shutdown()
         self._clock_stopping.set()
         await asyncio.gather(self._clock, return_exceptions=True)
-        await self.server.stop(grace_s)
+        await asyncio.gather(self.server.stop(grace_s), *([self.web.stop()] if self.web is not None else []))
         await self.feeds.close()
 
 
@@ -82,12 +91,17 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         ("grpc.max_connection_age_ms", 5 * 60 * 1000),
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
     ]
-    server = grpc.aio.server(options=options, interceptors=[MetricsInterceptor()])
+    interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
+    server = grpc.aio.server(options=options, interceptors=interceptors)
     gateway = Gateway(store)
     feeds = TableFeeds(feed_store or store)
     servicer = TableServicer(gateway, store, feeds, api_keys=config.api_keys, heartbeat_s=config.heartbeat_s)
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
-    rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)  # type: ignore[no-untyped-call]
+    registrations: tuple[Registration, ...] = (
+        (table_service_pb2_grpc.add_TableServiceServicer_to_server, servicer),
+        (rules_service_pb2_grpc.add_RulesServiceServicer_to_server, RulesServicer()),
+    )
+    for add, registered in registrations:
+        add(registered, server)
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
@@ -101,7 +115,34 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     clock = asyncio.create_task(
         run_clock(store, gateway, interval_s=config.clock_interval_s, stopping=clock_stopping), name="clock"
     )
-    return Referee(server, port, health_servicer, feeds, clock, clock_stopping)
+    web = await _serve_browsers(config, registrations, interceptors, port) if config.http_address else None
+    return Referee(server, port, health_servicer, feeds, clock, clock_stopping, web)
+
+
+async def _serve_browsers(
+    config: ServerConfig,
+    registrations: Sequence[Registration],
+    interceptors: Sequence[grpc.aio.ServerInterceptor],
+    grpc_port: int,
+) -> WebServer:
+    """The HTTP side (gRPC-Web, Connect, the web table) from the same servicers and interceptors."""
+    try:
+        from dizhu.web import start_web_server
+    except ImportError as error:
+        raise SystemExit(f"--http-address needs the web extra: pip install 'dizhu[web]' ({error})") from None
+    host = config.address.rpartition(":")[0]
+    local = "127.0.0.1" if host in ("", "0.0.0.0", "[::]", "::") else host  # noqa: S104 -- names, not a bind
+    return await start_web_server(
+        config.http_address,
+        registrations=registrations,
+        services=_SERVICE_DESCRIPTORS,
+        interceptors=interceptors,
+        grpc_target=f"{local}:{grpc_port}",
+        cors_origins=config.cors_origins,
+        max_bots=config.web_bots,
+        reuse_port=config.workers > 1,
+        grace_s=config.grace_s,
+    )
 
 
 @contextlib.asynccontextmanager
@@ -150,7 +191,13 @@ async def run(config: ServerConfig) -> None:
     if config.metrics_port:
         prometheus_client.start_http_server(config.metrics_port)
     async with running_referee(config) as referee:
-        _log.info("serving", address=config.address, port=referee.port, metrics_port=config.metrics_port or None)
+        _log.info(
+            "serving",
+            address=config.address,
+            port=referee.port,
+            http_port=referee.web.port if referee.web is not None else None,
+            metrics_port=config.metrics_port or None,
+        )
         await stop.wait()
         _log.info("stopping", grace_s=config.grace_s)
     _log.info("stopped")
