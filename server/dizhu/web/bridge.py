@@ -32,7 +32,7 @@ from google.protobuf import descriptor, descriptor_pb2, message_factory
 from google.rpc import status_pb2
 from protobuf.wkt import Any as AnyDetail
 
-__all__ = ["Registration", "WebServicerContext", "connect_application"]
+__all__ = ["Registration", "WebServicerContext", "connect_application", "method_info"]
 
 _MetadataLike = grpc.aio.Metadata | Sequence[tuple[str, str | bytes]]
 #: A servicer and the generated function that registers it on a gRPC server.
@@ -267,7 +267,8 @@ def _chained(
     return intercepted
 
 
-def _method_info(method: descriptor.MethodDescriptor) -> MethodInfo[Any, Any]:
+def method_info(method: descriptor.MethodDescriptor) -> MethodInfo[Any, Any]:
+    """What the Connect library needs to know of a method, from its descriptor (and its idempotency option)."""
     return MethodInfo(
         name=method.name,
         service_name=method.containing_service.full_name,
@@ -303,7 +304,7 @@ def connect_application(
         for service in services:
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
-                info = _method_info(method)
+                info = method_info(method)
                 if method.client_streaming:
                     continue  # no browser protocol over HTTP/1.1 streams requests; the contract has none
                 if method.server_streaming:

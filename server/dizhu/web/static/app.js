@@ -1,0 +1,1 @@
+// dizhu.v1.TableService placeholder
