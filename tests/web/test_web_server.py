@@ -74,7 +74,7 @@ class TestStaticTable:
         status, headers, body = await web_referee.http("GET", "/app.js")
         assert status == 200
         assert "javascript" in headers["content-type"]
-        assert b"dizhu.v1.TableService" in body
+        assert b"/api/bots" in body
 
     async def test_nothing_outside_the_static_folder_is_served(self, web_referee: WebReferee) -> None:
         status, _, _ = await web_referee.http("GET", "/../bridge.py")
