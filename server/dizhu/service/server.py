@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import os
 import signal
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import TYPE_CHECKING
 
 import grpc
@@ -25,6 +25,7 @@ from dizhu.service.clock import run_clock
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
 from dizhu.service.metrics import MetricsInterceptor
+from dizhu.service.presence import Presence, run_presence_sweeper
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
@@ -53,9 +54,10 @@ class Referee:
         port: int,
         health_servicer: health_aio.HealthServicer,
         feeds: TableFeeds,
-        clock: asyncio.Task[None],
+        clock: Awaitable[object],
         clock_stopping: asyncio.Event,
         web: WebServer | None = None,
+        presence: Presence | None = None,
     ) -> None:
         self.server = server
         self.port = port
@@ -63,6 +65,7 @@ class Referee:
         self.feeds = feeds
         #: The HTTP side (gRPC-Web, Connect, the web table), when ``http_address`` is set.
         self.web = web
+        self._presence = presence
         self._clock = clock
         self._clock_stopping = clock_stopping
 
@@ -76,6 +79,8 @@ class Referee:
         self._clock_stopping.set()
         await asyncio.gather(self._clock, return_exceptions=True)
         await asyncio.gather(self.server.stop(grace_s), *([self.web.stop()] if self.web is not None else []))
+        if self._presence is not None:
+            await self._presence.close()  # the streams' leases, released before Redis closes
         await self.feeds.close()
 
 
@@ -93,7 +98,7 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     ]
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
     server = grpc.aio.server(options=options, interceptors=interceptors)
-    gateway = Gateway(store)
+    gateway = Gateway(store, presence_window_s=config.presence_window_s, presence_lease_s=config.presence_lease_s)
     feeds = TableFeeds(feed_store or store)
     servicer = TableServicer(gateway, store, feeds, api_keys=config.api_keys, heartbeat_s=config.heartbeat_s)
     registrations: tuple[Registration, ...] = (
@@ -115,8 +120,14 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     clock = asyncio.create_task(
         run_clock(store, gateway, interval_s=config.clock_interval_s, stopping=clock_stopping), name="clock"
     )
+    sweep_s = min(1.0, config.presence_lease_s / 4, config.presence_window_s / 4)
+    sweeper = asyncio.create_task(
+        run_presence_sweeper(gateway.presence, interval_s=sweep_s, stopping=clock_stopping), name="presence"
+    )
     web = await _serve_browsers(config, registrations, interceptors, port) if config.http_address else None
-    return Referee(server, port, health_servicer, feeds, clock, clock_stopping, web)
+    return Referee(
+        server, port, health_servicer, feeds, asyncio.gather(clock, sweeper), clock_stopping, web, gateway.presence
+    )
 
 
 async def _serve_browsers(

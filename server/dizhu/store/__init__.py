@@ -7,10 +7,14 @@ scripts in :mod:`dizhu.store.scripts`, the guarantees in docs/store.md.
 from __future__ import annotations
 
 from dizhu.store.keys import TableKeys, table_keys, validate_principal, validate_request_id, validate_table_id
+from dizhu.store.presence import PresenceOutcome, PresenceStore, PresenceUpdate
 from dizhu.store.redis_store import Loaded, Saved, SaveOutcome, TableStore
 
 __all__ = [
     "Loaded",
+    "PresenceOutcome",
+    "PresenceStore",
+    "PresenceUpdate",
     "SaveOutcome",
     "Saved",
     "TableKeys",

@@ -7,6 +7,7 @@ unchanged on a cluster::
     <prefix>:{t:<table_id>}:state                            hash: version, data, seq
     <prefix>:{t:<table_id>}:events                           stream: ids "<seq>-1", field "e"
     <prefix>:{t:<table_id>}:answer:<principal>:<request_id>  string: the recorded answer
+    <prefix>:{t:<table_id>}:presence                         zset: seat presence leases (dizhu.store.presence)
 
 Ids are validated here, before any key is built, so that no id can break out of its place in
 a key (a ``}`` would move the hash tag, a ``*`` would widen a ``SCAN`` pattern). A bad id
@@ -82,6 +83,8 @@ class TableKeys:
     """The stream of events; entry ``<seq>-1`` holds field ``e`` = the event's bytes."""
     records: str
     """A hash of named records kept with the table (e.g. ``replay:<round>``)."""
+    presence: str
+    """A sorted set of the seats' presence leases (see :mod:`dizhu.store.presence`)."""
     answer_prefix: str
     """``...:answer:``; an answer key is this plus ``<principal>:<request_id>``."""
     scan_pattern: str
@@ -99,6 +102,7 @@ def table_keys(prefix: str, table_id: str) -> TableKeys:
         state=f"{base}:state",
         events=f"{base}:events",
         records=f"{base}:records",
+        presence=f"{base}:presence",
         answer_prefix=f"{base}:answer:",
         scan_pattern=f"{base}:*",
     )

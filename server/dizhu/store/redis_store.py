@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 
 from dizhu.store import scripts
 from dizhu.store.keys import TableKeys, table_keys, validate_principal, validate_table_id
+from dizhu.store.presence import PresenceStore
 
 __all__ = ["Loaded", "SaveOutcome", "Saved", "TableStore"]
 
@@ -45,6 +46,8 @@ class Loaded:
     sequence: int = 0
     """The sequence number of the table's last event (0 before any): a snapshot of
     ``state`` is followed by the events after this one."""
+    presence: int = 0
+    """The seats last announced connected, bit ``s`` for seat ``s`` (:mod:`dizhu.store.presence`)."""
 
 
 class SaveOutcome(enum.Enum):
@@ -110,6 +113,10 @@ class TableStore:
         self._save = redis.register_script(scripts.SAVE)
         self._deadline = redis.register_script(scripts.DEADLINE)
 
+    def presence(self) -> PresenceStore:
+        """The presence leases of the same tables (same Redis, same prefix)."""
+        return PresenceStore(self._redis, prefix=self._prefix, events_maxlen=self.events_maxlen)
+
     def keys(self, table_id: str) -> TableKeys:
         """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
         return table_keys(self._prefix, table_id)
@@ -131,11 +138,19 @@ class TableStore:
         keys = self.keys(table_id)
         if request_id is None:
             validate_principal(principal)
-            version, data, seq = await self._redis.hmget(keys.state, ["version", "data", "seq"])
+            version, data, seq, presence = await self._redis.hmget(keys.state, ["version", "data", "seq", "presence"])
             answer = None
         else:
-            version, data, seq, answer = await self._load(keys=[keys.state, keys.answer(principal, request_id)])
-        return Loaded(state=_bytes(data), version=_int(version), answer=_bytes(answer), sequence=_int(seq))
+            version, data, seq, answer, presence = await self._load(
+                keys=[keys.state, keys.answer(principal, request_id)]
+            )
+        return Loaded(
+            state=_bytes(data),
+            version=_int(version),
+            answer=_bytes(answer),
+            sequence=_int(seq),
+            presence=_int(presence),
+        )
 
     async def create(
         self,
@@ -288,7 +303,7 @@ class TableStore:
     async def delete(self, table_id: str) -> None:
         """Delete every key of the table, answers included (for tests and admin: uses ``SCAN``)."""
         keys = self.keys(table_id)
-        doomed = [keys.state, keys.events, keys.records]
+        doomed = [keys.state, keys.events, keys.records, keys.presence]
         await self._redis.zrem(self._deadlines_key, table_id)
         await self._redis.hdel(self._deadline_versions_key, table_id)
         doomed.extend([key async for key in self._redis.scan_iter(match=f"{keys.answer_prefix}*", count=1000)])

@@ -34,9 +34,9 @@ LOAD = """
 -- Read a table's state and the answer recorded for one request id, atomically.
 -- KEYS[1]  state hash     <prefix>:{t:<id>}:state
 -- KEYS[2]  answer string  <prefix>:{t:<id>}:answer:<principal>:<request_id>
--- return   {version or nil, data or nil, seq or nil, answer or nil}
-local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq')
-return {state[1], state[2], state[3], redis.call('GET', KEYS[2])}
+-- return   {version or nil, data or nil, seq or nil, answer or nil, presence or nil}
+local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq', 'presence')
+return {state[1], state[2], state[3], redis.call('GET', KEYS[2]), state[4]}
 """
 
 CREATE = (
