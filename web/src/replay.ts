@@ -186,11 +186,11 @@ export class ReplayPage {
         h(
           "div",
           { class: "actions" },
-          h("button", { "data-testid": "replay-first", onclick: () => this.go(0) }, "⏮"),
+          h("button", { "data-testid": "replay-first", onclick: () => this.go(0) }, "|◀"),
           h("button", { "data-testid": "replay-previous", onclick: () => this.go(this.step - 1) }, "◀"),
           h("span", { "data-testid": "replay-step" }, `step ${this.step + 1} / ${this.steps.length}`),
           h("button", { "data-testid": "replay-next", onclick: () => this.go(this.step + 1) }, "▶"),
-          h("button", { "data-testid": "replay-last", onclick: () => this.go(this.steps.length - 1) }, "⏭"),
+          h("button", { "data-testid": "replay-last", onclick: () => this.go(this.steps.length - 1) }, "▶|"),
           slider,
         ),
         h("p", { class: "step-text", "data-testid": "replay-text" }, frame.text),

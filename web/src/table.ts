@@ -34,7 +34,9 @@ export class TablePage {
   private stream: AbortController | null = null;
   private selected = new Set<number>();
   private legal: LegalMove[] = [];
+  /** The version the legal moves were listed for ("" while none are), and the one being listed. */
   private legalFor = "";
+  private legalAsked = "";
   private canPass = false;
   private busy = false;
   private refreshing: Promise<void> | null = null;
@@ -62,7 +64,7 @@ export class TablePage {
       root,
       h(
         "div",
-        { class: "table-page" },
+        { class: "table-page", "data-testid": "table" },
         this.parts.header,
         this.parts.seats,
         this.parts.center,
@@ -220,21 +222,30 @@ export class TablePage {
     const view = this.view;
     if (!view || view.phase !== Phase.PLAY || !this.myTurn()) {
       this.legal = [];
-      this.legalFor = "";
+      this.legalFor = this.legalAsked = "";
       return;
     }
     const key = `${view.version}`;
-    if (this.legalFor === key) return;
-    this.legalFor = key;
+    if (this.legalAsked === key) return;
+    this.legalAsked = key;
+    this.legal = [];
+    this.legalFor = "";
+    this.canPass = false;
     const beat = this.toBeat();
-    const answer = await rules.listLegalMoves({
-      variant: view.settings?.variant,
-      hand: { cards: view.yourHand },
-      toBeat: beat ? { cards: beat } : undefined,
-    });
-    if (this.legalFor !== key) return;
-    this.legal = answer.moves;
-    this.canPass = answer.canPass;
+    try {
+      const answer = await rules.listLegalMoves({
+        variant: view.settings?.variant,
+        hand: { cards: view.yourHand },
+        toBeat: beat ? { cards: beat } : undefined,
+      });
+      if (this.legalAsked !== key) return;
+      this.legal = answer.moves;
+      this.canPass = answer.canPass;
+      this.legalFor = key;
+    } catch (error) {
+      this.legalAsked = "";
+      this.showRefusal(refusal(error));
+    }
     this.render();
   }
 
@@ -391,6 +402,7 @@ export class TablePage {
   private render(): void {
     const view = this.view;
     if (!view) return;
+    this.root.querySelector("[data-testid=table]")?.setAttribute("data-version", String(view.version));
     this.renderHeader(view);
     this.renderSeats(view);
     this.renderCenter(view);
@@ -416,9 +428,10 @@ export class TablePage {
   }
 
   private renderSeats(view: TableView): void {
+    // What each seat did last: in the auction its bid, in play its last move in the trick.
     const lastBy = new Map<number, string>();
+    if (view.phase === Phase.AUCTION) for (const bid of view.bids) lastBy.set(bid.seat, bid.amount ? `bid ${bid.amount}` : "pass");
     for (const play of view.trick?.plays ?? []) lastBy.set(play.seat, play.cards.length ? formatRanks(play.cards) : "pass");
-    for (const bid of view.bids) lastBy.set(bid.seat, bid.amount ? `bid ${bid.amount}` : "pass");
     fill(
       this.parts.seats,
       view.seats.map((seat) => {
@@ -470,7 +483,7 @@ export class TablePage {
             h(
               "li",
               {},
-              h("span", { class: "by" }, this.name(play.seat)),
+              h("span", { class: "by" }, view.seats[play.seat]?.playerName || `seat ${play.seat}`),
               play.cards.length
                 ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c)), ` ${kindName(play.combination?.kind)}`)
                 : h("span", { class: "pass" }, "pass"),
