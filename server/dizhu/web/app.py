@@ -3,7 +3,7 @@
 - ``/dizhu.v1.TableService/*``, ``/dizhu.v1.RulesService/*``: the contract over gRPC-Web
   and Connect (:mod:`dizhu.web.bridge`);
 - ``POST /api/bots`` ``{"table_id": ..., "bots": ["heuristic", ...]}``: seat bundled bots
-  at a table (:mod:`dizhu.web.bots`); answers ``{"seats": [...]}``, or ``{"error": ...}``
+  at a table (:mod:`dizhu.bots`); answers ``{"seats": [...]}``, or ``{"error": ...}``
   with 400 (a bad request), 409 (the referee refused a seat: the ``reason`` says why) or
   429 (no room for more bots);
 - everything else: the reference web table's static files (``index.html`` at ``/``).
@@ -27,8 +27,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from dizhu.bots import BotHost, NoRoomForBots
 from dizhu.client import DizhuError
-from dizhu.web.bots import BotHost, NoRoomForBots
 
 __all__ = ["STATIC", "web_application"]
 

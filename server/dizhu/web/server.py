@@ -18,8 +18,8 @@ import grpc
 import uvicorn
 from google.protobuf import descriptor
 
+from dizhu.bots import BotHost
 from dizhu.web.app import web_application
-from dizhu.web.bots import BotHost
 from dizhu.web.bridge import Registration, connect_application
 
 __all__ = ["WebServer", "start_web_server"]

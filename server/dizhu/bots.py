@@ -1,9 +1,9 @@
-"""Bundled bots for the web table, run by the web server as ordinary gRPC clients of the referee.
+"""Bundled bots seated for a person (the web table, ``dizhu play``), as ordinary gRPC clients.
 
-A person at the reference web table asks for bots in the other seats; :class:`BotHost`
-joins each one through ``JoinTable`` over the referee's own gRPC port and plays it with
-the SDK's :class:`~dizhu.client.BotRunner` (a ``WatchTable`` stream per bot), exactly as a
-bot on another machine would. The referee knows nothing of them.
+A person asks for bots in the other seats; :class:`BotHost` joins each one through
+``JoinTable`` over the referee's gRPC port and plays it with the SDK's
+:class:`~dizhu.client.BotRunner` (a ``WatchTable`` stream per bot), exactly as a bot on
+another machine would. The referee knows nothing of them.
 
 A process hosts at most ``limit`` bots at once. A bot stops when its table closes, when
 the table is gone, or when nothing has happened at the table for ``idle_s`` seconds (a
@@ -26,7 +26,7 @@ from dizhu.demo import BOT_KINDS
 
 __all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots"]
 
-_log = structlog.get_logger("dizhu.web.bots")
+_log = structlog.get_logger("dizhu.bots")
 #: The names bots take, by seat.
 BOT_NAMES = ("Ann", "Bob", "Cyd", "Dee")
 
