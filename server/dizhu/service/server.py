@@ -114,6 +114,8 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     if port == 0:
         raise OSError(f"could not bind {config.address}")
     await server.start()
+    # Browsers are served before health says SERVING, so that a ready referee is ready on both ports.
+    web = await _serve_browsers(config, registrations, interceptors, port) if config.http_address else None
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     clock_stopping = asyncio.Event()
@@ -124,7 +126,6 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     sweeper = asyncio.create_task(
         run_presence_sweeper(gateway.presence, interval_s=sweep_s, stopping=clock_stopping), name="presence"
     )
-    web = await _serve_browsers(config, registrations, interceptors, port) if config.http_address else None
     return Referee(
         server, port, health_servicer, feeds, asyncio.gather(clock, sweeper), clock_stopping, web, gateway.presence
     )
