@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import struct
+import urllib.parse
 
 import pytest
 from connectrpc.code import Code
@@ -90,6 +91,17 @@ class TestUnaryCalls:
         assert status == 200, answer
         assert headers["content-type"].startswith("application/json")
         assert b"COMBINATION_KIND_PAIR" in answer
+
+
+    async def test_connect_get_serves_the_methods_without_side_effects_only(self, web_referee: WebReferee) -> None:
+        query = urllib.parse.urlencode(
+            {"encoding": "json", "message": '{"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_NINE"]}}'}
+        )
+        status, _, answer = await web_referee.http("GET", f"/dizhu.v1.RulesService/Classify?{query}")
+        refused, _, _ = await web_referee.http("GET", f"/dizhu.v1.TableService/Bid?{query}")
+        assert status == 200
+        assert b"COMBINATION_KIND_SINGLE" in answer
+        assert refused == 405
 
 
 class TestRefusals:
