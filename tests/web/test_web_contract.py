@@ -92,7 +92,6 @@ class TestUnaryCalls:
         assert headers["content-type"].startswith("application/json")
         assert b"COMBINATION_KIND_PAIR" in answer
 
-
     async def test_connect_get_serves_the_methods_without_side_effects_only(self, web_referee: WebReferee) -> None:
         query = urllib.parse.urlencode(
             {"encoding": "json", "message": '{"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_NINE"]}}'}
