@@ -20,7 +20,8 @@ from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 
 FAST = {"presence_window_s": 0.5, "presence_lease_s": 3.0}
-FAST_FLAGS = ["--presence-window", "0.5", "--presence-lease", "3"]
+#: The other process's lease: renewed every 5/3 s, so that only a process stalled for seconds lets it lapse.
+FAR_FLAGS = ["--presence-window", "0.5", "--presence-lease", "5"]
 
 
 def _connected(view: table_pb2.TableView) -> list[bool]:
@@ -154,14 +155,14 @@ class TestProcesses:
         node = await referees.start(**FAST)
         table = await create(node.tables, THREE)
         spectator = watch(node.tables, table.table_id)
-        with serve_process(redis_url, args=["--key-prefix", "dizhu", "--log-level", "warning", *FAST_FLAGS]) as other:
+        with serve_process(redis_url, args=["--key-prefix", "dizhu", "--log-level", "warning", *FAR_FLAGS]) as other:
             async with grpc.aio.insecure_channel(other.target) as channel:
                 from dizhu.v1 import table_service_pb2_grpc
 
                 stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
                 far = watch(stub, table.table_id, table.tokens[2])
                 await _presence(spectator, 2, True)
-                await asyncio.sleep(4.0)  # renewed by the other process, past the lease
+                await asyncio.sleep(6.0)  # renewed by the other process, past the lease
                 assert _connected(await _spectate(node.tables, table.table_id)) == [False, False, True]
                 os.kill(other.process.pid, signal.SIGKILL)
                 other.process.wait(timeout=SOON_S)
