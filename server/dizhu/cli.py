@@ -157,11 +157,19 @@ def _play(args: argparse.Namespace) -> int:
         target=args.target,
         table_id=args.table,
     )
+    from dizhu.client import DizhuError
+
+    if args.table and not args.target:
+        print("dizhu play: --table needs --target (the referee that holds the table)", file=sys.stderr)
+        return 2
     try:
         return asyncio.run(play(options, Screen(Console(highlight=False)), stdin_lines()))
     except ValueError as error:
         print(f"dizhu play: {error}", file=sys.stderr)
         return 2
+    except DizhuError as error:
+        print(f"dizhu play: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
