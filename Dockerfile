@@ -4,16 +4,18 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY server ./server
 COPY clients/python ./clients/python
-RUN pip install --no-cache-dir --prefix=/install .
+RUN pip install --no-cache-dir --prefix=/install ".[web]"
 
 FROM python:3.11-slim
 RUN useradd --system --uid 10001 dizhu
 COPY --from=build /install /usr/local
 USER dizhu
 ENV DIZHU_ADDRESS=0.0.0.0:50051 \
+    DIZHU_HTTP_ADDRESS=0.0.0.0:8080 \
     DIZHU_LOG_FORMAT=json \
     DIZHU_DATA_DIR=/tmp/dizhu
-EXPOSE 50051 9100
+EXPOSE 50051 8080 9100
+# Port 8080 serves browsers (gRPC-Web, Connect, the web table); unset DIZHU_HTTP_ADDRESS to turn it off.
 # With REDIS_URL unset the referee starts an embedded Redis (single container, data in
 # DIZHU_DATA_DIR); set REDIS_URL to share tables between replicas.
 ENTRYPOINT ["dizhu", "serve"]

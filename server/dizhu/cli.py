@@ -213,6 +213,42 @@ def _version() -> str:
         return "(not installed)"
 
 
+def _play(args: argparse.Namespace) -> int:
+    """A person's seat in the terminal, against bundled bots."""
+    import asyncio
+
+    from rich.console import Console
+
+    from dizhu.play import PlayOptions, play, stdin_lines
+    from dizhu.play.screen import Screen
+
+    options = PlayOptions(
+        variant=args.variant,
+        rounds=args.rounds,
+        bots=[name.strip() for name in args.bots.split(",")] if args.bots else None,
+        name=args.name,
+        clock_s=args.clock,
+        seed=args.seed,
+        target=args.target,
+        table_id=args.table,
+    )
+    from dizhu.client import DizhuError
+
+    if args.table and not args.target:
+        print("dizhu play: --table needs --target (the referee that holds the table)", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(play(options, Screen(Console(highlight=False)), stdin_lines()))
+    except ValueError as error:
+        print(f"dizhu play: {error}", file=sys.stderr)
+        return 2
+    except DizhuError as error:
+        print(f"dizhu play: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dizhu",
@@ -269,6 +305,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_bot_arguments(bot)
     bot.set_defaults(handler=_bot)
+    seat = commands.add_parser(
+        "play",
+        help="play a table against bundled bots in the terminal",
+        description="Take a seat at a table against bundled bots (a referee with an embedded Redis in this "
+        "process, or --target): type bids and cards; h for help.",
+    )
+    seat.add_argument("--variant", choices=sorted(VARIANTS), default="3p", help="3 or 4 players (default 3p)")
+    seat.add_argument("--rounds", type=_positive, default=3, help="rounds to play (default 3)")
+    seat.add_argument("--bots", help="the other seats' bots, comma-separated, among heuristic and random")
+    seat.add_argument("--name", default="You", help="your name at the table")
+    seat.add_argument("--clock", type=int, default=60, help="seconds per decision, 0 for no clock (default 60)")
+    seat.add_argument("--seed", type=_seed, help="seed of the first round (64 hex digits), for a reproducible game")
+    seat.add_argument("--target", help="a running referee's host:port (default: one in this process)")
+    seat.add_argument("--table", help="with --target: take a free seat at this table instead of creating one")
+    seat.set_defaults(handler=_play)
     return parser
 
 

@@ -74,6 +74,16 @@ class ServerConfig:
     max_watched_tables: int = 10_000
     #: Seconds an external Redis that does not answer at start is retried (with backoff) before giving up.
     redis_wait_s: float = 30.0
+    #: Where to serve browsers, ``host:port`` (gRPC-Web, Connect, the web table); empty: no HTTP.
+    http_address: str = ""
+    #: Origins whose pages may call the HTTP port (CORS); ``*`` for any; empty: same origin only.
+    cors_origins: tuple[str, ...] = ()
+    #: Bundled bots the web table may start in this process at once (0: none).
+    web_bots: int = 32
+    #: Seconds a seat counts as connected after its last call made with its token.
+    presence_window_s: float = 30.0
+    #: Seconds a seat's open stream keeps it connected after its process last renewed it.
+    presence_lease_s: float = 15.0
     # -- Safety (docs/security.md) ------------------------------------------------------------
     #: Secrets tokens are derived from: the first mints, the others (retired) still re-mint
     #: the tokens of recorded answers. Empty: one made up per run (and shared by its workers).
@@ -311,6 +321,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         "before giving up (env DIZHU_REDIS_WAIT_S; default: %(default)s)",
     )
     _add_safety_arguments(parser, d)
+    _add_browser_arguments(parser, d)
 
 
 def _fraction(text: str) -> float:
@@ -486,8 +497,58 @@ def _secrets(args: argparse.Namespace) -> tuple[str, ...]:
     return found
 
 
+def _http_address(text: str) -> str:
+    return _address(text) if text else text
+
+
+def _add_browser_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> None:
+    browsers = parser.add_argument_group("browsers and presence (docs/front-ends.md)")
+    browsers.add_argument(
+        "--http-address",
+        metavar="HOST:PORT",
+        type=_checked(_http_address, "a host:port address (port 0..65535), or empty", "DIZHU_HTTP_ADDRESS"),
+        default=_env("DIZHU_HTTP_ADDRESS", d.http_address),
+        help="where to serve browsers: gRPC-Web, Connect and the web table (env DIZHU_HTTP_ADDRESS; default: "
+        "none, no HTTP port)",
+    )
+    browsers.add_argument(
+        "--cors-origin",
+        metavar="URL",
+        action="append",
+        default=None,
+        help="an origin whose pages may call the HTTP port, or * for any; repeatable; given at all, the flags "
+        "replace $DIZHU_CORS_ORIGINS (comma-separated) (default: none, same origin only)",
+    )
+    browsers.add_argument(
+        "--web-bots",
+        metavar="N",
+        type=_checked(functools.partial(_at_least, 0, int)(), "a whole number, at least 0", "DIZHU_WEB_BOTS"),
+        default=_env("DIZHU_WEB_BOTS", d.web_bots),
+        help="bundled bots the web table may run in this process at once, 0 for none (env DIZHU_WEB_BOTS; "
+        "default: %(default)s)",
+    )
+    above_zero = _at_least(0.001, float)
+    browsers.add_argument(
+        "--presence-window",
+        metavar="SECONDS",
+        type=_checked(above_zero, "a number of seconds above 0", "DIZHU_PRESENCE_WINDOW_S"),
+        default=_env("DIZHU_PRESENCE_WINDOW_S", d.presence_window_s),
+        help="seconds a seat counts as connected after its last call (env DIZHU_PRESENCE_WINDOW_S; "
+        "default: %(default)s)",
+    )
+    browsers.add_argument(
+        "--presence-lease",
+        metavar="SECONDS",
+        type=_checked(above_zero, "a number of seconds above 0", "DIZHU_PRESENCE_LEASE_S"),
+        default=_env("DIZHU_PRESENCE_LEASE_S", d.presence_lease_s),
+        help="seconds an open stream keeps its seat connected after its process last renewed it "
+        "(env DIZHU_PRESENCE_LEASE_S; default: %(default)s)",
+    )
+
+
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")
+    cors_origins = args.cors_origin if args.cors_origin is not None else _env("DIZHU_CORS_ORIGINS", "").split(",")
     return ServerConfig(
         address=args.address,
         redis_url=args.redis_url or None,
@@ -521,4 +582,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         idle_close_s=args.idle_close,
         unattended_rounds=args.unattended_rounds,
         memory_reserve=args.memory_reserve,
+        http_address=args.http_address,
+        cors_origins=tuple(origin for origin in cors_origins if origin),
+        web_bots=args.web_bots,
+        presence_window_s=args.presence_window,
+        presence_lease_s=args.presence_lease,
     )

@@ -55,8 +55,8 @@ class TestFirstMessage:
         assert first.snapshot.your_seat == 1
         assert len(first.snapshot.your_hand) == 17
         assert cards_in(first.snapshot.your_hand) == cards_in(mine.your_hand)
-        # Three seats joined and the deal started: the snapshot includes those four events.
-        assert first.sequence == await node.store.last_sequence(table.table_id) == 4
+        # Three seats joined, the deal started, and seat 1's read made it present: five events.
+        assert first.sequence == await node.store.last_sequence(table.table_id) == 5
         assert first.version == first.snapshot.version == mine.version
         await watcher.cancel()
 
@@ -99,8 +99,9 @@ class TestEvents:
             _assert_consecutive(events, start.sequence)
             assert kind(events[-1]) == "table_closed"
             assert events[-1].table_closed.reason == table_pb2.CLOSE_REASON_ROUND_LIMIT
-            # One change, one version: every version from the snapshot's to the last one shows up.
-            versions = [event.version for event in events]
+            # One change, one version: every version from the snapshot's to the last one shows up
+            # (presence events carry the version of the moment: they change no state).
+            versions = [event.version for event in events if kind(event) != "seat_presence"]
             assert versions == sorted(versions)
             assert sorted(set(versions)) == list(range(start.version + 1, current.version + 1))
             assert sum(kind(e) in ("bid_made", "cards_played") for e in events) == decisions
@@ -120,7 +121,8 @@ class TestEvents:
         assert all(beat.time.ToMilliseconds() > 0 for beat in heartbeats)
         await act(node.tables, node.rules, table, random.Random(1))
         made = await watcher.wait_kind("bid_made")
-        assert made.sequence == snapshot.sequence + 1
+        present = [m for m in watcher.messages if kind(m) == "seat_presence"]  # the bidder's read came first
+        assert made.sequence == snapshot.sequence + 1 + len(present)
         await watcher.cancel()
 
     async def test_a_closed_table_gives_its_snapshot_then_ends_ok(self, referees: Referees) -> None:
@@ -198,8 +200,9 @@ class TestResume:
         watcher = watch(node.tables, table.table_id, table.tokens[2], after=latest)
         await act(node.tables, node.rules, table, random.Random(2))
         made = await watcher.wait_kind("bid_made")
-        assert watcher.messages[0] is made
-        assert made.sequence == latest + 1
+        live = [m for m in watcher.messages if kind(m) != "seat_presence"]  # seat 2's stream made it present
+        assert live[0] is made
+        assert watcher.messages[0].sequence == latest + 1
         await watcher.cancel()
 
     async def test_a_resume_point_older_than_the_kept_events_gives_a_fresh_snapshot_first(

@@ -325,7 +325,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
             seat=index,
             occupied=s.occupied,
             player_name=s.name,
-            connected=s.occupied,
+            connected=False,  # presence is not part of the table's state: the gateway marks it
             cards_left=hand_sizes[index],
             balance=table.match.balances[index],
             timeouts=table.timeouts[index] if table.timeouts else 0,

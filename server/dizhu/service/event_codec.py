@@ -18,7 +18,7 @@ from dizhu.referee import events as ev
 from dizhu.service.convert import event_to_proto
 from dizhu.v1 import events_pb2
 
-__all__ = ["decode_event", "encode_event"]
+__all__ = ["decode_event", "encode_event", "encode_public"]
 
 _LENGTH = struct.Struct(">I")
 
@@ -35,6 +35,12 @@ def encode_event(event: ev.TableEvent, players: int, version: int, time: datetim
         body = message.SerializeToString()
         parts += [_LENGTH.pack(len(body)), body]
     return b"".join(parts)
+
+
+def encode_public(message: events_pb2.TableEvent) -> bytes:
+    """A stored event that every viewer sees alike (e.g. a seat's presence)."""
+    body = message.SerializeToString()
+    return bytes([1]) + _LENGTH.pack(len(body)) + body
 
 
 def decode_event(payload: bytes, viewer: int | None, sequence: int) -> events_pb2.TableEvent:

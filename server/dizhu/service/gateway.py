@@ -25,7 +25,7 @@ import datetime
 import hashlib
 import time
 from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 import structlog
 from google.protobuf.message import Message
@@ -33,7 +33,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from dizhu.referee import decode, encode
-from dizhu.referee.auth import Principal, resolve
+from dizhu.referee.auth import Principal, Role, resolve
 from dizhu.referee.commands import Context, Created, Mint, Outcome, abandon, timeout
 from dizhu.referee.errors import (
     InvalidArgument,
@@ -51,10 +51,11 @@ from dizhu.service.errors import is_store_full
 from dizhu.service.event_codec import encode_event
 from dizhu.service.metadata import Credentials
 from dizhu.service.metrics import ABANDONED
+from dizhu.service.presence import Presence, mark_presence, occupied_mask
 from dizhu.store import Saved, SaveOutcome, TableStore
 from dizhu.store.keys import validate_request_id, validate_table_id
 
-__all__ = ["MAX_REQUEST_ID", "MAX_TABLE_ID", "MIN_SECRET_REQUEST_ID", "Gateway", "TablePolicy"]
+__all__ = ["MAX_REQUEST_ID", "MAX_TABLE_ID", "MIN_SECRET_REQUEST_ID", "Gateway", "Snapshot", "TablePolicy"]
 
 ResponseT = TypeVar("ResponseT", bound=Message)
 _log = structlog.get_logger("dizhu.gateway")
@@ -128,6 +129,17 @@ class _Minting:
         return minted.token
 
 
+class Snapshot(NamedTuple):
+    """A table as read for one caller (see :meth:`Gateway.snapshot`)."""
+
+    table: TableState
+    principal: Principal
+    #: The sequence of the last event the table reflects.
+    sequence: int
+    #: The seats connected, bit ``s`` for seat ``s``.
+    presence: int
+
+
 class _DecodedTables:
     """The last state this process decoded or encoded for each table, by its exact bytes.
 
@@ -171,6 +183,8 @@ class Gateway:
         policy: TablePolicy | None = None,
         now: Callable[[], float] = time.time,
         cache_size: int = 4096,
+        presence_window_s: float = 30.0,
+        presence_lease_s: float = 15.0,
     ) -> None:
         self._store = store
         self.keys = keys or TokenKeys.ephemeral()
@@ -180,22 +194,34 @@ class Gateway:
         #: When this process last indexed each table's activity (bounded like the decoded tables).
         self._marked: collections.OrderedDict[str, int] = collections.OrderedDict()
         self._cache_size = cache_size
+        #: Who is at which table (SeatView.connected); see :mod:`dizhu.service.presence`.
+        self.presence = Presence(
+            store.presence(), self.table, window_s=presence_window_s, lease_s=presence_lease_s, now=now
+        )
 
     def _now_ms(self) -> int:
         return int(self._now() * 1000)
 
-    async def read(self, table_id: str, credentials: Credentials) -> tuple[TableState, Principal]:
-        """The table and who the caller is (no request id, nothing written)."""
-        table, principal, _ = await self.snapshot(table_id, credentials)
-        return table, principal
+    async def table(self, table_id: str) -> TableState | None:
+        """The table as stored now, None if there is none."""
+        loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
+        return None if loaded.state is None else self._decoded.decode(table_id, loaded.state)
 
-    async def snapshot(self, table_id: str, credentials: Credentials) -> tuple[TableState, Principal, int]:
-        """The table, who the caller is, and the sequence of the last event the table reflects."""
+    async def snapshot(self, table_id: str, credentials: Credentials) -> Snapshot:
+        """The table, who the caller is, the sequence of the last event the table reflects, and
+        who is connected (a seat's read counts as a call: see :mod:`dizhu.service.presence`)."""
         loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
         if loaded.state is None:
             raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
         table = self._decoded.decode(table_id, loaded.state)
-        return table, resolve(table, credentials.token()), loaded.sequence
+        principal = resolve(table, credentials.token())
+        if table.status is TableStatus.CLOSED:
+            return Snapshot(table, principal, loaded.sequence, 0)
+        presence = loaded.presence & occupied_mask(table)
+        if principal.role is Role.SEAT and principal.seat is not None:
+            await self.presence.called(table, principal.seat, loaded.presence)
+            presence |= 1 << principal.seat
+        return Snapshot(table, principal, loaded.sequence, presence)
 
     async def _save(
         self,
@@ -381,11 +407,14 @@ class Gateway:
             minting = _Minting(self.keys, table_id)
             outcome = command(table, Context(principal, now_ms, expected_version, minting))
             response = respond(outcome, principal)
+            actor = principal.seat if principal.role is Role.SEAT else None
+            mark_presence(response, self.presence.predicted(table, outcome.table, actor, loaded.presence))
             if not outcome.changed:
                 return response
             sealed = answers.seal(print_, response, minting.recipes)
             saved = await self._save(table, outcome, now_ms, answer_principal, request_id, sealed, by_client=True)
             if saved.outcome is SaveOutcome.SAVED:
+                await self.presence.changed(table, outcome.table, actor, loaded.presence)
                 return response
             if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
                 return answers.open(saved.answer, print_, table_id, self.keys)

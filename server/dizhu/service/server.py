@@ -9,7 +9,8 @@ import functools
 import os
 import secrets
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import structlog
@@ -26,12 +27,17 @@ from dizhu.service.clock import run_clock
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway, TablePolicy
 from dizhu.service.metrics import MetricsInterceptor
+from dizhu.service.presence import Presence, run_presence_sweeper
 from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2, table_service_pb2
+
+if TYPE_CHECKING:
+    from dizhu.web import WebServer
+    from dizhu.web.bridge import Registration
 
 __all__ = ["Referee", "create_server", "run", "running_referee"]
 
@@ -52,13 +58,18 @@ class Referee:
         port: int,
         health_servicer: health_aio.HealthServicer,
         feeds: TableFeeds,
-        clock: asyncio.Task[None],
+        clock: Awaitable[object],
         clock_stopping: asyncio.Event,
+        web: WebServer | None = None,
+        presence: Presence | None = None,
     ) -> None:
         self.server = server
         self.port = port
         self.health = health_servicer
         self.feeds = feeds
+        #: The HTTP side (gRPC-Web, Connect, the web table), when ``http_address`` is set.
+        self.web = web
+        self._presence = presence
         self._clock = clock
         self._clock_stopping = clock_stopping
 
@@ -71,7 +82,9 @@ class Referee:
         await self.health.enter_graceful_shutdown()
         self._clock_stopping.set()
         await asyncio.gather(self._clock, return_exceptions=True)
-        await self.server.stop(grace_s)
+        await asyncio.gather(self.server.stop(grace_s), *([self.web.stop()] if self.web is not None else []))
+        if self._presence is not None:
+            await self._presence.close()  # the streams' leases, released before Redis closes
         await self.feeds.close()
 
 
@@ -91,9 +104,16 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         ("grpc.max_receive_message_length", max(1 << 20, _TRANSPORT_CAP_FACTOR * config.max_request_bytes)),
         ("grpc.max_concurrent_streams", MAX_CALLS_PER_CONNECTION),
     ]
-    server = grpc.aio.server(options=options, interceptors=[MetricsInterceptor()])
+    interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
+    server = grpc.aio.server(options=options, interceptors=interceptors)
     admission = Admission(_admission_limits(config), config.api_keys)
-    gateway = Gateway(store, keys=_token_keys(config), policy=_table_policy(config))
+    gateway = Gateway(
+        store,
+        keys=_token_keys(config),
+        policy=_table_policy(config),
+        presence_window_s=config.presence_window_s,
+        presence_lease_s=config.presence_lease_s,
+    )
     feeds = TableFeeds(feed_store or store)
     table_servicer = TableServicer(
         gateway,
@@ -105,19 +125,59 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         heartbeat_s=config.heartbeat_s,
     )
     services = {_TABLE_SERVICE: table_servicer, _RULES_SERVICE: RulesServicer(admission)}
-    add_services(server, services, admission, max_request_bytes=config.max_request_bytes)
+
+    def register(registered: object, target: Any) -> None:
+        # The same registration serves gRPC and, collected again, the browsers' side.
+        add_services(target, services, admission, max_request_bytes=config.max_request_bytes)
+
+    registrations: tuple[Registration, ...] = ((register, services),)
+    register(services, server)
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
     port = bind(server, config.address)
     await server.start()
+    # Browsers are served before health says SERVING, so that a ready referee is ready on both ports.
+    web = await _serve_browsers(config, registrations, interceptors, port) if config.http_address else None
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     clock_stopping = asyncio.Event()
     clock = asyncio.create_task(
         run_clock(store, gateway, interval_s=config.clock_interval_s, stopping=clock_stopping), name="clock"
     )
-    return Referee(server, port, health_servicer, feeds, clock, clock_stopping)
+    sweep_s = min(1.0, config.presence_lease_s / 4, config.presence_window_s / 4)
+    sweeper = asyncio.create_task(
+        run_presence_sweeper(gateway.presence, interval_s=sweep_s, stopping=clock_stopping), name="presence"
+    )
+    return Referee(
+        server, port, health_servicer, feeds, asyncio.gather(clock, sweeper), clock_stopping, web, gateway.presence
+    )
+
+
+async def _serve_browsers(
+    config: ServerConfig,
+    registrations: Sequence[Registration],
+    interceptors: Sequence[grpc.aio.ServerInterceptor],
+    grpc_port: int,
+) -> WebServer:
+    """The HTTP side (gRPC-Web, Connect, the web table) from the same servicers and interceptors."""
+    try:
+        from dizhu.web import start_web_server
+    except ImportError as error:
+        raise SystemExit(f"--http-address needs the web extra: pip install 'dizhu[web]' ({error})") from None
+    host = config.address.rpartition(":")[0]
+    local = "127.0.0.1" if host in ("", "0.0.0.0", "[::]", "::") else host  # noqa: S104 -- names, not a bind
+    return await start_web_server(
+        config.http_address,
+        registrations=registrations,
+        services=(_TABLE_SERVICE, _RULES_SERVICE),
+        interceptors=interceptors,
+        grpc_target=f"{local}:{grpc_port}",
+        cors_origins=config.cors_origins,
+        max_bots=config.web_bots,
+        reuse_port=config.workers > 1,
+        grace_s=config.grace_s,
+    )
 
 
 def _admission_limits(config: ServerConfig) -> AdmissionLimits:
@@ -220,7 +280,13 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
     if warn:
         _warn_about_exposure(config)
     async with running_referee(config) as referee:
-        _log.info("serving", address=config.address, port=referee.port, metrics_port=config.metrics_port or None)
+        _log.info(
+            "serving",
+            address=config.address,
+            port=referee.port,
+            http_port=referee.web.port if referee.web is not None else None,
+            metrics_port=config.metrics_port or None,
+        )
         await stop.wait()
         _log.info("stopping", grace_s=config.grace_s)
     _log.info("stopped")

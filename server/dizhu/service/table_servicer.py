@@ -21,6 +21,7 @@ from dizhu.service.errors import ServicerContext, guarded, guarded_stream
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway
 from dizhu.service.metadata import Credentials, api_principal, credentials
+from dizhu.service.presence import mark_presence
 from dizhu.service.watch import watch
 from dizhu.store import TableStore
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
@@ -171,8 +172,10 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def GetTable(self, request: pb.GetTableRequest, context: ServicerContext) -> pb.GetTableResponse:
-        table, principal = await self._gateway.read(request.table_id, credentials(context))
-        return pb.GetTableResponse(table=convert.table_view(table, principal))
+        table, principal, _, presence = await self._gateway.snapshot(request.table_id, credentials(context))
+        response = pb.GetTableResponse(table=convert.table_view(table, principal))
+        mark_presence(response, presence)
+        return response
 
     @guarded
     async def LeaveTable(self, request: pb.LeaveTableRequest, context: ServicerContext) -> pb.LeaveTableResponse:

@@ -20,6 +20,7 @@ from dizhu.service.event_codec import decode_event
 from dizhu.service.feeds import LAGGING, TableFeeds
 from dizhu.service.gateway import Gateway
 from dizhu.service.metadata import Credentials
+from dizhu.service.presence import mark_presence
 from dizhu.store import TableStore
 from dizhu.v1 import events_pb2, table_pb2
 
@@ -48,14 +49,15 @@ async def watch(
     """The events of ``table_id`` for the caller (see the module docstring)."""
     # Read before subscribing, so an unknown table or a bad token fails at once. Events after
     # this snapshot's sequence that the subscription misses are read back from the store below.
-    table, principal, snapshot_sequence = await gateway.snapshot(table_id, credentials)
+    table, principal, snapshot_sequence, presence = await gateway.snapshot(table_id, credentials)
     viewer = seat = principal.seat if principal.role is Role.SEAT else None
     if after_sequence is not None and after_sequence > snapshot_sequence:
         raise SequenceOutOfRange(
             f"sequence {after_sequence} is beyond the table's latest, {snapshot_sequence}",
             metadata={"table_id": table_id, "latest_sequence": str(snapshot_sequence)},
         )
-    async with feeds.subscribe(table_id) as queue:
+    # A seat counts as connected while its stream is open (see dizhu.service.presence).
+    async with feeds.subscribe(table_id) as queue, gateway.presence.stream_lease(table, seat) as here:
         # Resume without a snapshot when every event the caller missed is still kept.
         resume = False
         if after_sequence is not None:
@@ -66,12 +68,16 @@ async def watch(
             last = after_sequence
         else:
             last = snapshot_sequence
-            yield _snapshot(table_view(table, principal), snapshot_sequence, table.version)
+            snapshot = _snapshot(table_view(table, principal), snapshot_sequence, table.version)
+            mark_presence(snapshot.snapshot, presence)
+            yield snapshot
         while True:
             history = await store.read_events(table_id, last, count=_HISTORY_CHUNK)
             for sequence, payload in history:
                 event, viewer, closed = _event(payload, viewer, sequence)
                 last = sequence
+                if viewer is None:
+                    await here.release()  # the seat was left: this stream no longer keeps it connected
                 yield event
                 if closed:
                     return
@@ -100,6 +106,8 @@ async def watch(
                 continue
             event, viewer, closed = _event(payload, viewer, sequence)
             last = sequence
+            if viewer is None:
+                await here.release()
             yield event
             if closed:
                 return

@@ -14,11 +14,15 @@ from dizhu.store.keys import (
     validate_request_id,
     validate_table_id,
 )
+from dizhu.store.presence import PresenceOutcome, PresenceStore, PresenceUpdate
 from dizhu.store.redis_store import Loaded, MemoryUse, Saved, SaveOutcome, TableStore
 
 __all__ = [
     "Loaded",
     "MemoryUse",
+    "PresenceOutcome",
+    "PresenceStore",
+    "PresenceUpdate",
     "SaveOutcome",
     "Saved",
     "TableKeys",

@@ -9,6 +9,7 @@ unchanged on a cluster::
     <prefix>:{t:<table_id>}:records    hash: named records (replay:<round>)
     <prefix>:{t:<table_id>}:answers    hash: answer id -> "<expiry ms>:<the recorded answer>"
     <prefix>:{t:<table_id>}:answered   sorted set: answer id, scored by the order it was recorded in
+    <prefix>:{t:<table_id>}:presence   sorted set: seat presence leases (dizhu.store.presence)
 
 An answer id is a hash of who asked and the request id (:func:`answer_id`): neither appears
 in any key or value, so a request id can be a secret its caller holds (docs/security.md).
@@ -92,6 +93,8 @@ class TableKeys:
     """A hash of the recorded answers, by answer id (:func:`answer_id`), each ``<expiry ms>:<answer>``."""
     answered: str
     """A sorted set of the answer ids, scored by the order they were recorded in."""
+    presence: str
+    """A sorted set of the seats' presence leases (see :mod:`dizhu.store.presence`)."""
     scan_pattern: str
     """A ``SCAN MATCH`` pattern for every key of the table (admin and tests only)."""
 
@@ -111,5 +114,6 @@ def table_keys(prefix: str, table_id: str) -> TableKeys:
         records=f"{base}:records",
         answers=f"{base}:answers",
         answered=f"{base}:answered",
+        presence=f"{base}:presence",
         scan_pattern=f"{base}:*",
     )

@@ -27,6 +27,7 @@ from redis.asyncio import Redis
 
 from dizhu.store import scripts
 from dizhu.store.keys import TableKeys, answer_id, table_keys, validate_principal, validate_table_id
+from dizhu.store.presence import PresenceStore
 
 __all__ = ["Loaded", "MemoryUse", "SaveOutcome", "Saved", "TableStore"]
 
@@ -49,6 +50,8 @@ class Loaded:
     sequence: int = 0
     """The sequence number of the table's last event (0 before any): a snapshot of
     ``state`` is followed by the events after this one."""
+    presence: int = 0
+    """The seats last announced connected, bit ``s`` for seat ``s`` (:mod:`dizhu.store.presence`)."""
 
 
 class SaveOutcome(enum.Enum):
@@ -131,6 +134,10 @@ class TableStore:
         self._defer = redis.register_script(scripts.DEFER)
         self._reserve = redis.register_script(scripts.RESERVE)
 
+    def presence(self) -> PresenceStore:
+        """The presence leases of the same tables (same Redis, same prefix)."""
+        return PresenceStore(self._redis, prefix=self._prefix, events_maxlen=self.events_maxlen)
+
     def keys(self, table_id: str) -> TableKeys:
         """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
         return table_keys(self._prefix, table_id)
@@ -152,13 +159,19 @@ class TableStore:
         keys = self.keys(table_id)
         if request_id is None:
             validate_principal(principal)
-            version, data, seq = await self._redis.hmget(keys.state, ["version", "data", "seq"])
+            version, data, seq, presence = await self._redis.hmget(keys.state, ["version", "data", "seq", "presence"])
             answer = None
         else:
-            version, data, seq, answer = await self._load(
+            version, data, seq, answer, presence = await self._load(
                 keys=[keys.state, keys.answers], args=[answer_id(principal, request_id)]
             )
-        return Loaded(state=_bytes(data), version=_int(version), answer=_bytes(answer), sequence=_int(seq))
+        return Loaded(
+            state=_bytes(data),
+            version=_int(version),
+            answer=_bytes(answer),
+            sequence=_int(seq),
+            presence=_int(presence),
+        )
 
     async def create(
         self,
@@ -380,7 +393,7 @@ class TableStore:
         await self._redis.zrem(self._deadlines_key, table_id)
         await self._redis.hdel(self._deadline_versions_key, table_id)
         await self._redis.zrem(self._activity_key, table_id)
-        await self._redis.delete(keys.state, keys.events, keys.records, keys.answers, keys.answered)
+        await self._redis.delete(keys.state, keys.events, keys.records, keys.answers, keys.answered, keys.presence)
 
 
 def _bytes(value: object) -> bytes | None:

@@ -74,12 +74,13 @@ LOAD = (
 -- KEYS[1]  state hash        <prefix>:{t:<id>}:state
 -- KEYS[2]  answers hash      <prefix>:{t:<id>}:answers
 -- ARGV[1]  the answer id
--- return   {version or nil, data or nil, seq or nil, answer or nil (none, or expired)}
+-- return   {version or nil, data or nil, seq or nil, answer or nil (none, or expired),
+--           presence or nil}
 """
     + _ANSWERS
     + """
-local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq')
-return {state[1], state[2], state[3], recorded(KEYS[2], ARGV[1])}
+local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq', 'presence')
+return {state[1], state[2], state[3], recorded(KEYS[2], ARGV[1]), state[4]}
 """
 )
 

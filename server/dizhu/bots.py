@@ -1,0 +1,107 @@
+"""Bundled bots seated for a person (the web table, ``dizhu play``), as ordinary gRPC clients.
+
+A person asks for bots in the other seats; :class:`BotHost` joins each one through
+``JoinTable`` over the referee's gRPC port and plays it with the SDK's
+:class:`~dizhu.client.BotRunner` (a ``WatchTable`` stream per bot), exactly as a bot on
+another machine would. The referee knows nothing of them.
+
+A process hosts at most ``limit`` bots at once. A bot stops when its table closes, when
+the table is gone, or when nothing has happened at the table for ``idle_s`` seconds (a
+person who walked away from a table that waits for them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Sequence
+
+import grpc
+import structlog
+
+from dizhu.client import BotRunner, DizhuError, TableClient
+from dizhu.client.client import CHANNEL_OPTIONS
+from dizhu.demo import BOT_KINDS
+
+__all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots"]
+
+_log = structlog.get_logger("dizhu.bots")
+#: The names bots take, by seat.
+BOT_NAMES = ("Ann", "Bob", "Cyd", "Dee")
+
+
+class NoRoomForBots(Exception):
+    """The process already hosts as many bots as it may."""
+
+
+class BotHost:
+    """Starts and keeps the bots of one web server; see the module docstring."""
+
+    def __init__(self, target: str, *, limit: int, idle_s: float = 1800.0) -> None:
+        self._target = target
+        self.limit = limit
+        self.idle_s = idle_s
+        self._channel: grpc.aio.Channel | None = None
+        self._bots: set[asyncio.Task[None]] = set()
+
+    @property
+    def running(self) -> int:
+        """Bots playing now."""
+        return len(self._bots)
+
+    def _open(self) -> grpc.aio.Channel:
+        if self._channel is None:
+            self._channel = grpc.aio.insecure_channel(self._target, options=CHANNEL_OPTIONS)
+        return self._channel
+
+    async def seat(self, table_id: str, kinds: Sequence[str]) -> list[int]:
+        """Join one bot of each kind to ``table_id``; their seats, once all have joined.
+
+        Raises ``ValueError`` for an unknown kind, :class:`NoRoomForBots` past the limit,
+        and the SDK's :class:`~dizhu.client.DizhuError` if the referee refuses a seat
+        (the bots already seated stay and play).
+        """
+        unknown = sorted(set(kinds) - set(BOT_KINDS))
+        if unknown:
+            raise ValueError(f"unknown bot kind(s) {', '.join(unknown)}: choose among {', '.join(sorted(BOT_KINDS))}")
+        if self.running + len(kinds) > self.limit:
+            raise NoRoomForBots(f"this server hosts at most {self.limit} bots at once")
+        seats = []
+        for kind in kinds:
+            client = TableClient(self._open(), table_id=table_id)
+            view = await client.get()
+            free = [seat.seat for seat in view.seats if not seat.occupied]
+            name = f"{BOT_NAMES[free[0] % len(BOT_NAMES)] if free else 'Bot'} ({kind} bot)"
+            joined = await client.join(name)
+            seats.append(joined.seat)
+            bot = BOT_KINDS[kind](os.urandom(16))
+            runner = BotRunner(bot, client)
+            task = asyncio.create_task(self._play(runner, table_id), name=f"bot-{table_id}-{joined.seat}")
+            self._bots.add(task)
+            task.add_done_callback(self._bots.discard)
+        return seats
+
+    async def _play(self, runner: BotRunner, table_id: str) -> None:
+        play = asyncio.create_task(runner.run())
+        last_version = -1
+        try:
+            while not play.done():
+                await asyncio.wait({play}, timeout=self.idle_s)
+                if not play.done() and runner.client.version == last_version:
+                    _log.info("bot_idle", table_id=table_id, seat=runner.client.seat)
+                    break
+                last_version = runner.client.version
+        finally:
+            play.cancel()
+            with contextlib.suppress(asyncio.CancelledError, DizhuError):
+                await play
+
+    async def close(self) -> None:
+        """Stop every bot (their seats stay taken) and close the channel."""
+        bots = list(self._bots)
+        for task in bots:
+            task.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        if self._channel is not None:
+            await self._channel.close()

@@ -1,0 +1,290 @@
+"""A person's seat at a table, in the terminal: the loop of ``dizhu play``.
+
+The person is an ordinary client of the referee: a seat token, a ``WatchTable`` stream
+(narrated as it comes, and telling when to read the seat's view again) and the same calls
+a bot makes. The bundled bots in the other seats are ordinary clients too
+(:class:`dizhu.bots.BotHost`). By default the referee is one started in this process with an
+embedded Redis (:func:`dizhu.testing.local_referee`); ``target`` names a running one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import sys
+import threading
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from dizhu.bots import BotHost
+from dizhu.client import DizhuError, MoveRefused, OutOfTurn, TableClient, to_beat
+from dizhu.demo import BOT_KINDS, Narrator, demo_seeds
+from dizhu.play.commands import Bid, Help, NextRound, Play, Quit, Unclear, read_command
+from dizhu.play.screen import HELP, Screen, seconds_left
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
+
+__all__ = ["PlayOptions", "play", "stdin_lines"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayOptions:
+    """What ``dizhu play`` was asked for."""
+
+    variant: str = "3p"
+    rounds: int = 3
+    #: The bot of each other seat (default: heuristic).
+    bots: Sequence[str] | None = None
+    name: str = "You"
+    #: Seconds per decision; 0: no clock.
+    clock_s: int = 60
+    seed: bytes | None = None
+    #: A running referee (``host:port``); None: one in this process.
+    target: str | None = None
+    #: Join this table (a free seat) instead of creating one with bots.
+    table_id: str | None = None
+
+
+async def stdin_lines() -> AsyncIterator[str]:
+    """Lines typed on standard input (a daemon thread reads them, so that quitting never waits for one)."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def pump() -> None:
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+        loop.call_soon_threadsafe(lines.put_nowait, None)
+
+    threading.Thread(target=pump, name="stdin", daemon=True).start()
+    while (line := await lines.get()) is not None:
+        yield line
+
+
+class _Seat:
+    """The person's client, the latest view it read, and a signal when that changes."""
+
+    def __init__(self, client: TableClient, screen: Screen) -> None:
+        self.client = client
+        self.screen = screen
+        self.view = table_pb2.TableView()
+        self.changed = asyncio.Event()
+        self.settled_round = 0
+        #: Set once the stream's first message was narrated.
+        self.following = asyncio.Event()
+        #: The question waiting for an answer, asked again after lines narrated under it.
+        self.prompt: str | None = None
+        self._narrated = False
+
+    def narrate(self, line: str) -> None:
+        if self.prompt is not None and not self._narrated:
+            self.screen.console.print()
+        self._narrated = True
+        self.screen.say(line)
+
+    def ask(self, prompt: str | None) -> None:
+        """Show ``prompt`` (None: no question is waiting)."""
+        self.prompt = prompt
+        self._narrated = False
+        if prompt is not None:
+            self.screen.console.print(prompt, end="")
+
+    async def read(self) -> None:
+        view = await self.client.get()
+        if view.version >= self.view.version:
+            self.view = view
+            self.changed.set()
+
+    async def follow(self, kinds: Sequence[str]) -> None:
+        """Narrate the table's stream and read the view after every change, until the table closes."""
+        narrator: Narrator | None = None
+        async for event in self.client.watch():
+            if narrator is None:
+                narrator = Narrator(event.snapshot if event.HasField("snapshot") else self.view, kinds, self.narrate)
+                self.following.set()
+            else:
+                narrator.on_event(event)
+            if self._narrated and self.prompt is not None:
+                self.ask(self.prompt)
+            kind = event.WhichOneof("payload")
+            if kind == "seat_presence" or (kind != "heartbeat" and event.version > self.view.version):
+                await self.read()
+        await self.read()
+
+
+def _phase(view: table_pb2.TableView, settled_round: int) -> str:
+    mine = view.HasField("your_seat") and view.HasField("turn_seat") and view.turn_seat == view.your_seat
+    if mine and view.phase == table_pb2.PHASE_AUCTION:
+        return "auction"
+    if mine and view.phase == table_pb2.PHASE_PLAY:
+        return "play"
+    if view.phase == table_pb2.PHASE_ROUND_OVER and view.last_settlement.round > settled_round:
+        return "round_over"
+    return "wait"
+
+
+async def _legal(seat: _Seat) -> list[rules_service_pb2.LegalMove]:
+    view = seat.view
+    answer = await seat.client.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
+    return list(answer.moves)
+
+
+def _prompt(view: table_pb2.TableView, phase: str) -> str:
+    clock = seconds_left(view)
+    timer = f" [{clock} s left]" if clock is not None else ""
+    if phase == "auction":
+        return f"Your bid (1-3, 0 or p to pass; highest so far {view.highest_bid}){timer} > "
+    if phase == "play":
+        leading = to_beat(view) is None
+        return f"Your play ({'you lead' if leading else 'beat it or p to pass'}; h for help){timer} > "
+    return "Round over: Enter for the next round, q to leave > "
+
+
+async def _act(seat: _Seat, command: Bid | Play | NextRound, version: int) -> None:
+    if isinstance(command, Bid):
+        seat.view = await seat.client.bid(command.amount, expected_version=version)
+    elif isinstance(command, Play):
+        seat.view = (await seat.client.play(list(command.cards), expected_version=version)).table
+    else:
+        settled = await seat.client.settle()
+        seat.settled_round = settled.settlement.round
+        seat.view = settled.table
+
+
+class _Turns:
+    """Prompts whenever the seat has something to decide, until the table closes or the person leaves."""
+
+    def __init__(self, seat: _Seat, lines: AsyncIterator[str]) -> None:
+        self.seat = seat
+        self.screen = seat.screen
+        self.lines = lines
+        self.prompted = ""
+        self.legal: list[rules_service_pb2.LegalMove] = []
+
+    async def _show(self, view: table_pb2.TableView, phase: str) -> None:
+        """The table, the hand, the legal plays and the prompt, once per version that asks something."""
+        if phase == "wait":
+            self.seat.ask(None)
+            return
+        if self.prompted == f"{view.version}/{phase}":
+            if self.seat.prompt is None:
+                self.seat.ask(_prompt(view, phase))  # after a refusal, a help, ...: the question again
+            return
+        self.prompted = f"{view.version}/{phase}"
+        self.seat.ask(None)
+        self.screen.table(view)
+        if view.your_hand:
+            self.screen.hand(view)
+        self.legal = await _legal(self.seat) if phase == "play" else []
+        if phase == "play":
+            self.screen.legal(self.legal)
+        self.seat.ask(_prompt(view, phase))
+
+    async def _line(self, pending: asyncio.Future[Any]) -> bool:
+        """Wait for the line or a change of the table; whether the line came."""
+        self.seat.changed.clear()
+        changed: asyncio.Future[Any] = asyncio.ensure_future(self.seat.changed.wait())
+        await asyncio.wait({pending, changed}, return_when=asyncio.FIRST_COMPLETED)
+        changed.cancel()
+        return pending.done()
+
+    async def _obey(self, line: str, view: table_pb2.TableView, phase: str) -> bool:
+        """Do what the line says; False when the person leaves."""
+        self.seat.ask(None)
+        command = read_command(line, phase=phase, hand=view.your_hand, legal=self.legal)
+        if isinstance(command, Quit):
+            if view.HasField("your_seat"):
+                await self.seat.client.leave()
+            self.screen.say("You left the table.")
+            return False
+        if isinstance(command, Help):
+            self.screen.say(HELP)
+            if phase == "play":
+                self.screen.legal(self.legal, per_kind=None)
+        elif isinstance(command, Unclear):
+            self.screen.say(command.why, "yellow")
+        else:
+            try:
+                await _act(self.seat, command, view.version)
+            except MoveRefused as error:
+                self.screen.refused(error.reason, error.message)
+            except OutOfTurn:
+                self.screen.say("The table moved on meanwhile.", "yellow")
+                await self.seat.read()
+        return True
+
+    async def run(self) -> int:
+        pending: asyncio.Future[str] | None = None
+        try:
+            while self.seat.view.phase != table_pb2.PHASE_CLOSED:
+                view = self.seat.view
+                phase = _phase(view, self.seat.settled_round)
+                await self._show(view, phase)
+                pending = pending or asyncio.ensure_future(anext(self.lines))
+                if not await self._line(pending):
+                    continue
+                try:
+                    line = pending.result()
+                except StopAsyncIteration:
+                    return 0
+                pending = None
+                if not await self._obey(line, view, phase):
+                    return 0
+            return 0
+        finally:
+            if pending is not None:
+                pending.cancel()
+
+
+async def play(options: PlayOptions, screen: Screen, lines: AsyncIterator[str]) -> int:
+    """Seat the person (and bots), play until the table closes or the person leaves; an exit status."""
+    players = 4 if options.variant == "4p" else 3
+    others = list(options.bots or ["heuristic"] * (players - 1))
+    if len(others) != players - 1 or not set(others) <= set(BOT_KINDS):
+        raise ValueError(f"--bots needs {players - 1} names among {', '.join(sorted(BOT_KINDS))}")
+    async with contextlib.AsyncExitStack() as stack:
+        if options.target is None:
+            from dizhu.testing import local_referee
+
+            target = await stack.enter_async_context(local_referee())
+        else:
+            target = options.target
+        client = await stack.enter_async_context(TableClient(target, table_id=options.table_id))
+        bots = BotHost(target, limit=players)
+        stack.push_async_callback(bots.close)
+        if options.table_id is None:
+            settings = table_pb2.TableSettings(
+                variant=cards_pb2.VARIANT_FOUR_PLAYER if players == 4 else cards_pb2.VARIANT_THREE_PLAYER,
+                round_limit=options.rounds,
+                next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED,
+            )
+            if options.clock_s:
+                settings.clock.decision_time.FromSeconds(options.clock_s)
+                settings.clock.timeout_policy = table_pb2.TIMEOUT_POLICY_AUTO_PLAY
+            seeds = demo_seeds(options.seed, options.rounds) if options.seed is not None else ()
+            created = await client.create_table(settings=settings, seeds=seeds)
+            await client.join(options.name, seat=0)
+            await bots.seat(created.table_id, others)
+            screen.say(f"Table {created.table_id} on {target}: you are seat 0 against {', '.join(others)} bots.")
+        else:
+            joined = await client.join(options.name)
+            screen.say(f"Table {options.table_id} on {target}: you are seat {joined.seat}.")
+        seat = _Seat(client, screen)
+        await seat.read()
+        following = asyncio.create_task(seat.follow(["person", *others]))
+        await asyncio.wait(
+            {following, asyncio.ensure_future(seat.following.wait())}, return_when=asyncio.FIRST_COMPLETED
+        )
+        try:
+            status = await _Turns(seat, lines).run()
+        except DizhuError as error:
+            screen.refused(error.reason, error.message)
+            status = 1
+        finally:
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError, DizhuError):
+                await following
+        final = seat.view
+        if final.phase == table_pb2.PHASE_CLOSED:
+            standings = sorted(final.seats, key=lambda s: -s.balance)
+            screen.say("Final balances: " + ", ".join(f"{s.player_name} {s.balance:+d}" for s in standings), "bold")
+        return status

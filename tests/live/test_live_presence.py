@@ -1,0 +1,188 @@
+"""Presence: a seat is connected while its stream is open or shortly after its calls, on any process.
+
+Referees here run with a short call window (0.5 s), so that seats come and go within a test,
+and a stream lease of 3 s (renewed every second), long enough that a busy machine never lets
+a live stream's lease lapse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import grpc
+from grpc_helpers import THREE, as_seat, rid
+from live_helpers import SOON_S, Referees, Watcher, create, full_log, kind, watch
+
+from dizhu.testing import serve_process
+from dizhu.v1 import table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+
+FAST = {"presence_window_s": 0.5, "presence_lease_s": 3.0}
+#: The other process's lease: renewed every 5/3 s, so that only a process stalled for seconds lets it lapse.
+FAR_FLAGS = ["--presence-window", "0.5", "--presence-lease", "5"]
+
+
+def _connected(view: table_pb2.TableView) -> list[bool]:
+    return [seat.connected for seat in view.seats]
+
+
+async def _presence(watcher: Watcher, seat: int, connected: bool, count: int = 1) -> None:
+    """Wait for the ``count``-th announcement that ``seat`` came (or went)."""
+    await watcher.wait_for(
+        lambda ms: (
+            sum(
+                kind(m) == "seat_presence" and m.seat_presence.seat == seat and m.seat_presence.connected == connected
+                for m in ms
+            )
+            >= count
+        ),
+        f"seat {seat} {'here' if connected else 'gone'} x{count}",
+    )
+
+
+async def _spectate(tables: object, table_id: str) -> table_pb2.TableView:
+    response = await tables.GetTable(pb.GetTableRequest(table_id=table_id))  # type: ignore[attr-defined]
+    return response.table  # type: ignore[no-any-return]
+
+
+class TestStreams:
+    async def test_a_seat_with_an_open_stream_is_connected_and_announced(self, referees: Referees) -> None:
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        first = await spectator.wait_kind("snapshot")
+        seat = watch(node.tables, table.table_id, table.tokens[1])
+        await _presence(spectator, 1, True)
+        assert _connected(first.snapshot) == [False, False, False]
+        assert _connected(await _spectate(node.tables, table.table_id)) == [False, True, False]
+        # Far past the call window, the open stream still holds the seat.
+        await asyncio.sleep(1.5)
+        assert _connected(await _spectate(node.tables, table.table_id)) == [False, True, False]
+        await seat.cancel()
+        await spectator.cancel()
+
+    async def test_a_seat_whose_stream_closed_goes_away(self, referees: Referees) -> None:
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")  # announcements after it are events
+        seat = watch(node.tables, table.table_id, table.tokens[0])
+        await _presence(spectator, 0, True)
+        await seat.cancel()
+        await _presence(spectator, 0, False)
+        assert _connected(await _spectate(node.tables, table.table_id)) == [False, False, False]
+        await spectator.cancel()
+
+    async def test_spectators_and_the_creator_never_count(self, referees: Referees) -> None:
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")  # announcements after it are events
+        creator = watch(node.tables, table.table_id, table.creator_token)
+        await creator.wait_kind("snapshot")
+        await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.creator)
+        await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(2))
+        first = await spectator.wait_kind("seat_presence")
+        assert (first.seat_presence.seat, first.seat_presence.connected) == (2, True)
+        await creator.cancel()
+        await spectator.cancel()
+
+
+class TestCalls:
+    async def test_a_call_keeps_a_seat_connected_for_the_window_then_it_goes(self, referees: Referees) -> None:
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")  # announcements after it are events
+        read = await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(2))
+        assert _connected(read.table) == [False, False, True]
+        await _presence(spectator, 2, True)
+        await _presence(spectator, 2, False)
+        here, gone = (m for m in spectator.messages if kind(m) == "seat_presence")
+        assert gone.time.ToMilliseconds() - here.time.ToMilliseconds() >= 400  # the window, less clock rounding
+        assert here.version == gone.version == read.table.version  # presence changes no state
+        await spectator.cancel()
+
+    async def test_a_move_reports_its_seat_connected(self, referees: Referees) -> None:
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE, first_dealer=0)
+        view = await _spectate(node.tables, table.table_id)
+        turn = view.turn_seat
+        answer = await node.tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=view.version, amount=1),
+            metadata=table.seat(turn),
+        )
+        assert [seat.connected for seat in answer.table.seats] == [seat == turn for seat in range(3)]
+
+    async def test_leaving_announces_the_seat_gone(self, referees: Referees) -> None:
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")  # announcements after it are events
+        seat = watch(node.tables, table.table_id, table.tokens[1])
+        await _presence(spectator, 1, True)
+        await node.tables.LeaveTable(
+            pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.seat(1)
+        )
+        await _presence(spectator, 1, False)
+        assert "seat_left" in spectator.kinds()
+        view = await _spectate(node.tables, table.table_id)
+        assert (view.seats[1].occupied, view.seats[1].connected) == (False, False)
+        await seat.cancel()
+        await spectator.cancel()
+
+    async def test_nothing_is_announced_after_the_table_closed(self, referees: Referees) -> None:
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE)
+        seats = [watch(node.tables, table.table_id, token) for token in table.tokens.values()]
+        for seat in seats:
+            await seat.wait_kind("snapshot")
+        await node.tables.CloseTable(
+            pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator
+        )
+        for seat in seats:
+            assert await seat.closed() == grpc.StatusCode.OK
+        await asyncio.sleep(1.0)  # the closed streams' releases have run (or would have announced by now)
+        log = await full_log(node.tables, table.table_id)
+        assert kind(log[-1]) == "table_closed"
+        assert sum(kind(event) == "seat_presence" for event in log) == 3  # the three streams' arrivals
+        assert _connected(await _spectate(node.tables, table.table_id)) == [False, False, False]
+
+
+class TestProcesses:
+    async def test_a_stream_on_another_process_counts_and_its_death_is_noticed(
+        self, referees: Referees, redis_url: str
+    ) -> None:
+        """The seat's stream is on a ``dizhu serve`` process that is killed (SIGKILL): its lease lapses."""
+        node = await referees.start(**FAST)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")  # announcements after it are events
+        with serve_process(redis_url, args=["--key-prefix", "dizhu", "--log-level", "warning", *FAR_FLAGS]) as other:
+            async with grpc.aio.insecure_channel(other.target) as channel:
+                from dizhu.v1 import table_service_pb2_grpc
+
+                stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+                far = watch(stub, table.table_id, table.tokens[2])
+                await _presence(spectator, 2, True)
+                await asyncio.sleep(6.0)  # renewed by the other process, past the lease
+                assert _connected(await _spectate(node.tables, table.table_id)) == [False, False, True]
+                os.kill(other.process.pid, signal.SIGKILL)
+                other.process.wait(timeout=SOON_S)
+                await _presence(spectator, 2, False)
+                await far.cancel()
+        assert _connected(await _spectate(node.tables, table.table_id)) == [False, False, False]
+        await spectator.cancel()
+
+
+async def test_a_stream_with_a_revoked_token_is_refused_and_counts_for_nobody(referees: Referees) -> None:
+    node = await referees.start(**FAST)
+    table = await create(node.tables, THREE)
+    await node.tables.LeaveTable(
+        pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=as_seat(table.tokens[0])
+    )
+    watcher = watch(node.tables, table.table_id, table.tokens[0])
+    assert await watcher.closed() == grpc.StatusCode.UNAUTHENTICATED
+    assert not any(seat.connected for seat in (await _spectate(node.tables, table.table_id)).seats)

@@ -1,0 +1,84 @@
+"""``dizhu play`` driven like a person at a terminal: a pseudo-terminal, prompts read, lines typed.
+
+The command starts its own referee (embedded Redis) and two bundled bots, shows the hand and
+the legal plays, and takes bids and plays as typed. The person bids, is refused a pass when
+leading (the referee's reason is shown), plays the first legal play when leading and passes
+when following, until the one-round table closes. ``TERM=dumb`` keeps the output plain.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pexpect
+
+SEED = "ab" * 32
+TIMEOUT_S = 60
+
+
+def _spawn(*args: str) -> pexpect.spawn:
+    env = {**os.environ, "TERM": "dumb", "COLUMNS": "160", "LINES": "50", "GRPC_VERBOSITY": "ERROR"}
+    return pexpect.spawn(
+        sys.executable, ["-m", "dizhu.cli", "play", *args], env=env, encoding="utf-8", timeout=TIMEOUT_S
+    )
+
+
+class TestPlay:
+    def test_a_person_plays_a_round_against_two_bots(self) -> None:
+        child = _spawn("--rounds", "1", "--clock", "300", "--seed", SEED, "--name", "Tester")
+        try:
+            child.expect(r"you are seat 0 against heuristic, heuristic bots")
+            child.expect(r"Tester \(seat 0\) drew the face-up card")
+            child.expect(r"your hand: 1:\S+ 2:\S+")
+            child.expect(r"Your bid \(1-3, 0 or p to pass; highest so far 0\) \[\d+ s left\] > ")
+            child.sendline("3")
+            refused = False
+            plays = 0
+            while True:
+                seen = child.expect(
+                    [r"Your play \(you lead.*> ", r"Your play \(beat it.*> ", r"Final balances: (.*)\r\n"]
+                )
+                if seen == 2:
+                    break
+                if seen == 0 and not refused:
+                    child.sendline("p")
+                    child.expect(r"refused: MUST_LEAD ")
+                    child.expect(r"Your play \(you lead.*> ")
+                    refused = True
+                child.sendline("m1" if seen == 0 else "p")
+                plays += 1
+            final = child.match.group(1)
+            child.expect(pexpect.EOF)
+            child.close()
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        assert refused
+        assert plays > 1
+        assert "Tester" in final
+        balances = [int(part.rsplit(" ", 1)[1]) for part in final.strip().split(", ")]
+        assert sum(balances) == 0
+        assert child.exitstatus == 0
+
+    def test_the_landlord_sees_the_kitty_and_typed_cards_are_checked(self) -> None:
+        child = _spawn("--rounds", "1", "--clock", "0", "--seed", SEED)
+        try:
+            child.expect(r"Your bid .*> ")
+            child.sendline("3")
+            child.expect(r"kitty: +(\S+ \S+ \S+)")
+            child.expect(r"Your play \(you lead.*> ")
+            child.sendline("RJ")  # the seeded hand holds no red joker
+            child.expect(r"holds no \(further\) RJ")
+            child.sendline("#1 #99")
+            child.expect(r"positions run from #1 to #20")
+            child.sendline("h")
+            child.expect(r"How to play")
+            child.sendline("q")
+            child.expect(r"You left the table\.")
+            child.expect(pexpect.EOF)
+            child.close()
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        assert child.exitstatus == 0

@@ -1,0 +1,236 @@
+"""The contract over gRPC-Web and Connect behaves as over gRPC: same answers, same refusals, same streams."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import struct
+import urllib.parse
+
+import pytest
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from google.rpc import error_details_pb2, status_pb2
+from web_helpers import SOON_S, WebReferee
+
+from dizhu.client import NotYourTurn, TableClient
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from dizhu.web.client import ProtocolType, error_info
+
+SEED = bytes(range(32))
+NAMES = ["ann", "bob", "cyd"]
+
+
+async def _table(creator: TableClient) -> pb.CreateTableResponse:
+    return await creator.create_table(player_names=NAMES, seeds=[SEED], round_limit=1)
+
+
+def _grpc_web_frame(message: bytes) -> bytes:
+    return b"\x00" + struct.pack(">I", len(message)) + message
+
+
+def _grpc_web_trailers(body: bytes) -> dict[str, str]:
+    """The trailers frame (flag 0x80) at the end of a gRPC-Web response body."""
+    offset = 0
+    while offset < len(body):
+        flag, length = body[offset], struct.unpack(">I", body[offset + 1 : offset + 5])[0]
+        frame = body[offset + 5 : offset + 5 + length]
+        offset += 5 + length
+        if flag & 0x80:
+            lines = frame.decode().strip().split("\r\n")
+            return {key.strip().lower(): value.strip() for key, value in (line.split(":", 1) for line in lines)}
+    raise AssertionError("no trailers frame in the response")
+
+
+class TestUnaryCalls:
+    async def test_a_seat_reads_the_same_view_over_grpc_web_as_over_grpc(self, web_referee: WebReferee) -> None:
+        async with web_referee.native() as creator, web_referee.web() as web:
+            created = await _table(creator)
+            token = created.seat_tokens[1].token
+            native = await creator.for_seat(token).get()
+            answer = await web.unary(
+                "TableService", "GetTable", pb.GetTableRequest(table_id=created.table_id), token=token
+            )
+        assert answer.table == native
+        assert answer.table.your_seat == 1
+        assert len(answer.table.your_hand) == 17
+
+    async def test_a_table_created_and_joined_over_grpc_web_is_the_referees(self, web_referee: WebReferee) -> None:
+        async with web_referee.web() as web, web_referee.native() as native:
+            settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_FOUR_PLAYER, round_limit=1)
+            created = await web.unary(
+                "TableService",
+                "CreateTable",
+                pb.CreateTableRequest(request_id="web-create-0123456789abcdef", settings=settings),
+            )
+            joined = await web.unary(
+                "TableService",
+                "JoinTable",
+                pb.JoinTableRequest(
+                    table_id=created.table_id, request_id="web-join-0123456789abcdef", player_name="browser"
+                ),
+            )
+            native.table_id = created.table_id
+            seen = await native.get()
+        assert joined.seat == 0
+        assert joined.seat_token
+        assert seen.seats[0].player_name == "browser"
+        assert seen.settings.variant == cards_pb2.VARIANT_FOUR_PLAYER
+
+    async def test_the_connect_protocol_with_json_answers_the_rules_helpers(self, web_referee: WebReferee) -> None:
+        async with web_referee.web(protocol=ProtocolType.CONNECT, json=True) as web:
+            request = rules_service_pb2.ClassifyRequest(
+                variant=cards_pb2.VARIANT_THREE_PLAYER,
+                cards=cards_pb2.CardSet(ranks=[cards_pb2.RANK_FIVE] * 3 + [cards_pb2.RANK_NINE] * 2),
+            )
+            answer = await web.unary("RulesService", "Classify", request)
+        assert [c.kind for c in answer.classification.combinations] == [cards_pb2.COMBINATION_KIND_TRIO_WITH_PAIR]
+
+    async def test_connect_json_is_plain_http_for_any_client(self, web_referee: WebReferee) -> None:
+        body = b'{"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_THREE", "RANK_THREE"]}}'
+        status, headers, answer = await web_referee.http(
+            "POST", "/dizhu.v1.RulesService/Classify", body, {"content-type": "application/json"}
+        )
+        assert status == 200, answer
+        assert headers["content-type"].startswith("application/json")
+        assert b"COMBINATION_KIND_PAIR" in answer
+
+    async def test_connect_get_serves_the_methods_without_side_effects_only(self, web_referee: WebReferee) -> None:
+        query = urllib.parse.urlencode(
+            {"encoding": "json", "message": '{"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_NINE"]}}'}
+        )
+        status, _, answer = await web_referee.http("GET", f"/dizhu.v1.RulesService/Classify?{query}")
+        refused, _, _ = await web_referee.http("GET", f"/dizhu.v1.TableService/Bid?{query}")
+        assert status == 200
+        assert b"COMBINATION_KIND_SINGLE" in answer
+        assert refused == 405
+
+
+class TestRefusals:
+    async def test_a_refusal_carries_the_grpc_code_message_and_error_info(self, web_referee: WebReferee) -> None:
+        async with web_referee.native() as creator, web_referee.web() as web:
+            created = await _table(creator)
+            view = created.table
+            wrong = next(seat for seat in range(3) if seat != view.turn_seat)
+            request = pb.BidRequest(
+                table_id=created.table_id, request_id="bid-1", expected_version=view.version, amount=1
+            )
+            with pytest.raises(NotYourTurn) as native:
+                await creator.for_seat(created.seat_tokens[wrong].token).bid(1, expected_version=view.version)
+            with pytest.raises(ConnectError) as refused:
+                await web.unary("TableService", "Bid", request, token=created.seat_tokens[wrong].token)
+        assert refused.value.code is Code.FAILED_PRECONDITION
+        assert refused.value.message == native.value.message
+        info = error_info(refused.value)
+        assert (info.reason, info.domain) == ("NOT_YOUR_TURN", "dizhu.v1")
+        assert info.metadata["turn_seat"] == str(view.turn_seat)
+        assert dict(info.metadata) == native.value.metadata
+
+    async def test_invalid_arguments_carry_the_bad_request_too(self, web_referee: WebReferee) -> None:
+        async with web_referee.web() as web:
+            with pytest.raises(ConnectError) as refused:
+                await web.unary("TableService", "CreateTable", pb.CreateTableRequest(request_id="r"))
+        assert refused.value.code is Code.INVALID_ARGUMENT
+        assert error_info(refused.value).reason == "INVALID_ARGUMENT"
+        bad = [d for d in refused.value.details if d.type_name == "google.rpc.BadRequest"]
+        assert error_details_pb2.BadRequest.FromString(bad[0].message_bytes).field_violations[0].field == (
+            "settings.variant"
+        )
+
+    async def test_a_forged_token_is_unauthenticated(self, web_referee: WebReferee) -> None:
+        async with web_referee.native() as creator, web_referee.web() as web:
+            created = await _table(creator)
+            with pytest.raises(ConnectError) as refused:
+                await web.unary(
+                    "TableService", "GetTable", pb.GetTableRequest(table_id=created.table_id), token="not-a-token"
+                )
+        assert refused.value.code is Code.UNAUTHENTICATED
+        assert error_info(refused.value).reason == "UNAUTHENTICATED"
+
+    async def test_on_the_wire_the_status_details_are_the_google_rpc_status(self, web_referee: WebReferee) -> None:
+        """What a browser receives: a gRPC-Web trailer frame with grpc-status and grpc-status-details-bin."""
+        request = pb.GetTableRequest(table_id="no-such-table").SerializeToString()
+        status, headers, body = await web_referee.http(
+            "POST",
+            "/dizhu.v1.TableService/GetTable",
+            _grpc_web_frame(request),
+            {"content-type": "application/grpc-web+proto", "x-grpc-web": "1"},
+        )
+        assert status == 200
+        trailers = headers if "grpc-status" in headers else _grpc_web_trailers(body)
+        assert trailers["grpc-status"] == "5"  # NOT_FOUND
+        details = status_pb2.Status.FromString(base64.b64decode(trailers["grpc-status-details-bin"] + "=="))
+        assert details.code == 5
+        info = error_details_pb2.ErrorInfo()
+        assert details.details[0].Unpack(info)
+        assert (info.reason, info.metadata["table_id"]) == ("TABLE_NOT_FOUND", "no-such-table")
+
+
+class TestWatchTable:
+    async def test_a_stream_over_grpc_web_starts_with_a_snapshot_then_carries_changes(
+        self, web_referee: WebReferee
+    ) -> None:
+        async with web_referee.native() as creator, web_referee.web() as web:
+            created = await _table(creator)
+            turn = created.table.turn_seat
+            token = created.seat_tokens[turn].token
+            stream = web.stream(
+                "TableService", "WatchTable", pb.WatchTableRequest(table_id=created.table_id), token=token
+            )
+            first = await asyncio.wait_for(anext(stream), SOON_S)
+            await creator.for_seat(token).bid(3, expected_version=created.table.version)
+            kinds = []
+            while "landlord_chosen" not in kinds:
+                event = (await asyncio.wait_for(anext(stream), SOON_S)).event
+                kinds.append(event.WhichOneof("payload"))
+            await stream.aclose()  # type: ignore[attr-defined]
+        assert first.event.HasField("snapshot")
+        assert first.event.snapshot.your_seat == turn
+        assert len(first.event.snapshot.your_hand) == 17
+        assert kinds[kinds.index("bid_made")] == "bid_made"
+
+    async def test_a_stream_resumes_after_the_last_sequence_received(self, web_referee: WebReferee) -> None:
+        async with web_referee.native() as creator, web_referee.web() as web:
+            created = await _table(creator)
+            request = pb.WatchTableRequest(table_id=created.table_id)
+            stream = web.stream("TableService", "WatchTable", request)
+            snapshot = (await asyncio.wait_for(anext(stream), SOON_S)).event
+            await stream.aclose()  # type: ignore[attr-defined]
+            turn = created.table.turn_seat
+            await creator.for_seat(created.seat_tokens[turn].token).bid(1, expected_version=created.table.version)
+            request.after_sequence = snapshot.sequence
+            resumed = web.stream("TableService", "WatchTable", request)
+            missed = (await asyncio.wait_for(anext(resumed), SOON_S)).event
+            await resumed.aclose()  # type: ignore[attr-defined]
+        assert missed.sequence == snapshot.sequence + 1
+        assert missed.bid_made.seat == turn
+        assert missed.bid_made.amount == 1
+
+    async def test_a_stream_of_an_unknown_table_ends_not_found(self, web_referee: WebReferee) -> None:
+        async with web_referee.web() as web:
+            with pytest.raises(ConnectError) as refused:
+                async for _ in web.stream("TableService", "WatchTable", pb.WatchTableRequest(table_id="nope")):
+                    pass
+        assert refused.value.code is Code.NOT_FOUND
+        assert error_info(refused.value).reason == "TABLE_NOT_FOUND"
+
+    async def test_open_streams_end_unavailable_when_the_referee_stops(self, redis_url: str) -> None:
+        from web_helpers import start_web_referee
+
+        async with start_web_referee(redis_url) as started:
+            async with started.native() as creator:
+                created = await _table(creator)
+            web = started.web()
+            stream = web.stream("TableService", "WatchTable", pb.WatchTableRequest(table_id=created.table_id))
+            await asyncio.wait_for(anext(stream), SOON_S)
+            ending = asyncio.create_task(_drain(stream))
+            await asyncio.sleep(0.1)
+        with pytest.raises(ConnectError) as ended:
+            await asyncio.wait_for(ending, SOON_S)
+        assert ended.value.code is Code.UNAVAILABLE
+
+
+async def _drain(stream: object) -> None:
+    async for _ in stream:  # type: ignore[attr-defined]
+        pass

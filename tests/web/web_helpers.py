@@ -1,0 +1,90 @@
+"""Helpers of the web tests: referees with an HTTP side, clients of both sides, raw HTTP.
+
+(Named ``web_helpers``: test directories are not packages, so module names must be unique.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import http.client
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from dizhu.client import TableClient
+from dizhu.config import ServerConfig
+from dizhu.service.server import Referee, running_referee
+from dizhu.web.client import ProtocolType, WebClient
+
+#: Generous bound for anything that should happen "soon".
+SOON_S = 15.0
+
+
+@dataclasses.dataclass
+class WebReferee:
+    """A running referee with its gRPC target and its HTTP base URL."""
+
+    referee: Referee
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.referee.port}"
+
+    @property
+    def http_port(self) -> int:
+        assert self.referee.web is not None
+        return self.referee.web.port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    def native(self, **kwargs: Any) -> TableClient:
+        """An SDK client over native gRPC."""
+        return TableClient(self.target, **kwargs)
+
+    def web(self, *, protocol: ProtocolType = ProtocolType.GRPC_WEB, json: bool = False) -> WebClient:
+        """A client of the HTTP side."""
+        return WebClient(self.base_url, protocol=protocol, json=json)
+
+    async def http(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One raw HTTP/1.1 request: status, headers (lower-case names), body."""
+        return await asyncio.to_thread(_http, self.http_port, method, path, body, headers or {})
+
+
+def _http(port: int, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=SOON_S)
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def web_config(redis_url: str, data_dir: str, **overrides: Any) -> ServerConfig:
+    """A referee's configuration: both ports free on 127.0.0.1, a fresh key prefix, quick shutdown."""
+    settings: dict[str, Any] = {
+        "address": "127.0.0.1:0",
+        "http_address": "127.0.0.1:0",
+        "redis_url": redis_url,
+        "data_dir": Path(data_dir),
+        "key_prefix": f"web-{uuid.uuid4().hex[:8]}",
+        "grace_s": 1.0,
+        "heartbeat_s": 1.0,
+    } | overrides
+    return ServerConfig(**settings)
+
+
+@contextlib.asynccontextmanager
+async def start_web_referee(redis_url: str, **overrides: Any) -> AsyncIterator[WebReferee]:
+    """A started referee (``overrides``: ``ServerConfig`` fields), stopped when the block ends."""
+    with tempfile.TemporaryDirectory(prefix="dizhu-web-") as data_dir:
+        async with running_referee(web_config(redis_url, data_dir, **overrides)) as referee:
+            yield WebReferee(referee)

@@ -1,0 +1,87 @@
+// The referee, as the page reaches it: gRPC-Web clients of the contract, tokens, refusals.
+//
+// Every call goes to the page's own origin (dizhu serve --http-address serves both), or to
+// the referee named by ?api=<url> (that referee must allow the page's origin: --cors-origin).
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import { RulesService } from "./gen/dizhu/v1/rules_service_pb";
+import { TableService } from "./gen/dizhu/v1/table_service_pb";
+import { ErrorInfoSchema } from "./gen/google/rpc/error_info_pb";
+
+/** Where the referee's HTTP side is: ?api=<url>, else this page's origin. */
+export function apiBase(): string {
+  const asked = new URLSearchParams(location.search).get("api");
+  return (asked ?? location.origin).replace(/\/+$/, "");
+}
+
+const transport = createGrpcWebTransport({ baseUrl: apiBase() });
+export const tables: Client<typeof TableService> = createClient(TableService, transport);
+export const rules: Client<typeof RulesService> = createClient(RulesService, transport);
+
+/** The call options that authenticate with `token` (a seat or creator token), if any. */
+export function auth(token?: string | null, signal?: AbortSignal): { headers: Record<string, string>; signal?: AbortSignal } {
+  return { headers: token ? { authorization: `Bearer ${token}` } : {}, signal };
+}
+
+/** A fresh idempotency key for one decision (the referee answers a retried one once). */
+export function requestId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A refusal as the referee stated it: the gRPC code, the ErrorInfo reason, the message. */
+export interface Refusal {
+  code: string;
+  reason: string;
+  message: string;
+  metadata: Record<string, string>;
+}
+
+/** What went wrong with a call, read from its error (any error, not only the referee's). */
+export function refusal(error: unknown): Refusal {
+  const err = ConnectError.from(error);
+  const info = err.findDetails(ErrorInfoSchema)[0];
+  return {
+    code: Code[err.code] ?? String(err.code),
+    reason: info?.reason ?? Code[err.code] ?? "UNKNOWN",
+    message: err.rawMessage,
+    metadata: info ? { ...info.metadata } : {},
+  };
+}
+
+/** Whether a failed call may succeed if tried again (the referee restarting, a lost connection). */
+export function retryable(error: unknown): boolean {
+  const code = ConnectError.from(error).code;
+  return code === Code.Unavailable || code === Code.DeadlineExceeded || code === Code.Unknown || code === Code.Canceled;
+}
+
+/** Seat bundled bots at a table (they run on the server as ordinary clients of the referee). */
+export async function seatBots(tableId: string, bots: string[]): Promise<number[]> {
+  const response = await fetch(`${apiBase()}/api/bots`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ table_id: tableId, bots }),
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.reason ? `${body.reason}: ${body.error}` : body.error);
+  return body.seats;
+}
+
+/** The tokens this browser holds, kept per table so that a reload resumes the same seat. */
+export const tokens = {
+  seat(tableId: string): string | null {
+    return localStorage.getItem(`dizhu.seat.${tableId}`);
+  },
+  setSeat(tableId: string, token: string): void {
+    localStorage.setItem(`dizhu.seat.${tableId}`, token);
+  },
+  forgetSeat(tableId: string): void {
+    localStorage.removeItem(`dizhu.seat.${tableId}`);
+  },
+  creator(tableId: string): string | null {
+    return localStorage.getItem(`dizhu.creator.${tableId}`);
+  },
+  setCreator(tableId: string, token: string): void {
+    localStorage.setItem(`dizhu.creator.${tableId}`, token);
+  },
+};

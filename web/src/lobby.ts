@@ -1,0 +1,127 @@
+// The first page: start a table against bots, watch or join a table by id, open a replay.
+import { Variant } from "./gen/dizhu/v1/cards_pb";
+import { NextRound, TimeoutPolicy } from "./gen/dizhu/v1/table_pb";
+import { auth, refusal, requestId, seatBots, tables, tokens } from "./api";
+import { fill, h } from "./dom";
+
+function go(params: Record<string, string>): void {
+  location.search = new URLSearchParams(params).toString();
+}
+
+function field(label: string, input: HTMLElement): HTMLElement {
+  return h("label", {}, h("span", {}, label), input);
+}
+
+export function showLobby(root: HTMLElement, openReplayFile: (text: string) => void): void {
+  const error = h("p", { class: "refusal", "data-testid": "refusal", role: "alert", hidden: true });
+  const fail = (text: string) => {
+    error.textContent = text;
+    error.hidden = false;
+  };
+  const name = h("input", { "data-testid": "name", value: localStorage.getItem("dizhu.name") ?? "", placeholder: "You", maxlength: 32 });
+  const variant = h("select", { "data-testid": "variant" }, h("option", { value: "3" }, "3 players"), h("option", { value: "4" }, "4 players"));
+  const rounds = h("input", { "data-testid": "rounds", type: "number", min: 1, max: 20, value: 3 });
+  const bots = h("select", { "data-testid": "bots" }, h("option", { value: "heuristic" }, "heuristic bots"), h("option", { value: "random" }, "random bots"));
+  const clock = h("input", { "data-testid": "clock-seconds", type: "number", min: 0, max: 600, value: 30 });
+  const apiKey = h("input", { "data-testid": "api-key", placeholder: "only if the referee requires one" });
+
+  async function create(event: Event): Promise<void> {
+    event.preventDefault();
+    const players = Number(variant.value);
+    const player = name.value.trim() || "You";
+    localStorage.setItem("dizhu.name", player);
+    const seconds = Number(clock.value);
+    try {
+      const created = await tables.createTable(
+        {
+          requestId: requestId(),
+          settings: {
+            variant: players === 4 ? Variant.FOUR_PLAYER : Variant.THREE_PLAYER,
+            roundLimit: Math.max(1, Number(rounds.value) || 1),
+            nextRound: NextRound.WHEN_ALL_SETTLED,
+            clock: seconds > 0 ? { decisionTime: { seconds: BigInt(seconds) }, timeoutPolicy: TimeoutPolicy.AUTO_PLAY } : undefined,
+          },
+        },
+        { headers: apiKey.value ? { "x-api-key": apiKey.value } : {} },
+      );
+      tokens.setCreator(created.tableId, created.creatorToken);
+      const joined = await tables.joinTable({ tableId: created.tableId, requestId: requestId(), playerName: player, seat: 0 });
+      tokens.setSeat(created.tableId, joined.seatToken);
+      await seatBots(created.tableId, Array(players - 1).fill(bots.value));
+      go({ table: created.tableId });
+    } catch (err) {
+      const refused = refusal(err);
+      fail(err instanceof Error && !refused.reason ? err.message : `${refused.reason}: ${refused.message}`);
+    }
+  }
+
+  const tableId = h("input", { "data-testid": "table-id-input", placeholder: "table id" });
+  const joinName = h("input", { placeholder: "your name", maxlength: 32 });
+  async function join(event: Event): Promise<void> {
+    event.preventDefault();
+    const id = tableId.value.trim();
+    try {
+      const joined = await tables.joinTable({ tableId: id, requestId: requestId(), playerName: joinName.value.trim() || "guest" }, auth());
+      tokens.setSeat(id, joined.seatToken);
+      go({ table: id });
+    } catch (err) {
+      const refused = refusal(err);
+      fail(`${refused.reason}: ${refused.message}`);
+    }
+  }
+
+  const replayTable = h("input", { placeholder: "table id" });
+  const replayRound = h("input", { type: "number", min: 1, value: 1 });
+  const replayFile = h("input", { type: "file", accept: ".json,application/json", "data-testid": "replay-file" });
+  replayFile.addEventListener("change", async () => {
+    const file = replayFile.files?.[0];
+    if (file) openReplayFile(await file.text());
+  });
+
+  fill(
+    root,
+    h(
+      "div",
+      { class: "lobby" },
+      h("h1", {}, "dizhu ", h("small", {}, "the reference web table")),
+      error,
+      h(
+        "form",
+        { class: "card-box", onsubmit: (e: Event) => void create(e) },
+        h("h2", {}, "Play against bots"),
+        field("Your name", name),
+        field("Table", variant),
+        field("Rounds", rounds),
+        field("Opponents", bots),
+        field("Seconds per decision (0: no clock)", clock),
+        h("details", {}, h("summary", {}, "API key"), apiKey),
+        h("button", { "data-testid": "create" }, "Create the table and sit down"),
+      ),
+      h(
+        "form",
+        { class: "card-box", onsubmit: (e: Event) => void join(e) },
+        h("h2", {}, "Watch or join a table"),
+        field("Table id", tableId),
+        field("Name (to join)", joinName),
+        h(
+          "div",
+          { class: "actions" },
+          h("button", { type: "button", "data-testid": "watch", onclick: () => go({ table: tableId.value.trim(), spectate: "1" }) }, "Watch"),
+          h("button", { "data-testid": "join" }, "Take a free seat"),
+        ),
+      ),
+      h(
+        "form",
+        {
+          class: "card-box",
+          onsubmit: (e: Event) => (e.preventDefault(), go({ replay: replayTable.value.trim(), round: replayRound.value })),
+        },
+        h("h2", {}, "Replay a finished round"),
+        field("Table id", replayTable),
+        field("Round", replayRound),
+        h("button", {}, "Open the replay"),
+        field("…or a replay JSON file (dizhu replay)", replayFile),
+      ),
+    ),
+  );
+}
