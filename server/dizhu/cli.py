@@ -173,10 +173,20 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("round", type=_positive)
     replay.add_argument("--target", default="127.0.0.1:50051", help="the referee's host:port")
     replay.set_defaults(handler=_replay)
+    # Listed for --help only: main() hands `dizhu tournament ...` to dizhu.tournament.cli whole.
+    commands.add_parser(
+        "tournament",
+        help="run a bot tournament through the referee (duplicate deals, ratings); see `dizhu tournament --help`",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["tournament"]:
+        from dizhu.tournament.cli import main as tournament
+
+        return tournament(argv[1:])
     args = build_parser().parse_args(argv)
     handler = args.handler
     result: int = handler(args)
