@@ -163,11 +163,6 @@ class TournamentConfig:
         _expect(min(dataclasses.astuple(self.clock)[:3]) >= 0, "clock", "durations of 0 s or more")
         names = [entrant.name for entrant in self.entrants]
         _expect(len(set(names)) == len(names), "entrants", "distinct names")
-        _expect(
-            len(names) >= self.players,
-            "entrants",
-            f"at least {self.players} entrants for {self.variant} (every seat of a game holds a different entrant)",
-        )
         for entrant in self.entrants:
             where = f"entrants.{entrant.name}"
             _expect(bool(_NAME.fullmatch(entrant.name)), where, "a name of 1..32 characters of A-Z a-z 0-9 . _ -")
@@ -179,6 +174,11 @@ class TournamentConfig:
                     f"{where}.bot",
                     f"{' or '.join(BUNDLED_BOTS)}, or module:Class of a dizhu.client.Bot",
                 )
+        _expect(
+            len(names) >= self.players,
+            "entrants",
+            f"at least {self.players} entrants for {self.variant} (every seat of a game holds a different entrant)",
+        )
         if any(entrant.is_process for entrant in self.entrants):
             _expect(
                 self.clock.decision_s > 0,

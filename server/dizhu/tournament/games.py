@@ -160,7 +160,7 @@ async def play_game(
         table_id=created.table_id,
         replay=replay,
         seats=[
-            {"entrant": name, "faults": dict(report.faults), "log": report.log}
+            {"entrant": name, "faults": {k: n for k, n in sorted(report.faults.items()) if n}, "log": report.log}
             for name, report in zip(game.seating, reports, strict=True)
         ],
         timed_out=timed_out,
