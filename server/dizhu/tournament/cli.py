@@ -54,6 +54,7 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def _run(argv: Sequence[str]) -> int:
+    from dizhu.client import DizhuError
     from dizhu.tournament.config import ConfigError, load_config
     from dizhu.tournament.runner import run_tournament, summary_lines
     from dizhu.tournament.store import ScheduleMismatch
@@ -85,9 +86,13 @@ def _run(argv: Sequence[str]) -> int:
         summary = asyncio.run(
             run_tournament(config, max_games=args.max_games, fresh=args.fresh, live=False if args.quiet else None)
         )
-    except ScheduleMismatch as error:
+    except (ScheduleMismatch, ImportError, AttributeError, TypeError) as error:  # the file's fault
         print(f"dizhu tournament: {error}", file=sys.stderr)
         return 2
+    except (DizhuError, OSError) as error:
+        hint = " (give the referee's key with --api-key or DIZHU_API_KEY)" if "UNAUTHENTICATED" in str(error) else ""
+        print(f"dizhu tournament: {error}{hint}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("dizhu tournament: stopped; run the same command again to resume", file=sys.stderr)
         return 130

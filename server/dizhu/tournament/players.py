@@ -315,12 +315,12 @@ class EntrantPlayers:
     async def _release(self, process: EntrantProcess, report: SeatReport, *, healthy: bool) -> None:
         await asyncio.sleep(0)  # let the stderr reader take what the process wrote last
         if healthy and process.alive:
-            report.log = process.log.text()
+            report.log = process.log.text() + report.log  # the runner's notes last
             self._idle.append(process)
             return
         await process.stop()
         self._all.discard(process)
-        report.log = process.log.text()
+        report.log = process.log.text() + report.log  # the runner's notes last
 
     async def _play_executable(self, seat: Seat, report: SeatReport) -> None:
         """A gRPC executable started for this game, with the seat in its arguments and environment."""
@@ -333,7 +333,7 @@ class EntrantPlayers:
             await asyncio.wait_for(process.process.wait(), EXIT_GRACE_S)
         await process.stop()
         self._all.discard(process)
-        report.log = process.log.text()
+        report.log = process.log.text() + report.log  # the runner's notes last
 
     async def _play_persistent(self, seat: Seat, report: SeatReport) -> None:
         """A gRPC executable kept for many games: each game is one JSON line on its standard input."""

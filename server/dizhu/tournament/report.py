@@ -99,6 +99,8 @@ def game_outcome(entry: Mapping[str, Any], replay: Mapping[str, Any] | None, sea
         for deal in replay["deals"]:
             for action in deal["actions"]:
                 timeouts[action["seat"]] += bool(action.get("timed_out"))
+        if result.get("forfeited_by") is not None:  # seats never leave a tournament table: a forfeit on time
+            timeouts[result["forfeited_by"]] += 1
     faults = []
     for seat in range(players):
         counted = {name: int(n) for name, n in seats[seat]["faults"].items() if name in FAULTS} if seat < len(seats) else {}

@@ -227,9 +227,12 @@ async def run_tournament(
                 view.update(len(run.outcomes), run.played / max(now - started, 1e-9), order, table)
 
         run.on_progress = show
-        async with asyncio.TaskGroup() as group:
-            for index in range(config.concurrency):
-                group.create_task(run.worker(index))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for index in range(config.concurrency):
+                    group.create_task(run.worker(index))
+        except ExceptionGroup as failed:  # the first failure says why (the others are alike)
+            raise failed.exceptions[0] from None
         progress = await store.progress()
         records = await store.results()
         report.export(output, config, run.schedule, records)
