@@ -51,7 +51,13 @@ bot = "mypackage.bots:Clever"
 class TestLoad:
     def test_every_key_of_the_file(self, tmp_path: Path) -> None:
         config = load_config(write(tmp_path, FULL))
-        assert (config.name, config.variant, config.format, config.deal_sets, config.seed) == ("cup", "4p", "random", 7, "x")
+        assert (config.name, config.variant, config.format, config.deal_sets, config.seed) == (
+            "cup",
+            "4p",
+            "random",
+            7,
+            "x",
+        )
         assert config.output == tmp_path / "results"
         assert config.base_dir == tmp_path
         assert (config.clock.decision_s, config.clock.timeout_policy) == (2.0, "forfeit")
@@ -75,7 +81,9 @@ class TestLoad:
 
     def test_the_fingerprint_ignores_where_and_how_fast(self, tmp_path: Path) -> None:
         base = load_config(write(tmp_path, FULL))
-        assert load_config(write(tmp_path, FULL), {"concurrency": 9, "referees": ()}).fingerprint() == base.fingerprint()
+        assert (
+            load_config(write(tmp_path, FULL), {"concurrency": 9, "referees": ()}).fingerprint() == base.fingerprint()
+        )
         assert load_config(write(tmp_path, FULL), {"deal_sets": 8}).fingerprint() != base.fingerprint()
 
 
@@ -92,10 +100,16 @@ class TestRefusals:
             ("[[entrants]]\nname = 'a'\nbot = 'random'\n[[entrants]]\nname = 'a'\nbot = 'random'", "entrants"),
             ("[[entrants]]\nname = 'a'\nbot = 'random'", "entrants"),
             ("[[entrants]]\nname = 'a b'\nbot = 'random'", "name"),
-            ("[[entrants]]\nname = 'a'\n[[entrants]]\nname='b'\nbot='random'\n[[entrants]]\nname='c'\nbot='random'", "exactly one"),
+            (
+                "[[entrants]]\nname = 'a'\n[[entrants]]\nname='b'\nbot='random'\n[[entrants]]\nname='c'\nbot='random'",
+                "exactly one",
+            ),
             ("[[entrants]]\nname = 'a'\nbot = 'nonsense'", "bot"),
-            ("[clock]\ndecision_s = 0\n[[entrants]]\nname='a'\nstdio=['x']\n[[entrants]]\nname='b'\nbot='random'\n"
-             "[[entrants]]\nname='c'\nbot='random'", "clock.decision_s"),
+            (
+                "[clock]\ndecision_s = 0\n[[entrants]]\nname='a'\nstdio=['x']\n[[entrants]]\nname='b'\nbot='random'\n"
+                "[[entrants]]\nname='c'\nbot='random'",
+                "clock.decision_s",
+            ),
             ("not toml at all [", "cup.toml"),
         ],
     )

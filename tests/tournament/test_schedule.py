@@ -18,7 +18,9 @@ def config(names: list[str], **changes: object) -> TournamentConfig:
 
 
 class TestSeatings:
-    @pytest.mark.parametrize(("players", "mode", "count"), [(3, "all", 6), (3, "rotations", 3), (4, "all", 24), (4, "rotations", 4)])
+    @pytest.mark.parametrize(
+        ("players", "mode", "count"), [(3, "all", 6), (3, "rotations", 3), (4, "all", 24), (4, "rotations", 4)]
+    )
     def test_every_seating_once(self, players: int, mode: str, count: int) -> None:
         orders = seatings(players, mode)
         assert len(orders) == len(set(orders)) == count
@@ -40,13 +42,17 @@ class TestDuplicateSchedule:
         assert len(schedule) == 3 * per_set
         for deal_set, games in itertools.groupby(schedule, key=lambda g: g.deal_set):
             games_of_set = list(games)
-            assert {g.seed for g in games_of_set} == {derive_seed(config(names).seed_bytes(), "tournament-deal", deal_set)}
+            assert {g.seed for g in games_of_set} == {
+                derive_seed(config(names).seed_bytes(), "tournament-deal", deal_set)
+            }
             assert len({g.seating for g in games_of_set}) == per_set == len(games_of_set)
 
     def test_each_entrant_holds_each_hand_once_per_deal_set(self) -> None:
         schedule = build_schedule(config(["a", "b", "c"], deal_sets=2, seatings="rotations"))
         for deal_set in (0, 1):
-            seats = Counter((seat, name) for g in schedule if g.deal_set == deal_set for seat, name in enumerate(g.seating))
+            seats = Counter(
+                (seat, name) for g in schedule if g.deal_set == deal_set for seat, name in enumerate(g.seating)
+            )
             assert seats == Counter({(seat, name): 1 for seat in range(3) for name in "abc"})
 
     def test_more_entrants_than_seats_every_seat_and_opponent_equally(self) -> None:
@@ -64,7 +70,7 @@ class TestDuplicateSchedule:
         schedule = build_schedule(config(names, deal_sets=4, lineups_per_set=1, seatings="rotations"))
         assert len(schedule) == 4 * 3
         assert sorted({g.lineup for g in schedule}) == [0, 1, 2, 3]
-        assert Counter(name for g in schedule for name in g.seating) == Counter({name: 9 for name in names})
+        assert Counter(name for g in schedule for name in g.seating) == Counter(dict.fromkeys(names, 9))
 
 
 class TestSeeds:

@@ -86,7 +86,9 @@ class TestRatings:
         games = [outcome(i, i, "abc", landlord=0, landlord_won=True) for i in range(20)]
         ratings = rate(games, ["a", "b", "c"])
         assert ratings.final["a"]["mu"] > 25 > ratings.final["b"]["mu"]
-        assert ratings.final["a"]["ordinal"] == pytest.approx(ratings.final["a"]["mu"] - 3 * ratings.final["a"]["sigma"], abs=1e-3)
+        assert ratings.final["a"]["ordinal"] == pytest.approx(
+            ratings.final["a"]["mu"] - 3 * ratings.final["a"]["sigma"], abs=1e-3
+        )
         assert ratings.history[0]["games"] == 0
         assert ratings.history[-1]["games"] == 20
 

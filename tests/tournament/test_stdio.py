@@ -31,7 +31,12 @@ class TestRequests:
         )
         message = stdio.request(3, "g00001", view(), 4200, legal)
         assert json.loads(json.dumps(message)) == message  # plain JSON
-        assert (message["protocol"], message["id"], message["type"], message["time_left_ms"]) == (stdio.PROTOCOL, 3, "play", 4200)
+        assert (message["protocol"], message["id"], message["type"], message["time_left_ms"]) == (
+            stdio.PROTOCOL,
+            3,
+            "play",
+            4200,
+        )
         assert message["legal"] == ["5h"]
         assert message["can_pass"] is True
         assert message["view"]["hand"] == "3c 3d 5h 9s"

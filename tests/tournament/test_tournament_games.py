@@ -24,11 +24,15 @@ BUNDLED = [
 
 
 def replays(output: Path) -> dict[str, dict[str, Any]]:
-    return {folder.name: json.loads((folder / "replay.json").read_text()) for folder in sorted((output / "games").iterdir())}
+    return {
+        folder.name: json.loads((folder / "replay.json").read_text()) for folder in sorted((output / "games").iterdir())
+    }
 
 
 def games_json(output: Path) -> dict[str, dict[str, Any]]:
-    return {folder.name: json.loads((folder / "game.json").read_text()) for folder in sorted((output / "games").iterdir())}
+    return {
+        folder.name: json.loads((folder / "game.json").read_text()) for folder in sorted((output / "games").iterdir())
+    }
 
 
 class TestDuplicate:
@@ -51,7 +55,8 @@ class TestDuplicate:
             assert one[game]["deals"][0]["hands"] == two[game]["deals"][0]["hands"]
             assert one[game]["result"] == two[game]["result"]
         first, second = (summary.results for summary in runs)
-        assert first is not None and second is not None
+        assert first is not None
+        assert second is not None
         assert first["entrants"] == second["entrants"]
         assert first["pairs"] == second["pairs"]
 
@@ -64,12 +69,17 @@ class TestDuplicate:
         assert len(saved) == 6
         first_deals = {json.dumps(replay["deals"][0]["hands"]) for replay in saved.values()}
         assert len(first_deals) == 1
-        seatings = {tuple(game["entrant"] for game in record["seats"]) for record in games_json(summary.output).values()}
+        seatings = {
+            tuple(game["entrant"] for game in record["seats"]) for record in games_json(summary.output).values()
+        }
         assert len(seatings) == 6  # every permutation of the three entrants
         for text in (summary.output / "games" / game / "replay.json" for game in saved):
             assert verify(text.read_text()).ok
         # The outputs recompute identically from the saved games alone.
-        written = {name: (summary.output / name).read_text() for name in ("results.json", "games.csv", "standings.csv", "leaderboard.md")}
+        written = {
+            name: (summary.output / name).read_text()
+            for name in ("results.json", "games.csv", "standings.csv", "leaderboard.md")
+        }
         for name in written:
             (summary.output / name).unlink()
         recomputed = write_results(summary.output)

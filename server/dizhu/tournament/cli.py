@@ -32,7 +32,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--variant", choices=["3p", "4p"])
     parser.add_argument("--format", choices=["duplicate", "random"], help="duplicate deals, or random seating")
     parser.add_argument("--deal-sets", type=_positive, help="deals, each played by every seating of every line-up")
-    parser.add_argument("--seatings", choices=["all", "rotations"], help="duplicate seatings: permutations or rotations")
+    parser.add_argument(
+        "--seatings", choices=["all", "rotations"], help="duplicate seatings: permutations or rotations"
+    )
     parser.add_argument("--seed", help="the tournament seed: any text, or 64 hex digits")
     parser.add_argument("--concurrency", type=_positive, help="games this runner plays at once")
     parser.add_argument("--output", "-o", type=Path, help="the output folder")
@@ -43,7 +45,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--api-key", default=os.environ.get("DIZHU_API_KEY"), help="x-api-key for external referees (env DIZHU_API_KEY)"
     )
-    parser.add_argument("--redis-url", help="the Redis keeping schedule and results (default: REDIS_URL, else embedded)")
+    parser.add_argument(
+        "--redis-url", help="the Redis keeping schedule and results (default: REDIS_URL, else embedded)"
+    )
     parser.add_argument("--decision-time", type=float, help="the turn clock, seconds per decision (0: none)")
     parser.add_argument("--timeout-policy", choices=["auto_play", "forfeit"])
     parser.add_argument("--lease", type=float, help="seconds a claimed game stays this runner's without renewal")

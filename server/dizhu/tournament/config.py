@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -269,13 +269,14 @@ def _from_toml(data: Mapping[str, Any], base_dir: Path, default_name: str) -> To
     config = TournamentConfig(name=default_name, base_dir=base_dir)
     changes: dict[str, Any] = {k: v for k, v in top.items() if k != "output"}
     if "output" in top:
-        changes["output"] = base_dir / top["output"]
+        changes["output"] = (base_dir / top["output"]).resolve()
     if "entrants" in data:
         if not isinstance(data["entrants"], list):
             raise ConfigError("entrants: expected [[entrants]] tables")
         changes["entrants"] = tuple(_entrant(raw, i) for i, raw in enumerate(data["entrants"]))
     if clock:
-        changes["clock"] = dataclasses.replace(config.clock, **{k: float(v) if k != "timeout_policy" else v for k, v in clock.items()})
+        typed: dict[str, Any] = {k: v if k == "timeout_policy" else float(v) for k, v in clock.items()}
+        changes["clock"] = dataclasses.replace(config.clock, **typed)
     renamed = {"targets": "referees", "embedded": "embedded_referees"}
     for key, value in referee.items():
         if key == "stderr_cap_kib":
@@ -314,4 +315,3 @@ def load_config(path: Path | None, overrides: Mapping[str, Any] | None = None) -
     if clock_changes:
         changes["clock"] = dataclasses.replace(config.clock, **clock_changes)
     return dataclasses.replace(config, **changes).check()
-

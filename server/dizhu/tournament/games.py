@@ -99,7 +99,9 @@ async def _replay(channel: grpc.aio.Channel, table_id: str) -> str:
 
 async def _until_closed(spectator: TableClient) -> None:
     async for event in spectator.watch():
-        if event.HasField("table_closed") or (event.HasField("snapshot") and event.snapshot.phase == table_pb2.PHASE_CLOSED):
+        if event.HasField("table_closed") or (
+            event.HasField("snapshot") and event.snapshot.phase == table_pb2.PHASE_CLOSED
+        ):
             return
 
 

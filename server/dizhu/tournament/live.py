@@ -50,7 +50,9 @@ class LiveView:
         if self.enabled:
             self._live.stop()
 
-    def update(self, done: int, rate: float, leaderboard: Sequence[str], entrants: Mapping[str, Mapping[str, Any]]) -> None:
+    def update(
+        self, done: int, rate: float, leaderboard: Sequence[str], entrants: Mapping[str, Mapping[str, Any]]
+    ) -> None:
         """Show ``done`` games (at ``rate`` games/s here) and the entrants in leaderboard order."""
         if not self.enabled:
             return

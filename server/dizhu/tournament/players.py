@@ -21,7 +21,7 @@ import os
 import signal
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -114,14 +114,14 @@ def _bot(spec: EntrantSpec, seed: bytes) -> Bot:
         return RandomBot(seed)
     assert spec.bot is not None
     module_name, class_name = spec.bot.split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls: Any = getattr(importlib.import_module(module_name), class_name)
     if not (isinstance(cls, type) and issubclass(cls, Bot)):
         raise TypeError(f"{spec.bot} is not a dizhu.client.Bot")
+    factory: Callable[..., Bot] = cls
     try:
-        bot: Bot = cls(seed)
-    except TypeError:
-        bot = cls()
-    return bot
+        return factory(seed)
+    except TypeError:  # a bot that takes no seed
+        return factory()
 
 
 def check_bot(spec: EntrantSpec) -> None:
@@ -338,7 +338,11 @@ class EntrantPlayers:
     async def _play_persistent(self, seat: Seat, report: SeatReport) -> None:
         """A gRPC executable kept for many games: each game is one JSON line on its standard input."""
         process = await self._acquire(self.spec.command, stdout=False)
-        assignment = {"protocol": "dizhu.exec/v1", "type": "game", **{k.lower()[6:]: v for k, v in self._env(seat).items()}}
+        assignment = {
+            "protocol": "dizhu.exec/v1",
+            "type": "game",
+            **{k.lower()[6:]: v for k, v in self._env(seat).items()},
+        }
         if not await process.send(assignment):
             report.faults["crashes"] += 1
             await self._release(process, report, healthy=False)
@@ -379,7 +383,7 @@ class EntrantPlayers:
             while view.phase != _CLOSED:
                 if _my_turn(view):
                     outcome = await self._stdio_decision(process, seat, view, report)
-                    if outcome in ("crashes", "hangs"):
+                    if isinstance(outcome, str):  # "crashes" or "hangs"
                         report.faults[outcome] += 1
                         return False
                     if isinstance(outcome, table_pb2.TableView):

@@ -51,11 +51,10 @@ def rate(outcomes: Sequence[GameOutcome], entrants: Sequence[str]) -> Ratings:
         assert landlord is not None
         farmers = [name for seat, name in enumerate(game.seating) if seat != landlord]
         teams = [[ratings[game.seating[landlord]]], [ratings[name] for name in farmers]]
-        ranks = [1, 2] if game.outcome == "landlord_won" else [2, 1]
+        ranks = [1.0, 2.0] if game.outcome == "landlord_won" else [2.0, 1.0]
         (new_landlord,), new_farmers = model.rate(teams, ranks=ranks)
         ratings[game.seating[landlord]] = new_landlord
-        for name, rating in zip(farmers, new_farmers, strict=True):
-            ratings[name] = rating
+        ratings.update(zip(farmers, new_farmers, strict=True))
         if done % step == 0 or done == len(decided):
             snapshot(done)
     final = {

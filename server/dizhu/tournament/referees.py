@@ -80,7 +80,10 @@ async def embedded_referees(
             target = f"127.0.0.1:{free_port()}"
             command = serve_arguments(target, redis_url, api_key, key_prefix, extra_args)
             process = subprocess.Popen(  # noqa: S603 -- our own interpreter running our own command
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, preexec_fn=_terminate_with_parent
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                preexec_fn=_terminate_with_parent,  # noqa: PLW1509 -- it only calls prctl
             )
             processes.append(process)
             targets.append(target)

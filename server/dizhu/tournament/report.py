@@ -78,7 +78,9 @@ def export(directory: Path, config: TournamentConfig, schedule: Sequence[Game], 
         folder = directory / "games" / schedule[index].id
         folder.mkdir(parents=True, exist_ok=True)
         if record["replay"]:
-            (folder / "replay.json").write_text(record["replay"] if record["replay"].endswith("\n") else record["replay"] + "\n")
+            (folder / "replay.json").write_text(
+                record["replay"] if record["replay"].endswith("\n") else record["replay"] + "\n"
+            )
         seats = []
         for seat, entry in enumerate(record["seats"]):
             if entry["log"]:
@@ -88,7 +90,9 @@ def export(directory: Path, config: TournamentConfig, schedule: Sequence[Game], 
         _dump(folder / "game.json", {"game": schedule[index].id, **meta, "seats": seats})
 
 
-def game_outcome(entry: Mapping[str, Any], replay: Mapping[str, Any] | None, seats: Sequence[Mapping[str, Any]]) -> GameOutcome:
+def game_outcome(
+    entry: Mapping[str, Any], replay: Mapping[str, Any] | None, seats: Sequence[Mapping[str, Any]]
+) -> GameOutcome:
     players = len(entry["seating"])
     timeouts = [0] * players
     if replay is None:
@@ -103,7 +107,9 @@ def game_outcome(entry: Mapping[str, Any], replay: Mapping[str, Any] | None, sea
             timeouts[result["forfeited_by"]] += 1
     faults = []
     for seat in range(players):
-        counted = {name: int(n) for name, n in seats[seat]["faults"].items() if name in FAULTS} if seat < len(seats) else {}
+        counted = (
+            {name: int(n) for name, n in seats[seat]["faults"].items() if name in FAULTS} if seat < len(seats) else {}
+        )
         faults.append({**counted, "timeouts": timeouts[seat]})
     return GameOutcome(
         game=int(entry["game"].lstrip("g")),
@@ -147,10 +153,18 @@ def results(meta: Mapping[str, Any], outcomes: Sequence[GameOutcome]) -> dict[st
     leaderboard = sorted(names, key=lambda name: (-ratings.final[name]["ordinal"], name))
     return {
         "schema": RESULTS_SCHEMA,
-        "tournament": {key: meta[key] for key in ("name", "fingerprint", "variant", "format", "seatings", "deal_sets", "seed")},
-        "games": {"scheduled": len(meta["games"]), "played": len(outcomes), "complete": len(outcomes) == len(meta["games"])},
+        "tournament": {
+            key: meta[key] for key in ("name", "fingerprint", "variant", "format", "seatings", "deal_sets", "seed")
+        },
+        "games": {
+            "scheduled": len(meta["games"]),
+            "played": len(outcomes),
+            "complete": len(outcomes) == len(meta["games"]),
+        },
         "leaderboard": leaderboard,
-        "entrants": {name: {"kind": entrant["kind"], **table[name]} for entrant in meta["entrants"] if (name := entrant["name"])},
+        "entrants": {
+            name: {"kind": entrant["kind"], **table[name]} for entrant in meta["entrants"] if (name := entrant["name"])
+        },
         "pairs": pairwise(outcomes, names),
         "rating_history": ratings.history,
     }
@@ -183,13 +197,30 @@ def _ci(interval: Mapping[str, Any]) -> list[Any]:
 def standings_csv(result: Mapping[str, Any]) -> str:
     header = ["rank", "entrant", "kind", "mu", "sigma", "ordinal", "games"]
     header += ["win_rate", "win_rate_low", "win_rate_high", "points", "points_low", "points_high"]
-    header += ["landlord_games", "landlord_win_rate", "landlord_points", "farmer_games", "farmer_win_rate", "farmer_points"]
+    header += [
+        "landlord_games",
+        "landlord_win_rate",
+        "landlord_points",
+        "farmer_games",
+        "farmer_win_rate",
+        "farmer_points",
+    ]
     header += ["differential", "differential_low", "differential_high", *FAULTS]
     rows: list[list[Any]] = [header]
     for rank, name in enumerate(result["leaderboard"], start=1):
         e = result["entrants"][name]
         r = e["rating"]
-        row = [rank, name, e["kind"], r["mu"], r["sigma"], r["ordinal"], e["games"], *_ci(e["win_rate"]), *_ci(e["points"])]
+        row = [
+            rank,
+            name,
+            e["kind"],
+            r["mu"],
+            r["sigma"],
+            r["ordinal"],
+            e["games"],
+            *_ci(e["win_rate"]),
+            *_ci(e["points"]),
+        ]
         for role in ("landlord", "farmer"):
             row += [e[role]["games"], e[role]["win_rate"]["mean"], e[role]["points"]["mean"]]
         row += [*_ci(e["differential"]), *(e["faults"][fault] for fault in FAULTS)]
@@ -223,8 +254,9 @@ def leaderboard_md(result: Mapping[str, Any]) -> str:
         e = result["entrants"][name]
         r = e["rating"]
         faults = ", ".join(f"{n} {fault}" for fault, n in e["faults"].items() if n) or "none"
+        win_rate = _fmt(e["win_rate"], percent=True)
         lines.append(
-            f"| {rank} | {name} | {r['mu']:.1f} ± {r['sigma']:.1f} | {e['games']} | {_fmt(e['win_rate'], percent=True)} "
+            f"| {rank} | {name} | {r['mu']:.1f} ± {r['sigma']:.1f} | {e['games']} | {win_rate} "
             f"| {_fmt(e['points'])} | {e['landlord']['games']} games, {_fmt(e['landlord']['points'])} "
             f"| {e['farmer']['games']} games, {_fmt(e['farmer']['points'])} | {_fmt(e['differential'])} | {faults} |"
         )
@@ -258,7 +290,12 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
         mu = [point["ratings"][name][0] for point in history]
         sigma = [point["ratings"][name][1] for point in history]
         axes.plot(x, mu, label=name)
-        axes.fill_between(x, [m - s for m, s in zip(mu, sigma, strict=True)], [m + s for m, s in zip(mu, sigma, strict=True)], alpha=0.2)
+        axes.fill_between(
+            x,
+            [m - s for m, s in zip(mu, sigma, strict=True)],
+            [m + s for m, s in zip(mu, sigma, strict=True)],
+            alpha=0.2,
+        )
     axes.set_xlabel("games rated")
     axes.set_ylabel("rating mu (band: ± sigma)")
     axes.set_title(f"Tournament {result['tournament']['name']}: openskill ratings")

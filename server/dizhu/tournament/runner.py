@@ -107,7 +107,9 @@ class _Run:
                     self.claimed -= 1
                     if (await self.store.progress()).finished:
                         return
-                    await asyncio.sleep(min(1.0, self.config.lease_s / 4))  # others are playing: wait for a lease to end
+                    await asyncio.sleep(
+                        min(1.0, self.config.lease_s / 4)
+                    )  # others are playing: wait for a lease to end
                     continue
                 await self._play(claim, channel, target)
 
@@ -203,7 +205,9 @@ async def run_tournament(
             targets, api_key = list(config.referees), config.api_key
         else:
             targets, api_key = await stack.enter_async_context(
-                embedded_referees(config.embedded_referees, url, key_prefix=config.key_prefix, extra_args=config.serve_args)
+                embedded_referees(
+                    config.embedded_referees, url, key_prefix=config.key_prefix, extra_args=config.serve_args
+                )
             )
         redis = Redis.from_url(url)
         stack.push_async_callback(redis.aclose)
@@ -257,7 +261,9 @@ def summary_lines(summary: RunSummary, config: TournamentConfig) -> list[str]:
         pts = e["points"]
         ci = f"{pts['mean']:+.2f} [{pts['low']:+.2f}, {pts['high']:+.2f}]" if pts["n"] > 1 else "-"
         rating = f"{e['rating']['mu']:.1f} ± {e['rating']['sigma']:.1f}"
-        lines.append(f"{rank:>2}  {name:<16} {rating:>12}  {e['games']:>5}  {ci:<24} {100 * e['win_rate']['mean']:.1f}%")
+        lines.append(
+            f"{rank:>2}  {name:<16} {rating:>12}  {e['games']:>5}  {ci:<24} {100 * e['win_rate']['mean']:.1f}%"
+        )
     for pair in _ranked_pairs(result):
         d = pair["differential"]
         if d["n"] < 2:
@@ -277,9 +283,10 @@ def _ranked_pairs(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     rank = {name: i for i, name in enumerate(result["leaderboard"])}
     pairs = []
     for pair in result["pairs"]:
+        d = pair["differential"]
         if rank[pair["a"]] > rank[pair["b"]]:
-            d = pair["differential"]
             flipped = {"mean": -d["mean"], "low": -d["high"], "high": -d["low"], "n": d["n"]}
-            pair = {**pair, "a": pair["b"], "b": pair["a"], "differential": flipped}
-        pairs.append(pair)
+            pairs.append({**pair, "a": pair["b"], "b": pair["a"], "differential": flipped})
+        else:
+            pairs.append(pair)
     return pairs

@@ -161,7 +161,9 @@ def standings(outcomes: Sequence[GameOutcome], entrants: Sequence[str]) -> dict[
         table[name] = {
             **_role(played),
             "landlord": _role((game, seat) for game, seat in played if game.landlord == seat),
-            "farmer": _role((game, seat) for game, seat in played if game.landlord is not None and game.landlord != seat),
+            "farmer": _role(
+                (game, seat) for game, seat in played if game.landlord is not None and game.landlord != seat
+            ),
             "differential": mean_interval(differential).as_dict(),
             "faults": faults,
         }

@@ -184,14 +184,17 @@ class TournamentStore:
     async def progress(self) -> Progress:
         k = self.keys
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hget(k["meta"], "games").hlen(k["results"]).llen(k["queue"]).zcard(k["leases"])
+            pipe.hget(k["meta"], "games")
+            pipe.hlen(k["results"])
+            pipe.llen(k["queue"])
+            pipe.zcard(k["leases"])
             games, done, queued, playing = await pipe.execute()
         return Progress(int(games or 0), int(done), int(queued), int(playing))
 
     async def results(self) -> dict[int, bytes]:
         """Every recorded game's record, by game index."""
         raw = await self.redis.hgetall(self.keys["results"])
-        return {int(game): record for game, record in raw.items()}
+        return {int(game): record if isinstance(record, bytes) else record.encode() for game, record in raw.items()}
 
     async def attempts(self) -> dict[int, int]:
         raw = await self.redis.hgetall(self.keys["attempts"])
