@@ -193,7 +193,6 @@ async def run_tournament(
     runner = runner_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     output = config.output
     output.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
     async with contextlib.AsyncExitStack() as stack:
         url = _redis_for(config)
         if url is None:
@@ -231,18 +230,20 @@ async def run_tournament(
                 view.update(len(run.outcomes), run.played / max(now - started, 1e-9), order, table)
 
         run.on_progress = show
+        started = time.monotonic()  # the rate counts playing time, not start-up
         try:
             async with asyncio.TaskGroup() as group:
                 for index in range(config.concurrency):
                     group.create_task(run.worker(index))
         except ExceptionGroup as failed:  # the first failure says why (the others are alike)
             raise failed.exceptions[0] from None
+        elapsed = time.monotonic() - started
         progress = await store.progress()
         records = await store.results()
         report.export(output, config, run.schedule, records)
         results = report.write_results(output) if records else None
         show()
-    return RunSummary(runner, run.played, progress, time.monotonic() - started, output, results)
+    return RunSummary(runner, run.played, progress, elapsed, output, results)
 
 
 def summary_lines(summary: RunSummary, config: TournamentConfig) -> list[str]:
