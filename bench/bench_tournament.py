@@ -6,9 +6,12 @@
    (referee start-up excluded) and the ratio of the two.
 2. **Duplicate vs random seating.** The same number of games in the duplicate format (each
    deal played by all 6 seatings) and in the random format (a fresh deal per game, seating
-   drawn at random); the width of the 95% interval of the heuristic-minus-random
-   differential in each, and their ratio (random / duplicate: how much narrower duplicate
-   is), repeated over ``--repeats`` tournament seeds.
+   drawn at random), between ``heuristic``, ``random`` and ``greedy`` (a deterministic bot
+   defined here: it bids 1 on a joker or two 2s, and always plays its smallest legal
+   move); for each pair, the width of the 95% interval of its differential (points per
+   game, over blocks: a deal set's games in duplicate, single games in random seating,
+   where both entrants of a pair always share the game) and the ratio random / duplicate
+   (how much narrower duplicate is), over ``--repeats`` tournament seeds.
 
 Run: ``python bench/bench_tournament.py [--deal-sets 20] [--concurrency 6] [--repeats 2]``.
 """
@@ -19,24 +22,57 @@ import argparse
 import asyncio
 import statistics
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from dizhu.tournament import load_config, run_tournament
+from dizhu.client import Bot
+from dizhu.tournament import EntrantSpec, load_config, run_tournament
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
+
+PAIRS = (("heuristic", "random"), ("heuristic", "greedy"), ("greedy", "random"))
 
 
-async def tournament(folder: Path, **overrides: Any) -> tuple[float, dict[str, Any]]:
-    """Run a tournament of the bundled bots in ``folder``; (games/s while playing, results)."""
+class Greedy(Bot):
+    """Deterministic and simple: bids 1 on a joker or two 2s when nobody has bid; plays its smallest legal move."""
+
+    name = "greedy"
+
+    def choose_bid(self, view: table_pb2.TableView) -> int:
+        jokers = sum(card.rank >= cards_pb2.RANK_BLACK_JOKER for card in view.your_hand)
+        twos = sum(card.rank == cards_pb2.RANK_TWO for card in view.your_hand)
+        return 1 if view.highest_bid == 0 and (jokers or twos >= 2) else 0
+
+    def choose_play(
+        self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool
+    ) -> list[cards_pb2.Card]:
+        if not legal:
+            return []
+        smallest = min(legal, key=lambda m: (m.combination.main_rank, -m.combination.size, list(m.combination.ranks)))
+        return list(smallest.cards)
+
+
+COMPARED = (
+    EntrantSpec(name="heuristic", bot="heuristic"),
+    EntrantSpec(name="random", bot="random"),
+    EntrantSpec(name="greedy", bot="__main__:Greedy"),
+)
+
+
+async def tournament(folder: Path, **overrides: Any) -> tuple[float, float, dict[str, Any]]:
+    """Run a tournament (the bundled bots by default) in ``folder``; (games/s, runner CPU ms per game, results)."""
     name = f"bench-{uuid.uuid4().hex[:8]}"
     config = load_config(None, {"name": name, "output": folder / name, **overrides})
+    cpu = time.process_time()
     summary = await run_tournament(config, live=False)
+    cpu = time.process_time() - cpu
     if summary.results is None or not summary.results["games"]["complete"]:
         raise RuntimeError(f"tournament {name} did not complete")
-    return summary.rate, summary.results
+    return summary.rate, 1000 * cpu / summary.played, summary.results
 
 
-def width(result: dict[str, Any], a: str = "heuristic", b: str = "random") -> tuple[float, float]:
+def width(result: dict[str, Any], a: str, b: str) -> tuple[float, float]:
     """(differential a - b, width of its 95% interval)."""
     pair = next(p for p in result["pairs"] if {p["a"], p["b"]} == {a, b})
     d = pair["differential"]
@@ -56,27 +92,31 @@ async def main() -> None:
         print(f"Throughput: {games} games (3p, duplicate, bundled bots), concurrency {args.concurrency}")
         rates = {}
         for referees in (1, 2):
-            rate, _ = await tournament(
+            rate, cpu_ms, _ = await tournament(
                 folder, deal_sets=args.deal_sets, concurrency=args.concurrency, embedded_referees=referees
             )
             rates[referees] = rate
-            print(f"  {referees} referee process(es): {rate:.2f} games/s")
+            print(f"  {referees} referee process(es): {rate:.2f} games/s; runner CPU {cpu_ms:.0f} ms per game")
         print(f"  2 / 1 referees: {rates[2] / rates[1]:.2f}x")
 
-        print(f"Duplicate vs random seating, {games} games each, heuristic - random (points/game, 95% CI width):")
-        ratios = []
+        print(f"Duplicate vs random seating, {games} games each: differential (points/game) ± half its 95% CI")
+        ratios: dict[tuple[str, str], list[float]] = {pair: [] for pair in PAIRS}
         for repeat in range(args.repeats):
             seed = f"bench-{repeat}"
-            common = {"seed": seed, "concurrency": args.concurrency}
-            _, duplicate = await tournament(folder, deal_sets=args.deal_sets, **common)
-            _, random_seating = await tournament(folder, deal_sets=games, format="random", **common)
-            (d_mean, d_width), (r_mean, r_width) = width(duplicate), width(random_seating)
-            ratios.append(r_width / d_width)
+            common = {"seed": seed, "concurrency": args.concurrency, "entrants": COMPARED}
+            *_, duplicate = await tournament(folder, deal_sets=args.deal_sets, **common)
+            *_, random_seating = await tournament(folder, deal_sets=games, format="random", **common)
+            for a, b in PAIRS:
+                (d_mean, d_width), (r_mean, r_width) = width(duplicate, a, b), width(random_seating, a, b)
+                ratios[a, b].append(r_width / d_width)
+                print(
+                    f"  seed {seed}, {a} - {b}: duplicate {d_mean:+.2f} ± {d_width / 2:.2f}, "
+                    f"random {r_mean:+.2f} ± {r_width / 2:.2f} -> duplicate {r_width / d_width:.2f}x narrower"
+                )
+        for (a, b), values in ratios.items():
             print(
-                f"  seed {seed}: duplicate {d_mean:+.2f} ± {d_width / 2:.2f}, random {r_mean:+.2f} ± {r_width / 2:.2f}"
-                f" -> duplicate is {r_width / d_width:.2f}x narrower"
+                f"  {a} - {b}: duplicate narrower by {statistics.fmean(values):.2f}x on average (same number of games)"
             )
-        print(f"  mean narrowing: {statistics.fmean(ratios):.2f}x (same number of games)")
 
 
 if __name__ == "__main__":
