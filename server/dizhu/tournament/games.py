@@ -146,6 +146,11 @@ async def play_game(
         timed_out = True
         with contextlib.suppress(Exception):
             await creator.close_table()
+    except asyncio.CancelledError:  # the runner stops, or lost the game's lease: so do the seats
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     finally:
         closed.set()
     reports: list[SeatReport] = []

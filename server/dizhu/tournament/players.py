@@ -328,11 +328,13 @@ class EntrantPlayers:
         argv = [_substitute(arg, env) for arg in self.spec.command]
         process = await EntrantProcess.start(argv, self.cwd, env, self.cap, stdout=False)
         self._all.add(process)
-        await self._until_closed_or_exit(process, seat, report)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.process.wait(), EXIT_GRACE_S)
-        await process.stop()
-        self._all.discard(process)
+        try:
+            await self._until_closed_or_exit(process, seat, report)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.process.wait(), EXIT_GRACE_S)
+        finally:
+            await asyncio.shield(process.stop())
+            self._all.discard(process)
         report.log = process.log.text() + report.log  # the runner's notes last
 
     async def _play_persistent(self, seat: Seat, report: SeatReport) -> None:
@@ -347,7 +349,11 @@ class EntrantPlayers:
             report.faults["crashes"] += 1
             await self._release(process, report, healthy=False)
             return
-        await self._until_closed_or_exit(process, seat, report)
+        try:
+            await self._until_closed_or_exit(process, seat, report)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._release(process, report, healthy=False))
+            raise
         await self._release(process, report, healthy=process.alive)
 
     async def _until_closed_or_exit(self, process: EntrantProcess, seat: Seat, report: SeatReport) -> None:
@@ -368,11 +374,11 @@ class EntrantPlayers:
 
     async def _play_stdio(self, seat: Seat, report: SeatReport) -> None:
         process = await self._acquire(self.spec.stdio, stdout=True)
-        healthy = True
+        healthy = False  # unless the game ends normally: a process interrupted mid-request is not reused
         try:
             healthy = await self._stdio_seat(process, seat, report)
         finally:
-            await self._release(process, report, healthy=healthy)
+            await asyncio.shield(self._release(process, report, healthy=healthy))
 
     async def _stdio_seat(self, process: EntrantProcess, seat: Seat, report: SeatReport) -> bool:
         """Relay decisions until the table closes; False once the process crashed or hung."""
