@@ -42,6 +42,9 @@ from dizhu.tournament.store import Claim, Progress, TournamentStore
 
 __all__ = ["RunSummary", "run_tournament"]
 
+#: How often the live view learns what other runners recorded.
+REFRESH_S = 5.0
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunSummary:
@@ -96,6 +99,7 @@ class _Run:
         }
         self.tournament_id = f"t{config.fingerprint()[:12]}-{config.name}"[:40]
         self.on_progress: Callable[[], None] = lambda: None
+        self._refreshed = 0.0
 
     async def worker(self, index: int) -> None:
         target = self.targets[index % len(self.targets)]
@@ -107,9 +111,8 @@ class _Run:
                     self.claimed -= 1
                     if (await self.store.progress()).finished:
                         return
-                    await asyncio.sleep(
-                        min(1.0, self.config.lease_s / 4)
-                    )  # others are playing: wait for a lease to end
+                    # Others are playing the rest: wait, in case one of their leases runs out.
+                    await asyncio.sleep(min(1.0, self.config.lease_s / 4))
                     continue
                 await self._play(claim, channel, target)
 
@@ -142,6 +145,8 @@ class _Run:
         if await self.store.complete(claim, raw) == 1:
             self.played += 1
             self.outcomes[claim.game] = _outcome(game, raw)
+            if time.monotonic() - self._refreshed > REFRESH_S:
+                await self.refresh()
             self.on_progress()
 
     async def _renew(self, claim: Claim, playing: asyncio.Task[Any]) -> None:
@@ -152,7 +157,8 @@ class _Run:
                 return
 
     async def refresh(self) -> None:
-        """Learn the games other runners recorded."""
+        """Learn the games other runners recorded (for the live view)."""
+        self._refreshed = time.monotonic()
         known = set(self.outcomes)
         for index, raw in (await self.store.results()).items():
             if index not in known:
