@@ -320,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     seat.add_argument("--target", help="a running referee's host:port (default: one in this process)")
     seat.add_argument("--table", help="with --target: take a free seat at this table instead of creating one")
     seat.set_defaults(handler=_play)
+    # Listed for --help only: main() hands `dizhu tournament ...` to dizhu.tournament.cli whole.
+    commands.add_parser(
+        "tournament",
+        help="run a bot tournament through the referee (duplicate deals, ratings); see `dizhu tournament --help`",
+    )
     return parser
 
 
@@ -331,9 +336,15 @@ def _only_broken_pipes(error: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
-        status: int = args.handler(args)
+        if argv[:1] == ["tournament"]:
+            from dizhu.tournament.cli import main as tournament
+
+            status: int = tournament(argv[1:])
+        else:
+            args = build_parser().parse_args(argv)
+            status = args.handler(args)
         sys.stdout.flush()  # a reader that went away shows here, not in a message at exit
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -1,0 +1,445 @@
+"""Entrants at a table: bundled bots, gRPC executables and stdio bots, each playing one seat.
+
+Whatever an entrant does -- crash, hang, print garbage, answer an illegal move -- its seat
+player never raises into the runner: it records the fault, stops acting for the seat, and
+leaves the rest to the referee's clock and timeout policy. A process that crashed or hung
+is not used again; the entrant's next game starts a fresh one.
+
+Each process's standard error is kept per game (:class:`CappedLog`: the first and the last
+half of ``cap`` bytes, with the count of bytes dropped between them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import importlib
+import json
+import logging
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from dizhu.client import (
+    Bot,
+    BotRunner,
+    DizhuError,
+    HeuristicBot,
+    InvalidArgument,
+    MoveRefused,
+    OutOfTurn,
+    RandomBot,
+    RetryableError,
+    StreamingViews,
+    TableClient,
+    TableClosed,
+    to_beat,
+)
+from dizhu.rules.deal import derive_seed
+from dizhu.tournament import stdio
+from dizhu.tournament.config import EntrantSpec
+from dizhu.v1 import table_pb2
+
+__all__ = ["CappedLog", "EntrantPlayers", "Seat", "SeatReport", "check_bot"]
+
+_log = logging.getLogger("dizhu.tournament.players")
+_CLOSED: Final = table_pb2.PHASE_CLOSED
+#: How long past its deadline a stdio bot's reply is still awaited before it counts as hung.
+REPLY_MARGIN_S: Final = 1.0
+#: How long a gRPC executable may take to exit once its table is closed.
+EXIT_GRACE_S: Final = 3.0
+#: Longest line a stdio bot may write.
+LINE_LIMIT: Final = 1 << 20
+
+
+class CappedLog:
+    """Bytes written to it, keeping the first and the last ``cap // 2`` bytes."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def write(self, chunk: bytes) -> None:
+        room = self.cap // 2 - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        excess = len(self.tail) - (self.cap - self.cap // 2)
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes dropped ...]\n".encode() if self.dropped else b""
+        return bytes(self.head + middle + self.tail).decode(errors="replace")
+
+
+@dataclasses.dataclass(slots=True)
+class SeatReport:
+    """What happened to one seat's player during a game."""
+
+    faults: Counter[str] = dataclasses.field(default_factory=Counter)
+    log: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Seat:
+    """One seat of one game, as handed to an entrant."""
+
+    game: str
+    game_index: int
+    target: str
+    client: TableClient
+    seat: int
+    token: str
+    variant: str
+    tournament_seed: bytes
+    #: Set once the table is closed (or given up).
+    closed: asyncio.Event
+
+
+def _bot(spec: EntrantSpec, seed: bytes) -> Bot:
+    """A fresh bot for one seat: bundled by name, else ``module:Class`` (made with the seed if it takes one)."""
+    if spec.bot == "heuristic":
+        return HeuristicBot(seed)
+    if spec.bot == "random":
+        return RandomBot(seed)
+    assert spec.bot is not None
+    module_name, class_name = spec.bot.split(":")
+    cls: Any = getattr(importlib.import_module(module_name), class_name)
+    if not (isinstance(cls, type) and issubclass(cls, Bot)):
+        raise TypeError(f"{spec.bot} is not a dizhu.client.Bot")
+    factory: Callable[..., Bot] = cls
+    try:
+        return factory(seed)
+    except TypeError:  # a bot that takes no seed
+        return factory()
+
+
+def check_bot(spec: EntrantSpec) -> None:
+    """Fail now (ImportError, AttributeError, TypeError) if a ``module:Class`` bot cannot be made."""
+    if spec.bot is not None:
+        _bot(spec, bytes(32))
+
+
+class EntrantProcess:
+    """One running entrant process: its pipes, and its standard error read into the current game's log."""
+
+    def __init__(self, process: asyncio.subprocess.Process, cap: int) -> None:
+        self.process = process
+        self.log = CappedLog(cap)
+        self._next_id = 0
+        self._stderr = asyncio.create_task(self._read_stderr())
+
+    @classmethod
+    async def start(
+        cls, argv: Sequence[str], cwd: Path, env: dict[str, str], cap: int, *, stdout: bool
+    ) -> EntrantProcess:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE if stdout else asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            limit=LINE_LIMIT,
+            start_new_session=True,  # a signal to the runner's terminal is not the bot's business
+        )
+        return cls(process, cap)
+
+    async def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        while chunk := await self.process.stderr.read(65536):
+            self.log.write(chunk)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    def new_log(self, cap: int) -> CappedLog:
+        """Start the next game's log; the previous one is returned by whoever held it."""
+        self.log = CappedLog(cap)
+        return self.log
+
+    def next_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def send(self, message: dict[str, Any]) -> bool:
+        """Write one JSON line; False if the process no longer reads."""
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            await self.process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        return True
+
+    async def read_reply(self, request_id: int, timeout_s: float, faults: Counter[str]) -> dict[str, Any] | str:
+        """The reply to ``request_id``, or ``"hang"`` (none in time) or ``"crash"`` (end of output).
+
+        Lines that are not a JSON object with this id are counted as ``garbage`` and skipped.
+        """
+        assert self.process.stdout is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            try:
+                line = await asyncio.wait_for(self.process.stdout.readline(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                return "hang"
+            except ValueError:  # a line over LINE_LIMIT
+                faults["garbage"] += 1
+                continue
+            if not line:
+                return "crash"
+            message = stdio.parse_line(line)
+            if message is not None and message.get("id") == request_id:
+                return message
+            faults["garbage"] += 1
+
+    async def stop(self, grace_s: float = 1.0) -> None:
+        """Close its input, then SIGTERM and SIGKILL its process group if it does not exit."""
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.process.stdin.close()
+        for signum in (None, signal.SIGTERM, signal.SIGKILL):
+            if signum is not None and self.alive:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signum)
+            try:
+                await asyncio.wait_for(self.process.wait(), grace_s)
+                break
+            except TimeoutError:
+                continue
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self._stderr, 1.0)
+
+
+def _time_left_s(view: table_pb2.TableView) -> float | None:
+    if not view.HasField("turn_deadline"):
+        return None
+    return max(0.0, view.turn_deadline.ToMilliseconds() / 1000 - time.time())
+
+
+def _my_turn(view: table_pb2.TableView) -> bool:
+    return (
+        view.phase in (table_pb2.PHASE_AUCTION, table_pb2.PHASE_PLAY)
+        and view.HasField("turn_seat")
+        and view.HasField("your_seat")
+        and view.turn_seat == view.your_seat
+    )
+
+
+class EntrantPlayers:
+    """The players of one entrant for a runner: its bots, or a pool of its processes."""
+
+    def __init__(self, spec: EntrantSpec, *, cwd: Path, stderr_cap: int, game_timeout_s: float) -> None:
+        self.spec = spec
+        self.cwd = cwd
+        self.cap = stderr_cap
+        self.game_timeout_s = game_timeout_s
+        self._idle: list[EntrantProcess] = []
+        self._all: set[EntrantProcess] = set()
+
+    async def play(self, seat: Seat) -> SeatReport:
+        """Play ``seat`` until its table closes; never raises (but for cancellation)."""
+        report = SeatReport()
+        try:
+            if self.spec.kind == "bot":
+                await self._play_bot(seat, report)
+            elif self.spec.kind == "stdio":
+                await self._play_stdio(seat, report)
+            elif self.spec.per_game:
+                await self._play_executable(seat, report)
+            else:
+                await self._play_persistent(seat, report)
+        except DizhuError as error:
+            report.faults["crashes"] += 1
+            report.log += f"\n[runner] the seat's connection failed: {error}\n"
+        return report
+
+    async def aclose(self) -> None:
+        """Stop every process still running."""
+        await asyncio.gather(*(process.stop() for process in self._all))
+        self._all.clear()
+        self._idle.clear()
+
+    # -- bundled and module:Class bots ----------------------------------------------------
+
+    async def _play_bot(self, seat: Seat, report: SeatReport) -> None:
+        bot_seed = derive_seed(seat.tournament_seed, f"bot:{self.spec.name}", seat.game_index)
+        try:
+            runner = BotRunner(_bot(self.spec, bot_seed), seat.client)
+            await runner.run()
+        except (DizhuError, asyncio.CancelledError):
+            raise
+        except Exception as error:  # the bot's own code failed: a crash of this entrant
+            _log.warning("bot %s crashed in %s: %r", self.spec.name, seat.game, error)
+            report.faults["crashes"] += 1
+            report.log = f"{type(error).__name__}: {error}\n"
+            return
+        report.faults["illegal"] += runner.refused
+
+    # -- processes --------------------------------------------------------------------------
+
+    def _env(self, seat: Seat) -> dict[str, str]:
+        return {
+            "DIZHU_TARGET": seat.target,
+            "DIZHU_TABLE_ID": seat.client.table_id or "",
+            "DIZHU_SEAT_TOKEN": seat.token,
+            "DIZHU_SEAT": str(seat.seat),
+            "DIZHU_GAME": seat.game,
+            "DIZHU_VARIANT": seat.variant,
+            "DIZHU_ENTRANT": self.spec.name,
+        }
+
+    async def _acquire(self, argv: Sequence[str], *, stdout: bool) -> EntrantProcess:
+        while self._idle:
+            process = self._idle.pop()
+            if process.alive:
+                process.new_log(self.cap)
+                return process
+            self._all.discard(process)
+        process = await EntrantProcess.start(argv, self.cwd, {"DIZHU_ENTRANT": self.spec.name}, self.cap, stdout=stdout)
+        self._all.add(process)
+        return process
+
+    async def _release(self, process: EntrantProcess, report: SeatReport, *, healthy: bool) -> None:
+        await asyncio.sleep(0)  # let the stderr reader take what the process wrote last
+        if healthy and process.alive:
+            report.log = process.log.text() + report.log  # the runner's notes last
+            self._idle.append(process)
+            return
+        await process.stop()
+        self._all.discard(process)
+        report.log = process.log.text() + report.log  # the runner's notes last
+
+    async def _play_executable(self, seat: Seat, report: SeatReport) -> None:
+        """A gRPC executable started for this game, with the seat in its arguments and environment."""
+        env = self._env(seat)
+        argv = [_substitute(arg, env) for arg in self.spec.command]
+        process = await EntrantProcess.start(argv, self.cwd, env, self.cap, stdout=False)
+        self._all.add(process)
+        try:
+            await self._until_closed_or_exit(process, seat, report)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.process.wait(), EXIT_GRACE_S)
+        finally:
+            await asyncio.shield(process.stop())
+            self._all.discard(process)
+        report.log = process.log.text() + report.log  # the runner's notes last
+
+    async def _play_persistent(self, seat: Seat, report: SeatReport) -> None:
+        """A gRPC executable kept for many games: each game is one JSON line on its standard input."""
+        process = await self._acquire(self.spec.command, stdout=False)
+        assignment = {
+            "protocol": "dizhu.exec/v1",
+            "type": "game",
+            **{k.lower()[6:]: v for k, v in self._env(seat).items()},
+        }
+        if not await process.send(assignment):
+            report.faults["crashes"] += 1
+            await self._release(process, report, healthy=False)
+            return
+        try:
+            await self._until_closed_or_exit(process, seat, report)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._release(process, report, healthy=False))
+            raise
+        await self._release(process, report, healthy=process.alive)
+
+    async def _until_closed_or_exit(self, process: EntrantProcess, seat: Seat, report: SeatReport) -> None:
+        """Wait for the table to close; a process that ends first crashed (unless the table was closing)."""
+        closed = asyncio.ensure_future(seat.closed.wait())
+        exited = asyncio.ensure_future(process.process.wait())
+        try:
+            await asyncio.wait({closed, exited}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closed.cancel()
+        if exited.done() and not seat.closed.is_set():
+            view = await seat.client.get()
+            if view.phase != _CLOSED:
+                report.faults["crashes"] += 1
+        exited.cancel()
+
+    # -- stdio bots ---------------------------------------------------------------------------
+
+    async def _play_stdio(self, seat: Seat, report: SeatReport) -> None:
+        process = await self._acquire(self.spec.stdio, stdout=True)
+        healthy = False  # unless the game ends normally: a process interrupted mid-request is not reused
+        try:
+            healthy = await self._stdio_seat(process, seat, report)
+        finally:
+            await asyncio.shield(self._release(process, report, healthy=healthy))
+
+    async def _stdio_seat(self, process: EntrantProcess, seat: Seat, report: SeatReport) -> bool:
+        """Relay decisions until the table closes; False once the process crashed or hung."""
+        client = seat.client
+        views = StreamingViews(client)
+        try:
+            view = await client.get()
+            while view.phase != _CLOSED:
+                if _my_turn(view):
+                    outcome = await self._stdio_decision(process, seat, view, report)
+                    if isinstance(outcome, str):  # "crashes" or "hangs"
+                        report.faults[outcome] += 1
+                        return False
+                    if isinstance(outcome, table_pb2.TableView):
+                        view = outcome
+                        continue
+                try:
+                    view = await views.next_view(view.version)
+                except RetryableError:
+                    await asyncio.sleep(0.2)
+                    view = await client.get()
+        finally:
+            await views.aclose()
+        return True
+
+    async def _stdio_decision(
+        self, process: EntrantProcess, seat: Seat, view: table_pb2.TableView, report: SeatReport
+    ) -> table_pb2.TableView | str | None:
+        """Ask the process for one decision and send it: the view after it, a fault name, or None (wait)."""
+        client = seat.client
+        legal = None
+        if view.phase == table_pb2.PHASE_PLAY:
+            legal = await client.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
+        left = _time_left_s(view)
+        request_id = process.next_id()
+        message = stdio.request(request_id, seat.game, view, None if left is None else int(left * 1000), legal)
+        if not await process.send(message):
+            return "crashes"
+        wait_s = self.game_timeout_s if left is None else left + REPLY_MARGIN_S
+        reply = await process.read_reply(request_id, wait_s, report.faults)
+        if isinstance(reply, str):
+            return "hangs" if reply == "hang" else "crashes"
+        judged = stdio.judge_reply(reply, message["type"], view)
+        if judged.fault is not None:
+            report.faults[judged.fault] += 1
+            report.log += f"[runner] {judged.fault} reply to request {request_id}: {judged.detail}\n"
+            return None  # the clock decides
+        try:
+            if legal is None:
+                return await client.bid(judged.bid, expected_version=view.version)
+            return (await client.play(list(judged.cards), expected_version=view.version)).table
+        except (MoveRefused, InvalidArgument) as error:  # the referee judged the move: illegal
+            report.faults["illegal"] += 1
+            report.log += f"[runner] the referee refused request {request_id}'s move: {error.reason}\n"
+            return None
+        except (OutOfTurn, TableClosed):
+            return await client.get()
+
+
+def _substitute(arg: str, env: dict[str, str]) -> str:
+    """``{target}``, ``{table_id}``, ``{seat_token}``, ``{seat}``, ``{game}``, ``{variant}``, ``{entrant}``."""
+    for key, value in env.items():
+        arg = arg.replace("{" + key.removeprefix("DIZHU_").lower() + "}", value)
+    return arg

@@ -1,0 +1,318 @@
+"""A tournament's folder: the saved games, and the results computed from them alone.
+
+Layout of the output folder (docs/tournaments.md):
+
+* ``tournament.json`` -- the tournament and its schedule (schema ``dizhu.tournament/v1``);
+* ``games/<game>/replay.json`` -- the referee's replay of the game (``dizhu verify`` checks it);
+* ``games/<game>/game.json`` -- table, attempt, runner, and each seat's faults;
+* ``games/<game>/seat<N>-<entrant>.stderr.txt`` -- what the entrant's process wrote on
+  standard error during the game (capped), for processes that wrote anything;
+* ``results.json`` (schema ``dizhu.tournament.results/v1``), ``games.csv``,
+  ``standings.csv``, ``leaderboard.md`` and ``ratings.png``: all computed by
+  :func:`write_results` from the files above, which is what ``dizhu tournament report DIR``
+  runs, so a report recomputes exactly what the run wrote.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from dizhu.tournament.config import TournamentConfig
+from dizhu.tournament.ratings import rate
+from dizhu.tournament.schedule import Game
+from dizhu.tournament.stats import FAULTS, GameOutcome, pairwise, standings
+
+__all__ = [
+    "RESULTS_SCHEMA",
+    "TOURNAMENT_SCHEMA",
+    "export",
+    "game_outcome",
+    "load_outcomes",
+    "results",
+    "write_results",
+]
+
+TOURNAMENT_SCHEMA: Final = "dizhu.tournament/v1"
+RESULTS_SCHEMA: Final = "dizhu.tournament.results/v1"
+
+
+def _dump(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=1, sort_keys=False) + "\n")
+
+
+def tournament_json(config: TournamentConfig, schedule: Sequence[Game]) -> dict[str, Any]:
+    return {
+        "schema": TOURNAMENT_SCHEMA,
+        "name": config.name,
+        "fingerprint": config.fingerprint(),
+        "variant": config.variant,
+        "format": config.format,
+        "seatings": config.seatings,
+        "deal_sets": config.deal_sets,
+        "seed": config.seed_bytes().hex(),
+        "clock": {
+            "decision_s": config.clock.decision_s,
+            "first_decision_s": config.clock.first_decision_s,
+            "time_bank_s": config.clock.time_bank_s,
+            "timeout_policy": config.clock.timeout_policy,
+        },
+        "entrants": [{"name": entrant.name, "kind": entrant.kind} for entrant in config.entrants],
+        "games": [
+            {"game": g.id, "deal_set": g.deal_set, "lineup": g.lineup, "seating": list(g.seating), "seed": g.seed.hex()}
+            for g in schedule
+        ],
+    }
+
+
+def export(directory: Path, config: TournamentConfig, schedule: Sequence[Game], records: Mapping[int, bytes]) -> None:
+    """Write the tournament and every recorded game (records as stored by the runners) into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    _dump(directory / "tournament.json", tournament_json(config, schedule))
+    for index, raw in sorted(records.items()):
+        record = json.loads(raw)
+        folder = directory / "games" / schedule[index].id
+        folder.mkdir(parents=True, exist_ok=True)
+        if record["replay"]:
+            (folder / "replay.json").write_text(
+                record["replay"] if record["replay"].endswith("\n") else record["replay"] + "\n"
+            )
+        seats = []
+        for seat, entry in enumerate(record["seats"]):
+            if entry["log"]:
+                (folder / f"seat{seat}-{entry['entrant']}.stderr.txt").write_text(entry["log"])
+            seats.append({"seat": seat, "entrant": entry["entrant"], "faults": entry["faults"]})
+        meta = {key: record[key] for key in ("table_id", "attempt", "runner", "timed_out")}
+        _dump(folder / "game.json", {"game": schedule[index].id, **meta, "seats": seats})
+
+
+def game_outcome(
+    entry: Mapping[str, Any], replay: Mapping[str, Any] | None, seats: Sequence[Mapping[str, Any]]
+) -> GameOutcome:
+    players = len(entry["seating"])
+    timeouts = [0] * players
+    if replay is None:
+        outcome, landlord, changes = "abandoned", None, [0] * players
+    else:
+        result = replay["result"]
+        outcome, landlord, changes = result["outcome"], result["landlord"], result["changes"]
+        for deal in replay["deals"]:
+            for action in deal["actions"]:
+                timeouts[action["seat"]] += bool(action.get("timed_out"))
+        if result.get("forfeited_by") is not None:  # seats never leave a tournament table: a forfeit on time
+            timeouts[result["forfeited_by"]] += 1
+    faults = []
+    for seat in range(players):
+        counted = (
+            {name: int(n) for name, n in seats[seat]["faults"].items() if name in FAULTS} if seat < len(seats) else {}
+        )
+        faults.append({**counted, "timeouts": timeouts[seat]})
+    return GameOutcome(
+        game=int(entry["game"].lstrip("g")),
+        deal_set=entry["deal_set"],
+        lineup=entry["lineup"],
+        seating=tuple(entry["seating"]),
+        outcome=outcome,
+        landlord=landlord,
+        changes=tuple(changes),
+        faults=tuple(faults),
+    )
+
+
+def load_outcomes(directory: Path) -> tuple[dict[str, Any], list[tuple[GameOutcome, dict[str, Any]]]]:
+    """The tournament description and every saved game's outcome (with its game.json), in schedule order."""
+    try:
+        meta = json.loads((directory / "tournament.json").read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{directory} is not a tournament folder: {error}") from error
+    if meta.get("schema") != TOURNAMENT_SCHEMA:
+        raise ValueError(f"{directory}/tournament.json: schema {meta.get('schema')!r}, expected {TOURNAMENT_SCHEMA!r}")
+    outcomes = []
+    for entry in meta["games"]:
+        folder = directory / "games" / entry["game"]
+        if not (folder / "game.json").exists():
+            continue
+        game = json.loads((folder / "game.json").read_text())
+        replay_path = folder / "replay.json"
+        replay = json.loads(replay_path.read_text()) if replay_path.exists() else None
+        outcomes.append((game_outcome(entry, replay, game["seats"]), game))
+    return meta, outcomes
+
+
+def results(meta: Mapping[str, Any], outcomes: Sequence[GameOutcome]) -> dict[str, Any]:
+    """``results.json``'s content."""
+    names = [entrant["name"] for entrant in meta["entrants"]]
+    table = standings(outcomes, names)
+    ratings = rate(outcomes, names)
+    for name in names:
+        table[name]["rating"] = ratings.final[name]
+    leaderboard = sorted(names, key=lambda name: (-ratings.final[name]["ordinal"], name))
+    return {
+        "schema": RESULTS_SCHEMA,
+        "tournament": {
+            key: meta[key] for key in ("name", "fingerprint", "variant", "format", "seatings", "deal_sets", "seed")
+        },
+        "games": {
+            "scheduled": len(meta["games"]),
+            "played": len(outcomes),
+            "complete": len(outcomes) == len(meta["games"]),
+        },
+        "leaderboard": leaderboard,
+        "entrants": {
+            name: {"kind": entrant["kind"], **table[name]} for entrant in meta["entrants"] if (name := entrant["name"])
+        },
+        "pairs": pairwise(outcomes, names),
+        "rating_history": ratings.history,
+    }
+
+
+def _csv(rows: Sequence[Sequence[Any]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def games_csv(outcomes: Sequence[tuple[GameOutcome, dict[str, Any]]]) -> str:
+    players = max((len(o.seating) for o, _ in outcomes), default=3)
+    header = ["game", "deal_set", "lineup", "table_id", "attempt", "outcome", "landlord_seat"]
+    header += [f"seat{s}_{what}" for s in range(players) for what in ("entrant", "points", "timeouts")]
+    rows: list[list[Any]] = [header]
+    for outcome, game in outcomes:
+        row: list[Any] = [game["game"], outcome.deal_set, outcome.lineup, game["table_id"], game["attempt"]]
+        row += [outcome.outcome, "" if outcome.landlord is None else outcome.landlord]
+        for seat, name in enumerate(outcome.seating):
+            row += [name, outcome.changes[seat], outcome.faults[seat]["timeouts"]]
+        rows.append(row)
+    return _csv(rows)
+
+
+def _ci(interval: Mapping[str, Any]) -> list[Any]:
+    return [interval["mean"], interval["low"], interval["high"]]
+
+
+def standings_csv(result: Mapping[str, Any]) -> str:
+    header = ["rank", "entrant", "kind", "mu", "sigma", "ordinal", "games"]
+    header += ["win_rate", "win_rate_low", "win_rate_high", "points", "points_low", "points_high"]
+    header += [
+        "landlord_games",
+        "landlord_win_rate",
+        "landlord_points",
+        "farmer_games",
+        "farmer_win_rate",
+        "farmer_points",
+    ]
+    header += ["differential", "differential_low", "differential_high", *FAULTS]
+    rows: list[list[Any]] = [header]
+    for rank, name in enumerate(result["leaderboard"], start=1):
+        e = result["entrants"][name]
+        r = e["rating"]
+        row = [
+            rank,
+            name,
+            e["kind"],
+            r["mu"],
+            r["sigma"],
+            r["ordinal"],
+            e["games"],
+            *_ci(e["win_rate"]),
+            *_ci(e["points"]),
+        ]
+        for role in ("landlord", "farmer"):
+            row += [e[role]["games"], e[role]["win_rate"]["mean"], e[role]["points"]["mean"]]
+        row += [*_ci(e["differential"]), *(e["faults"][fault] for fault in FAULTS)]
+        rows.append(row)
+    return _csv(rows)
+
+
+def _fmt(interval: Mapping[str, Any], *, percent: bool = False) -> str:
+    if interval["n"] < 2:
+        return "n/a"
+    if percent:
+        return f"{100 * interval['mean']:.1f}% [{100 * interval['low']:.1f}, {100 * interval['high']:.1f}]"
+    return f"{interval['mean']:+.2f} [{interval['low']:+.2f}, {interval['high']:+.2f}]"
+
+
+def leaderboard_md(result: Mapping[str, Any]) -> str:
+    t = result["tournament"]
+    games = result["games"]
+    lines = [
+        f"# Tournament {t['name']}",
+        "",
+        f"{t['variant']}, {t['format']} format ({t['seatings']} seatings), {games['played']} of "
+        f"{games['scheduled']} games played{'' if games['complete'] else ' (incomplete)'}. "
+        "Intervals are 95% confidence intervals; points are balance changes per game.",
+        "",
+        "| # | entrant | rating mu ± sigma | games | win rate | points/game | as landlord | as farmer "
+        "| duplicate differential | faults |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for rank, name in enumerate(result["leaderboard"], start=1):
+        e = result["entrants"][name]
+        r = e["rating"]
+        faults = ", ".join(f"{n} {fault}" for fault, n in e["faults"].items() if n) or "none"
+        win_rate = _fmt(e["win_rate"], percent=True)
+        lines.append(
+            f"| {rank} | {name} | {r['mu']:.1f} ± {r['sigma']:.1f} | {e['games']} | {win_rate} "
+            f"| {_fmt(e['points'])} | {e['landlord']['games']} games, {_fmt(e['landlord']['points'])} "
+            f"| {e['farmer']['games']} games, {_fmt(e['farmer']['points'])} | {_fmt(e['differential'])} | {faults} |"
+        )
+    lines += ["", "## Head to head (duplicate differential, points per game)", ""]
+    lines += ["| A | B | A - B | significant | games needed |", "|---|---|---|---|---|"]
+    for pair in result["pairs"]:
+        needed = "-" if pair["games_needed"] is None else f"about {pair['games_needed']}"
+        lines.append(
+            f"| {pair['a']} | {pair['b']} | {_fmt(pair['differential'])} | {'yes' if pair['significant'] else 'no'} "
+            f"| {needed} |"
+        )
+    lines += [
+        "",
+        "Ratings: openskill (Plackett-Luce), the landlord against the farmer team, ordered by mu - 3 sigma. "
+        "Games needed: how many games a difference of the size observed needs for its interval to exclude zero.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def plot(result: Mapping[str, Any], path: Path) -> None:
+    """Ratings (mu, with a band of one sigma) over the games rated, one line per entrant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(8, 4.5), dpi=100)
+    history = result["rating_history"]
+    x = [point["games"] for point in history]
+    for name in result["leaderboard"]:
+        mu = [point["ratings"][name][0] for point in history]
+        sigma = [point["ratings"][name][1] for point in history]
+        axes.plot(x, mu, label=name)
+        axes.fill_between(
+            x,
+            [m - s for m, s in zip(mu, sigma, strict=True)],
+            [m + s for m, s in zip(mu, sigma, strict=True)],
+            alpha=0.2,
+        )
+    axes.set_xlabel("games rated")
+    axes.set_ylabel("rating mu (band: ± sigma)")
+    axes.set_title(f"Tournament {result['tournament']['name']}: openskill ratings")
+    axes.legend(loc="best")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, metadata={"Software": None})
+    pyplot.close(figure)
+
+
+def write_results(directory: Path) -> dict[str, Any]:
+    """Compute the results from the saved games of ``directory`` and write every output file."""
+    meta, loaded = load_outcomes(directory)
+    result = results(meta, [outcome for outcome, _ in loaded])
+    _dump(directory / "results.json", result)
+    (directory / "games.csv").write_text(games_csv(loaded))
+    (directory / "standings.csv").write_text(standings_csv(result))
+    (directory / "leaderboard.md").write_text(leaderboard_md(result))
+    plot(result, directory / "ratings.png")
+    return result

@@ -1,0 +1,156 @@
+"""Tournaments played through a real referee (a ``dizhu serve`` process on the tests' Redis).
+
+Determinism of the duplicate format, outputs recomputed from the saved replays, entrants that
+crash, hang, print garbage or play illegal moves, Node.js entrants of both kinds, API keys.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
+
+from dizhu.referee.replay import verify
+from dizhu.tournament import cli, load_config, run_tournament, write_results
+
+BUNDLED = [
+    {"name": "heuristic", "bot": "heuristic"},
+    {"name": "random", "bot": "random"},
+    {"name": "random-b", "bot": "random"},
+]
+
+
+def replays(output: Path) -> dict[str, dict[str, Any]]:
+    return {
+        folder.name: json.loads((folder / "replay.json").read_text()) for folder in sorted((output / "games").iterdir())
+    }
+
+
+def games_json(output: Path) -> dict[str, dict[str, Any]]:
+    return {
+        folder.name: json.loads((folder / "game.json").read_text()) for folder in sorted((output / "games").iterdir())
+    }
+
+
+class TestDuplicate:
+    async def test_same_seed_same_deals_same_results_and_reports_recompute(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        runs = []
+        for name in ("first", "second"):
+            folder = tmp_path / name
+            folder.mkdir()
+            path = write_tournament(folder, BUNDLED, referee=referee, redis_url=redis_url, deal_sets=2, seed="same")
+            summary = await run_tournament(load_config(path), live=False)
+            assert (summary.played, summary.progress.done, summary.progress.games) == (6, 6, 6)
+            runs.append(summary)
+        one, two = (replays(summary.output) for summary in runs)
+        assert one.keys() == two.keys() == {f"g{i:05d}" for i in range(6)}
+        for game in one:
+            # Different tables, the same deal and, with deterministic bots, the same play.
+            assert one[game]["table_id"] != two[game]["table_id"]
+            assert one[game]["deals"][0]["hands"] == two[game]["deals"][0]["hands"]
+            assert one[game]["result"] == two[game]["result"]
+        first, second = (summary.results for summary in runs)
+        assert first is not None
+        assert second is not None
+        assert first["entrants"] == second["entrants"]
+        assert first["pairs"] == second["pairs"]
+
+    async def test_every_game_of_a_deal_set_deals_the_same_hands_to_the_same_seats(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        path = write_tournament(tmp_path, BUNDLED, referee=referee, redis_url=redis_url, deal_sets=1, seatings="all")
+        summary = await run_tournament(load_config(path), live=False)
+        saved = replays(summary.output)
+        assert len(saved) == 6
+        first_deals = {json.dumps(replay["deals"][0]["hands"]) for replay in saved.values()}
+        assert len(first_deals) == 1
+        seatings = {
+            tuple(game["entrant"] for game in record["seats"]) for record in games_json(summary.output).values()
+        }
+        assert len(seatings) == 6  # every permutation of the three entrants
+        for text in (summary.output / "games" / game / "replay.json" for game in saved):
+            assert verify(text.read_text()).ok
+        # The outputs recompute identically from the saved games alone.
+        written = {
+            name: (summary.output / name).read_text()
+            for name in ("results.json", "games.csv", "standings.csv", "leaderboard.md")
+        }
+        for name in written:
+            (summary.output / name).unlink()
+        recomputed = write_results(summary.output)
+        assert {name: (summary.output / name).read_text() for name in written} == written
+        assert recomputed == summary.results
+        assert (summary.output / "ratings.png").read_bytes().startswith(b"\x89PNG")
+
+
+class TestFaults:
+    @pytest.mark.parametrize(
+        ("mode", "fault"), [("crash", "crashes"), ("hang", "hangs"), ("illegal", "illegal"), ("garbage", "garbage")]
+    )
+    async def test_a_misbehaving_stdio_bot_is_recorded_and_the_tournament_completes(
+        self, tmp_path: Path, referee: str, redis_url: str, mode: str, fault: str
+    ) -> None:
+        entrants = [*BUNDLED[:2], faulty_bot(mode, mode)]
+        clock = {"decision_s": 0.5, "timeout_policy": "forfeit"}
+        path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock=clock)
+        summary = await run_tournament(load_config(path), live=False)
+        assert summary.results is not None
+        assert summary.results["games"] == {"scheduled": 3, "played": 3, "complete": True}
+        faults = summary.results["entrants"][mode]["faults"]
+        assert faults[fault] >= 1
+        for other in ("heuristic", "random"):
+            assert sum(summary.results["entrants"][other]["faults"].values()) == 0
+        logs = sorted((summary.output / "games").glob(f"*/seat*-{mode}.stderr.txt"))
+        assert len(logs) == 3  # every game's log of the entrant is kept beside its replay
+        if mode in ("crash", "hang"):
+            assert faults["timeouts"] >= 1  # the referee's clock acted for the silent seat
+            pids = [line for log in logs for line in log.read_text().splitlines() if line.startswith("started pid=")]
+            assert len(pids) == len(set(pids)) == 3  # a fresh process for every next game
+        if mode == "garbage":
+            assert faults["timeouts"] == 0  # the answers after the garbage still counted
+        if mode == "illegal":
+            assert "refused" in logs[0].read_text() or "illegal" in logs[0].read_text()
+
+
+class TestNodeEntrants:
+    async def test_node_stdio_and_grpc_executables_per_game_and_persistent(
+        self, tmp_path: Path, referee: str, redis_url: str, node: str
+    ) -> None:
+        entrants = [
+            {"name": "node-stdio", "stdio": [node, str(NODE_CLIENT / "stdio-bot.mjs")]},
+            {"name": "node-grpc", "command": [node, str(NODE_CLIENT / "tournament-bot.mjs")]},
+            {"name": "node-many", "command": [node, str(NODE_CLIENT / "tournament-bot.mjs")], "per_game": False},
+        ]
+        path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock={"decision_s": 10})
+        summary = await run_tournament(load_config(path), live=False)
+        assert summary.results is not None
+        assert summary.results["games"]["played"] == 3
+        for name in ("node-stdio", "node-grpc", "node-many"):
+            entrant = summary.results["entrants"][name]
+            assert entrant["games"] == 3
+            assert sum(entrant["faults"].values()) == 0, entrant["faults"]
+        for game, record in games_json(summary.output).items():
+            assert all(seat["faults"] == {} for seat in record["seats"])
+            stdio_log = next((summary.output / "games" / game).glob("seat*-node-stdio.stderr.txt")).read_text()
+            assert f"{game} #" in stdio_log  # what the bot wrote on stderr for this game
+            grpc_log = next((summary.output / "games" / game).glob("seat*-node-grpc.stderr.txt")).read_text()
+            assert grpc_log.startswith(f"{game}: seat ")
+        for replay in replays(summary.output).values():
+            assert all(not action["timed_out"] for deal in replay["deals"] for action in deal["actions"])
+
+
+class TestApiKey:
+    def test_without_the_key_the_run_stops_with_a_clear_message(
+        self, tmp_path: Path, referee: str, redis_url: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = write_tournament(tmp_path, BUNDLED, referee=referee, redis_url=redis_url)
+        text = path.read_text().replace(f'api_key = "{API_KEY}"\n', "")
+        path.write_text(text)
+        assert cli.main([str(path), "--quiet"]) == 1
+        assert "UNAUTHENTICATED" in capsys.readouterr().err
+        assert cli.main([str(path), "--quiet", "--api-key", API_KEY]) == 0

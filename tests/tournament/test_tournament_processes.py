@@ -1,0 +1,150 @@
+"""Runners as real processes: resume after a kill, two runners sharing a tournament, the out-of-the-box run.
+
+Each runner is ``python -m dizhu.cli tournament FILE`` in a child process; the referee is a
+``dizhu serve`` child (module fixture) and the schedule lives in the tests' Redis. The
+checks read Redis and the output folders: every game recorded exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import redis
+from conftest import write_tournament
+
+from dizhu.tournament import load_config
+
+BUNDLED = [
+    {"name": "heuristic", "bot": "heuristic"},
+    {"name": "random", "bot": "random"},
+    {"name": "random-b", "bot": "random"},
+]
+
+
+def runner(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dizhu.cli", "tournament", *args, "--quiet"]
+
+
+def results_key(path: Path) -> tuple[str, str]:
+    config = load_config(path)
+    return config.redis_url or "", f"{config.key_prefix}:{{tournament:{config.name}}}"
+
+
+def recorded(path: Path) -> dict[bytes, dict[str, object]]:
+    url, base = results_key(path)
+    with redis.Redis.from_url(url) as client:
+        return {game: json.loads(record) for game, record in client.hgetall(f"{base}:results").items()}
+
+
+def attempts(path: Path) -> dict[bytes, int]:
+    url, base = results_key(path)
+    with redis.Redis.from_url(url) as client:
+        return {game: int(n) for game, n in client.hgetall(f"{base}:attempts").items()}
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "GRPC_VERBOSITY": "ERROR"}
+
+
+class TestResume:
+    def test_a_killed_runner_is_resumed_without_replaying_or_double_counting(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        path = write_tournament(
+            tmp_path, BUNDLED, referee=referee, redis_url=redis_url, deal_sets=2, seatings="all", concurrency=2
+        )
+        text = path.read_text().replace("lease_s = 5", "lease_s = 2")
+        path.write_text(text)
+        errors = tmp_path / "first.stderr"
+        with errors.open("wb") as stderr:
+            first = subprocess.Popen(runner(str(path)), env=env(), stdout=subprocess.DEVNULL, stderr=stderr)
+        deadline = time.monotonic() + 120
+        while len(recorded(path)) < 3:
+            assert first.poll() is None, errors.read_text()
+            assert time.monotonic() < deadline, "the first runner recorded nothing in two minutes"
+            time.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        before = recorded(path)
+        assert 3 <= len(before) < 12
+        second = subprocess.run(runner(str(path)), env=env(), capture_output=True, check=False, text=True, timeout=300)
+        assert second.returncode == 0, second.stderr
+        after = recorded(path)
+        assert sorted(after) == sorted(str(game).encode() for game in range(12))  # every game, once
+        for game, record in before.items():
+            assert after[game] == record  # finished games were not played again
+        assert len({r["runner"] for r in after.values()}) == 2  # the killed runner's games, and the rest
+        results = json.loads((tmp_path / "out" / "results.json").read_text())
+        assert results["games"] == {"scheduled": 12, "played": 12, "complete": True}
+        assert sorted(p.name for p in (tmp_path / "out" / "games").iterdir()) == [f"g{i:05d}" for i in range(12)]
+        assert "12 of 12 games recorded" in second.stdout
+
+
+class TestSharing:
+    def test_two_runners_share_one_tournament_each_game_played_once(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        path = write_tournament(tmp_path, BUNDLED, referee=referee, redis_url=redis_url, deal_sets=4, concurrency=2)
+        both = [
+            subprocess.Popen(
+                runner(str(path), "--max-games", "6", "--output", str(tmp_path / name)),
+                env=env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for name in ("one", "two")
+        ]
+        for process in both:
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err
+            assert "this runner played 6" in out
+        records = recorded(path)
+        assert sorted(records) == sorted(str(game).encode() for game in range(12))
+        assert sorted(Counter(record["runner"] for record in records.values()).values()) == [6, 6]
+        assert set(attempts(path).values()) == {1}  # nobody took a game over: each was played once
+        # A runner started on the finished tournament plays nothing and writes every game out.
+        done = subprocess.run(runner(str(path)), env=env(), capture_output=True, check=False, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "this runner played 0" in done.stdout
+        results = json.loads((tmp_path / "out" / "results.json").read_text())
+        assert results["games"]["played"] == 12
+        assert sum(e["games"] for e in results["entrants"].values()) == 36
+
+
+class TestOutOfTheBox:
+    def test_the_bundled_bots_on_an_embedded_referee_and_the_report(self, tmp_path: Path) -> None:
+        output = tmp_path / "results"
+        run_env = {key: value for key, value in env().items() if key != "REDIS_URL"}
+        done = subprocess.run(
+            runner("--deal-sets", "1", "--output", str(output)),
+            env=run_env,
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "6 of 6 games recorded" in done.stdout
+        assert "heuristic" in done.stdout
+        for name in ("results.json", "games.csv", "standings.csv", "leaderboard.md", "ratings.png", "tournament.json"):
+            assert (output / name).is_file(), name
+        (output / "leaderboard.md").unlink()
+        report = subprocess.run(
+            [sys.executable, "-m", "dizhu.cli", "tournament", "report", str(output)],
+            env=run_env,
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=120,
+        )
+        assert report.returncode == 0, report.stderr
+        assert (output / "leaderboard.md").read_text() in report.stdout
+        assert "6 of 6 games" in report.stdout
