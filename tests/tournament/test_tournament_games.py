@@ -6,6 +6,7 @@ crash, hang, print garbage or play illegal moves, Node.js entrants of both kinds
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,25 @@ class TestDuplicate:
         assert {name: (summary.output / name).read_text() for name in written} == written
         assert recomputed == summary.results
         assert (summary.output / "ratings.png").read_bytes().startswith(b"\x89PNG")
+
+    async def test_the_results_link_every_game_to_its_replay_and_the_referees_replay_viewer(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        path = write_tournament(tmp_path, BUNDLED, referee=referee, redis_url=redis_url, deal_sets=1, seatings="all")
+        summary = await run_tournament(load_config(path), live=False)
+        write_results(summary.output, "http://referee.example:8080/")
+        rows = list(csv.DictReader((summary.output / "games.csv").read_text().splitlines()))
+        leaderboard = (summary.output / "leaderboard.md").read_text()
+        assert len(rows) == 6
+        for row in rows:
+            assert (summary.output / row["replay"]).is_file()
+            assert row["viewer"] == f"http://referee.example:8080/?replay={row['table_id']}&round=1"
+            assert f"[replay.json]({row['replay']}) · [view]({row['viewer']})" in leaderboard
+        # Without a viewer, the saved replays are still linked.
+        write_results(summary.output)
+        unlinked = csv.DictReader((summary.output / "games.csv").read_text().splitlines())
+        assert {row["viewer"] for row in unlinked} == {""}
+        assert "[view](" not in (summary.output / "leaderboard.md").read_text()
 
 
 class TestFaults:

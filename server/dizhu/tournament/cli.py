@@ -54,7 +54,14 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-games", type=_positive, help="stop after claiming this many games")
     parser.add_argument("--fresh", action="store_true", help="forget what Redis holds for this tournament first")
     parser.add_argument("--quiet", action="store_true", help="no live view, only the summary")
+    parser.add_argument("--viewer-url", help=_VIEWER_HELP)
     return parser
+
+
+_VIEWER_HELP = (
+    "the HTTP address of a referee serving the web table (dizhu serve --http-address), e.g. http://host:8080: "
+    "the results link every game to its replay viewer"
+)
 
 
 def _run(argv: Sequence[str]) -> int:
@@ -73,6 +80,7 @@ def _run(argv: Sequence[str]) -> int:
         "seed": args.seed,
         "concurrency": args.concurrency,
         "output": args.output,
+        "viewer_url": args.viewer_url,
         "referees": tuple(args.referee) if args.referee else None,
         "embedded_referees": args.referees,
         "api_key": args.api_key,
@@ -113,9 +121,10 @@ def _report(argv: Sequence[str]) -> int:
         "of a tournament folder from its saved games (replays and fault records).",
     )
     parser.add_argument("directory", type=Path)
+    parser.add_argument("--viewer-url", help=_VIEWER_HELP)
     args = parser.parse_args(argv)
     try:
-        result = write_results(args.directory)
+        result = write_results(args.directory, args.viewer_url)
     except ValueError as error:
         print(f"dizhu tournament report: {error}", file=sys.stderr)
         return 2

@@ -103,6 +103,9 @@ class TournamentConfig:
     #: Games one runner plays at once.
     concurrency: int = 6
     output: Path = Path("tournament-results")
+    #: A referee's HTTP address serving the web table (``http://host:8080``): results link each
+    #: game to its replay viewer. None: links to the saved replay files only.
+    viewer_url: str | None = None
     #: External referees (``host:port``); empty: start ``embedded_referees`` of our own.
     referees: tuple[str, ...] = ()
     embedded_referees: int = 1
@@ -230,6 +233,7 @@ _TOP_KEYS: Final = {
     "spring": bool,
     "concurrency": int,
     "output": str,
+    "viewer_url": str,
 }
 _REFEREE_KEYS: Final = {
     "targets": list,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -176,14 +177,27 @@ def _csv(rows: Sequence[Sequence[Any]]) -> str:
     return out.getvalue()
 
 
-def games_csv(outcomes: Sequence[tuple[GameOutcome, dict[str, Any]]]) -> str:
+def viewer_link(viewer_url: str | None, game: Mapping[str, Any]) -> str:
+    """The web table's replay viewer for the game's round (``dizhu serve --http-address``), or "".
+
+    Tournament tables play one round; the link works while the referee keeps the table
+    (``--finished-ttl``). The saved ``replay.json`` opens in the same viewer from a file.
+    """
+    if not viewer_url:
+        return ""
+    query = urllib.parse.urlencode({"replay": game["table_id"], "round": 1})
+    return f"{viewer_url.rstrip('/')}/?{query}"
+
+
+def games_csv(outcomes: Sequence[tuple[GameOutcome, dict[str, Any]]], viewer_url: str | None = None) -> str:
     players = max((len(o.seating) for o, _ in outcomes), default=3)
-    header = ["game", "deal_set", "lineup", "table_id", "attempt", "outcome", "landlord_seat"]
+    header = ["game", "deal_set", "lineup", "table_id", "attempt", "outcome", "landlord_seat", "replay", "viewer"]
     header += [f"seat{s}_{what}" for s in range(players) for what in ("entrant", "points", "timeouts")]
     rows: list[list[Any]] = [header]
     for outcome, game in outcomes:
         row: list[Any] = [game["game"], outcome.deal_set, outcome.lineup, game["table_id"], game["attempt"]]
         row += [outcome.outcome, "" if outcome.landlord is None else outcome.landlord]
+        row += [f"games/{game['game']}/replay.json", viewer_link(viewer_url, game)]
         for seat, name in enumerate(outcome.seating):
             row += [name, outcome.changes[seat], outcome.faults[seat]["timeouts"]]
         rows.append(row)
@@ -236,7 +250,11 @@ def _fmt(interval: Mapping[str, Any], *, percent: bool = False) -> str:
     return f"{interval['mean']:+.2f} [{interval['low']:+.2f}, {interval['high']:+.2f}]"
 
 
-def leaderboard_md(result: Mapping[str, Any]) -> str:
+def leaderboard_md(
+    result: Mapping[str, Any],
+    outcomes: Sequence[tuple[GameOutcome, dict[str, Any]]] = (),
+    viewer_url: str | None = None,
+) -> str:
     t = result["tournament"]
     games = result["games"]
     lines = [
@@ -273,6 +291,23 @@ def leaderboard_md(result: Mapping[str, Any]) -> str:
         "Ratings: openskill (Plackett-Luce), the landlord against the farmer team, ordered by mu - 3 sigma. "
         "Games needed: how many games a difference of the size observed needs for its interval to exclude zero.",
     ]
+    if outcomes:
+        lines += [
+            "",
+            "## Games",
+            "",
+            "Each replay opens in the web table's replay viewer (`dizhu serve --http-address`)",
+        ]
+        lines[-1] += (
+            ", from the file or, while the referee keeps the table, by its link." if viewer_url else " from its file."
+        )
+        lines += ["", "| game | seating | outcome | points | replay |", "|---|---|---|---|---|"]
+        for outcome, game in outcomes:
+            replay = f"[replay.json](games/{game['game']}/replay.json)"
+            if link := viewer_link(viewer_url, game):
+                replay += f" · [view]({link})"
+            points = ", ".join(f"{change:+d}" for change in outcome.changes)
+            lines.append(f"| {game['game']} | {', '.join(outcome.seating)} | {outcome.outcome} | {points} | {replay} |")
     return "\n".join(lines) + "\n"
 
 
@@ -306,13 +341,17 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
     pyplot.close(figure)
 
 
-def write_results(directory: Path) -> dict[str, Any]:
-    """Compute the results from the saved games of ``directory`` and write every output file."""
+def write_results(directory: Path, viewer_url: str | None = None) -> dict[str, Any]:
+    """Compute the results from the saved games of ``directory`` and write every output file.
+
+    ``viewer_url`` (the HTTP address of a referee serving browsers, e.g. ``http://host:8080``)
+    adds links to its replay viewer beside each game's saved replay.
+    """
     meta, loaded = load_outcomes(directory)
     result = results(meta, [outcome for outcome, _ in loaded])
     _dump(directory / "results.json", result)
-    (directory / "games.csv").write_text(games_csv(loaded))
+    (directory / "games.csv").write_text(games_csv(loaded, viewer_url))
     (directory / "standings.csv").write_text(standings_csv(result))
-    (directory / "leaderboard.md").write_text(leaderboard_md(result))
+    (directory / "leaderboard.md").write_text(leaderboard_md(result, loaded, viewer_url))
     plot(result, directory / "ratings.png")
     return result

@@ -247,7 +247,7 @@ async def run_tournament(
         progress = await store.progress()
         records = await store.results()
         report.export(output, config, run.schedule, records)
-        results = report.write_results(output) if records else None
+        results = report.write_results(output, config.viewer_url) if records else None
         show()
     return RunSummary(runner, run.played, progress, elapsed, output, results)
 
