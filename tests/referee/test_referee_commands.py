@@ -1,0 +1,132 @@
+"""The referee's commands as the pure functions they are: a table in, the next table (or a refusal) out.
+
+The service tests (``tests/grpc``) show the contract from outside; these show what the
+commands promise to the service: the refusal and its metadata for each fault, whatever the
+service checks before, and the table each command leaves, version and clocks included.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from dizhu.referee.auth import Principal, Role
+from dizhu.referee.commands import Context, abandon, bid, close, create_table, play, settle_round
+from dizhu.referee.errors import (
+    Internal,
+    InvalidArgument,
+    NotYourTurn,
+    PermissionDenied,
+    RefereeError,
+    StaleState,
+    Unauthenticated,
+    WrongPhase,
+    from_refusal,
+)
+from dizhu.referee.table import CloseReason, TableSettings, TableState, TableStatus
+from dizhu.rules import VARIANTS, IllegalAction, Refusal
+
+SEED = bytes(range(32))
+T0 = 1_000_000
+CREATOR = Principal(Role.CREATOR)
+NOBODY = Principal(Role.SPECTATOR)
+
+
+def _table(variant: str = "3p", **settings: object) -> TableState:
+    """A full table dealt from SEED with seat 0 dealing: seat 0 bids first (3p)."""
+    counter = itertools.count()
+    created = create_table(
+        "t-1",
+        TableSettings(VARIANTS[variant], first_dealer=0, **settings),  # type: ignore[arg-type]
+        [SEED],
+        [f"p{seat}" for seat in range(VARIANTS[variant].players)],
+        T0,
+        lambda: f"token-{next(counter)}",
+    )
+    return created.outcome.table
+
+
+def _as(seat: int, *, now_ms: int = T0 + 5, version: int = 0) -> Context:
+    return Context(Principal(Role.SEAT, seat), now_ms, version)
+
+
+def _refused(error: type[RefereeError], command: object) -> RefereeError:
+    assert callable(command)
+    with pytest.raises(error) as caught:
+        command()
+    return caught.value
+
+
+class TestRefusalsCarryTheirFacts:
+    def test_a_bid_out_of_turn_names_the_table_and_the_seat_to_act(self) -> None:
+        table = _table()
+        refused = _refused(NotYourTurn, lambda: bid(table, _as(2), 1))
+        assert refused.metadata == {"table_id": "t-1", "turn_seat": "0"}
+
+    def test_a_bid_above_three_is_an_invalid_amount_with_the_rules_reason(self) -> None:
+        table = _table()
+        refused = _refused(InvalidArgument, lambda: bid(table, _as(0), 4))
+        assert refused.violations == (("amount", "a bid is 1, 2 or 3, or 0 to pass; not 4"),)
+        assert refused.metadata == {"table_id": "t-1"}
+
+    def test_a_refusal_for_a_seat_the_table_does_not_have_is_internal_and_keeps_its_message(self) -> None:
+        error = from_refusal(IllegalAction(Refusal.INVALID_SEAT, "3p has no seat 7"), {"table_id": "t-1"})
+        assert isinstance(error, Internal)
+        assert (error.message, error.metadata) == ("3p has no seat 7", {"table_id": "t-1"})
+
+    @pytest.mark.parametrize(
+        ("principal", "error", "message"),
+        [
+            (Principal(Role.SEAT, 1), PermissionDenied, "only the table's creator can close the table"),
+            (NOBODY, Unauthenticated, "close the table needs the creator's token in the authorization metadata"),
+        ],
+        ids=["a seat", "no token"],
+    )
+    def test_only_the_creator_closes_and_the_others_are_told_why(
+        self, principal: Principal, error: type[RefereeError], message: str
+    ) -> None:
+        refused = _refused(error, lambda: close(_table(), Context(principal, T0)))
+        assert refused.message == message
+
+    def test_the_creator_is_told_to_use_a_seat_token(self) -> None:
+        refused = _refused(PermissionDenied, lambda: play(_table(), Context(CREATOR, T0), ()))
+        assert refused.message == "the creator's token cannot play; use a seat token"
+
+    def test_settle_checks_the_version_before_anything_about_the_round(self) -> None:
+        table = _table()
+        refused = _refused(StaleState, lambda: settle_round(table, _as(1, version=7)))
+        assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
+        assert _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1))).metadata["phase"] == "PHASE_AUCTION"
+
+
+class TestTheTablesEachCommandLeaves:
+    def test_closing_abandons_the_round_and_stamps_the_change(self) -> None:
+        table = _table()
+        closed = close(table, Context(CREATOR, T0 + 40))
+        assert (closed.table.status, closed.table.close_reason) == (TableStatus.CLOSED, CloseReason.CLOSED_BY_CREATOR)
+        assert (closed.table.version, closed.table.updated_ms, closed.table.active_ms) == (2, T0 + 40, T0 + 40)
+
+    def test_abandoning_closes_an_idle_table_without_counting_as_a_clients_act(self) -> None:
+        table = _table()
+        abandoned = abandon(table, T0 + 99)
+        after = abandoned.table
+        assert abandoned.changed
+        assert (after.status, after.close_reason, after.version) == (TableStatus.CLOSED, CloseReason.ABANDONED, 2)
+        assert (after.updated_ms, after.active_ms) == (T0 + 99, table.active_ms)
+        assert after.last_result is not None
+        assert after.last_result.round == 1
+        assert [type(event).__name__ for event in abandoned.events][-1] == "TableClosed"
+
+    def test_abandoning_a_closed_table_changes_nothing(self) -> None:
+        closed = close(_table(), Context(CREATOR, T0)).table
+        again = abandon(closed, T0 + 1)
+        assert (again.table, again.events, again.changed) == (closed, (), False)
+
+    def test_a_command_that_mints_without_being_given_a_minter_fails_loudly(self) -> None:
+        with pytest.raises(AssertionError, match="mints no token"):
+            Context(NOBODY, T0).mint()
+
+    def test_a_bid_stamps_the_seats_act(self) -> None:
+        after = bid(_table(), _as(0, now_ms=T0 + 7), 1).table
+        assert (after.version, after.updated_ms, after.active_ms) == (2, T0 + 7, T0 + 7)
