@@ -24,8 +24,9 @@ from dizhu.referee.errors import (
     WrongPhase,
     from_refusal,
 )
+from dizhu.referee.refusals import classify_reason
 from dizhu.referee.table import CloseReason, TableSettings, TableState, TableStatus
-from dizhu.rules import VARIANTS, IllegalAction, Refusal
+from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
 
 SEED = bytes(range(32))
 T0 = 1_000_000
@@ -69,6 +70,20 @@ class TestRefusalsCarryTheirFacts:
         refused = _refused(InvalidArgument, lambda: bid(table, _as(0), 4))
         assert refused.violations == (("amount", "a bid is 1, 2 or 3, or 0 to pass; not 4"),)
         assert refused.metadata == {"table_id": "t-1"}
+
+    @pytest.mark.parametrize(
+        ("ranks", "reason"),
+        [
+            ((), "EMPTY"),
+            ((Rank.THREE, Rank.FOUR), "NOT_A_COMBINATION"),
+            ((Rank.THREE,) * 3 + (Rank.FOUR,), "NOT_IN_VARIANT"),
+        ],
+        ids=["nothing", "two ranks", "a trio with a single in 4p"],
+    )
+    def test_why_cards_are_no_combination_is_named_as_the_contract_names_it(
+        self, ranks: tuple[Rank, ...], reason: str
+    ) -> None:
+        assert classify_reason(ranks, VARIANTS["4p"]) == reason
 
     def test_a_refusal_for_a_seat_the_table_does_not_have_is_internal_and_keeps_its_message(self) -> None:
         error = from_refusal(IllegalAction(Refusal.INVALID_SEAT, "3p has no seat 7"), {"table_id": "t-1"})
@@ -124,7 +139,7 @@ class TestTheTablesEachCommandLeaves:
         assert (again.table, again.events, again.changed) == (closed, (), False)
 
     def test_a_command_that_mints_without_being_given_a_minter_fails_loudly(self) -> None:
-        with pytest.raises(AssertionError, match="mints no token"):
+        with pytest.raises(AssertionError, match=r"^this request mints no token$"):
             Context(NOBODY, T0).mint()
 
     def test_a_bid_stamps_the_seats_act(self) -> None:

@@ -156,9 +156,9 @@ class TestTheTotalsGuards:
     def test_booking_after_the_last_round_is_refused(self, variant: Variant) -> None:
         match = book_settlement(new_match(variant, 0, round_limit=1), Settlement.nothing(variant.players))
         assert match.is_over
-        with pytest.raises(ValueError, match="the table has played its last round"):
+        with pytest.raises(ValueError, match=r"^the table has played its last round$"):
             book_settlement(match, Settlement.nothing(variant.players))
-        with pytest.raises(ValueError, match="the table has played its last round"):
+        with pytest.raises(ValueError, match=r"^the table has played its last round$"):
             record_round(match, scenario_round(variant, "landlord wins"))
 
     def test_a_settlement_for_another_number_of_seats_is_refused(self, variant: Variant) -> None:
@@ -167,5 +167,5 @@ class TestTheTotalsGuards:
 
     @pytest.mark.parametrize("setting", ["redeal_cap", "round_limit"])
     def test_a_negative_cap_or_limit_says_so(self, variant: Variant, setting: str) -> None:
-        with pytest.raises(ValueError, match="the redeal cap and round limit cannot be negative"):
+        with pytest.raises(ValueError, match=r"^the redeal cap and round limit cannot be negative$"):
             new_match(variant, 0, **{setting: -1})
