@@ -7,15 +7,17 @@ service checks before, and the table each command leaves, version and clocks inc
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
 
 from dizhu.referee.auth import Principal, Role
-from dizhu.referee.commands import Context, abandon, bid, close, create_table, play, settle_round
+from dizhu.referee.commands import Context, abandon, bid, close, create_table, join, play, settle_round
 from dizhu.referee.errors import (
     Internal,
     InvalidArgument,
+    MustLead,
     NotYourTurn,
     PermissionDenied,
     RefereeError,
@@ -25,7 +27,7 @@ from dizhu.referee.errors import (
     from_refusal,
 )
 from dizhu.referee.refusals import classify_reason
-from dizhu.referee.table import CloseReason, TableSettings, TableState, TableStatus
+from dizhu.referee.table import CloseReason, Seat, TableSettings, TableState, TableStatus
 from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
 
 SEED = bytes(range(32))
@@ -64,6 +66,23 @@ class TestRefusalsCarryTheirFacts:
         table = _table()
         refused = _refused(NotYourTurn, lambda: bid(table, _as(2), 1))
         assert refused.metadata == {"table_id": "t-1", "turn_seat": "0"}
+
+    def test_the_leader_passing_carries_nothing_but_the_table(self) -> None:
+        playing = bid(_table(), _as(0), 3).table  # seat 0 takes the kitty and leads
+        refused = _refused(MustLead, lambda: play(playing, _as(0), ()))
+        assert refused.metadata == {"table_id": "t-1"}
+
+    def test_a_malformed_name_is_refused_by_join_itself(self) -> None:
+        table = dataclasses.replace(_table(), seats=(Seat(), *_table().seats[1:]))
+        refused = _refused(InvalidArgument, lambda: join(table, _as(0), "", None))
+        assert [field for field, _ in refused.violations] == ["player_name"]
+
+    def test_an_invalid_argument_reads_field_colon_description(self) -> None:
+        error = InvalidArgument("amount", "0 passes; a bid is 1..3")
+        assert (error.message, error.violations) == (
+            "amount: 0 passes; a bid is 1..3",
+            (("amount", "0 passes; a bid is 1..3"),),
+        )
 
     def test_a_bid_above_three_is_an_invalid_amount_with_the_rules_reason(self) -> None:
         table = _table()
