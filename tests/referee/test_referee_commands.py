@@ -21,7 +21,9 @@ from dizhu.referee.errors import (
     NotYourTurn,
     PermissionDenied,
     RefereeError,
+    SeatTaken,
     StaleState,
+    TableFull,
     Unauthenticated,
     WrongPhase,
     from_refusal,
@@ -164,3 +166,40 @@ class TestTheTablesEachCommandLeaves:
     def test_a_bid_stamps_the_seats_act(self) -> None:
         after = bid(_table(), _as(0, now_ms=T0 + 7), 1).table
         assert (after.version, after.updated_ms, after.active_ms) == (2, T0 + 7, T0 + 7)
+
+
+def _with_free_seats(*free: int) -> TableState:
+    table = _table()
+    return dataclasses.replace(table, seats=tuple(Seat() if i in free else s for i, s in enumerate(table.seats)))
+
+
+def _joining(now_ms: int = T0 + 3, version: int = 0) -> Context:
+    return Context(NOBODY, now_ms, version, mint=lambda: "new-token")
+
+
+class TestJoin:
+    def test_a_free_seat_asked_for_is_given_with_the_name(self) -> None:
+        joined = join(_with_free_seats(1, 2), _joining(), "zoe", 2)
+        assert (joined.seat, joined.token) == (2, "new-token")
+        assert (joined.outcome.table.seats[2].name, joined.outcome.table.seats[2].occupied) == ("zoe", True)
+        assert not joined.outcome.table.seats[1].occupied
+
+    def test_without_a_seat_asked_for_the_first_free_one_is_given(self) -> None:
+        assert join(_with_free_seats(1, 2), _joining(), "zoe", None).seat == 1
+
+    @pytest.mark.parametrize("seat", [3, 4])
+    def test_a_seat_the_table_does_not_have_is_refused(self, seat: int) -> None:
+        refused = _refused(InvalidArgument, lambda: join(_with_free_seats(1), _joining(), "zoe", seat))
+        assert refused.violations == (("seat", f"3p has no seat {seat}"),)
+
+    def test_a_stale_version_is_refused(self) -> None:
+        refused = _refused(StaleState, lambda: join(_with_free_seats(1), _joining(version=9), "zoe", None))
+        assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
+
+    def test_a_taken_seat_is_named(self) -> None:
+        refused = _refused(SeatTaken, lambda: join(_with_free_seats(1), _joining(), "zoe", 0))
+        assert (refused.message, refused.metadata) == ("seat 0 is taken", {"table_id": "t-1", "seat": "0"})
+
+    def test_a_full_table_says_so(self) -> None:
+        refused = _refused(TableFull, lambda: join(_table(), _joining(), "zoe", None))
+        assert (refused.message, refused.metadata) == ("every seat is taken", {"table_id": "t-1"})
