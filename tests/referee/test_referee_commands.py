@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from typing import Any
 
 import pytest
 
+from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role
-from dizhu.referee.commands import Context, abandon, bid, close, create_table, join, play, settle_round
+from dizhu.referee.commands import Context, abandon, bid, close, create_table, join, leave, play, settle_round
 from dizhu.referee.errors import (
     Internal,
     InvalidArgument,
@@ -125,9 +127,21 @@ class TestRefusalsCarryTheirFacts:
         refused = _refused(error, lambda: close(_table(), Context(principal, T0)))
         assert refused.message == message
 
-    def test_the_creator_is_told_to_use_a_seat_token(self) -> None:
-        refused = _refused(PermissionDenied, lambda: play(_table(), Context(CREATOR, T0), ()))
-        assert refused.message == "the creator's token cannot play; use a seat token"
+    @pytest.mark.parametrize(
+        ("command", "doing"),
+        [
+            (lambda t, c: play(t, c, ()), "play"),
+            (leave, "leave a table"),
+            (settle_round, "settle"),
+            (lambda t, c: bid(t, c, 1), "bid"),
+        ],
+        ids=["play", "leave", "settle", "bid"],
+    )
+    def test_a_seat_acting_without_its_token_is_told_what_it_needs(self, command: Any, doing: str) -> None:
+        creator = _refused(PermissionDenied, lambda: command(_table(), Context(CREATOR, T0)))
+        assert creator.message == f"the creator's token cannot {doing}; use a seat token"
+        nobody = _refused(Unauthenticated, lambda: command(_table(), Context(NOBODY, T0)))
+        assert nobody.message == f"{doing} needs a seat token in the authorization metadata"
 
     def test_settle_checks_the_version_before_anything_about_the_round(self) -> None:
         table = _table()
@@ -183,6 +197,8 @@ class TestJoin:
         assert (joined.seat, joined.token) == (2, "new-token")
         assert (joined.outcome.table.seats[2].name, joined.outcome.table.seats[2].occupied) == ("zoe", True)
         assert not joined.outcome.table.seats[1].occupied
+        assert joined.outcome.events == (ev.SeatJoined(2, "zoe"),)
+        assert (joined.outcome.table.version, joined.outcome.table.updated_ms) == (2, T0 + 3)
 
     def test_without_a_seat_asked_for_the_first_free_one_is_given(self) -> None:
         assert join(_with_free_seats(1, 2), _joining(), "zoe", None).seat == 1
