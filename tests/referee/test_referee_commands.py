@@ -219,3 +219,19 @@ class TestJoin:
     def test_a_full_table_says_so(self) -> None:
         refused = _refused(TableFull, lambda: join(_table(), _joining(), "zoe", None))
         assert (refused.message, refused.metadata) == ("every seat is taken", {"table_id": "t-1"})
+
+
+class TestLeave:
+    def test_leaving_mid_auction_abandons_the_round_frees_the_seat_and_counts_as_attending(self) -> None:
+        table = dataclasses.replace(_table(), unattended_rounds=3)
+        left = leave(table, _as(1, now_ms=T0 + 9))
+        after = left.table
+        assert left.events[0] == ev.SeatLeft(1, "p1")
+        assert not after.seats[1].occupied
+        assert after.status is TableStatus.WAITING
+        assert after.unattended_rounds == 0, "a seat leaving is a client's act: the round was attended"
+        assert (after.version, after.updated_ms, after.active_ms) == (2, T0 + 9, T0 + 9)
+
+    def test_a_stale_version_is_refused(self) -> None:
+        refused = _refused(StaleState, lambda: leave(_table(), _as(1, version=5)))
+        assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
