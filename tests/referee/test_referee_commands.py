@@ -235,3 +235,14 @@ class TestLeave:
     def test_a_stale_version_is_refused(self) -> None:
         refused = _refused(StaleState, lambda: leave(_table(), _as(1, version=5)))
         assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
+
+    @pytest.mark.parametrize(("leaver", "kind"), [(0, "FARMERS_WON"), (2, "LANDLORD_WON")], ids=["landlord", "farmer"])
+    def test_leaving_in_play_loses_the_round_for_the_leavers_side(self, leaver: int, kind: str) -> None:
+        playing = bid(_table(), _as(0), 3).table  # seat 0 is the landlord, at 3
+        after = leave(playing, _as(leaver)).table
+        result = after.last_result
+        assert result is not None
+        assert (result.kind.name, result.forfeited_by) == (kind, leaver)
+        landlord_change = result.settlement.deltas[0]
+        assert landlord_change == (-6 if leaver == 0 else 6)
+        assert after.status is TableStatus.WAITING
