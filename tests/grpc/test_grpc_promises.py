@@ -197,6 +197,14 @@ class TestRefusalMetadata:
         )
         assert info.metadata["missing_card_ids"] == ",".join(str(card_id(c)) for c in (theirs[-1], theirs[0], mine[0]))
 
+    async def test_a_round_not_finished_names_the_round_asked_for(self, tables: TableStub, table: Table) -> None:
+        info = await refused(
+            tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=2)),
+            grpc.StatusCode.NOT_FOUND,
+            "TABLE_NOT_FOUND",
+        )
+        assert dict(info.metadata) == {"table_id": table.table_id, "round": "2"}
+
 
 # -- retried answers: how long they are kept -----------------------------------------------
 
