@@ -15,7 +15,18 @@ import pytest
 
 from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role
-from dizhu.referee.commands import Context, abandon, bid, close, create_table, join, leave, play, settle_round
+from dizhu.referee.commands import (
+    Context,
+    abandon,
+    bid,
+    close,
+    create_table,
+    join,
+    leave,
+    play,
+    settle_round,
+    timeout,
+)
 from dizhu.referee.errors import (
     Internal,
     InvalidArgument,
@@ -246,3 +257,16 @@ class TestLeave:
         landlord_change = result.settlement.deltas[0]
         assert landlord_change == (-6 if leaver == 0 else 6)
         assert after.status is TableStatus.WAITING
+
+
+class TestTheClock:
+    def test_a_table_without_a_clock_is_never_timed_out(self) -> None:
+        table = _table()
+        assert table.deadline_ms == 0
+        untouched = timeout(table, T0 + 10**9)
+        assert (untouched.table, untouched.changed) == (table, False)
+
+    def test_the_join_that_fills_the_table_starts_the_first_turn_then(self) -> None:
+        joined = join(_with_free_seats(2), _joining(now_ms=T0 + 77), "zoe", None).outcome.table
+        assert joined.status is TableStatus.IN_ROUND
+        assert joined.turn_started_ms == T0 + 77
