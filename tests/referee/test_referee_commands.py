@@ -51,14 +51,15 @@ CREATOR = Principal(Role.CREATOR)
 NOBODY = Principal(Role.SPECTATOR)
 
 
-def _table(variant: str = "3p", **settings: object) -> TableState:
-    """A full table dealt from SEED with seat 0 dealing: seat 0 bids first (3p)."""
+def _table(variant: str = "3p", *, players: int | None = None, **settings: object) -> TableState:
+    """A full table (or its first ``players`` seats taken) dealt from SEED with seat 0 dealing:
+    seat 0 bids first (3p)."""
     counter = itertools.count()
     created = create_table(
         "t-1",
         TableSettings(VARIANTS[variant], first_dealer=0, **settings),  # type: ignore[arg-type]
         [SEED],
-        [f"p{seat}" for seat in range(VARIANTS[variant].players)],
+        [f"p{seat}" for seat in range(VARIANTS[variant].players if players is None else players)],
         T0,
         lambda: f"token-{next(counter)}",
     )
@@ -267,6 +268,8 @@ class TestTheClock:
         assert (untouched.table, untouched.changed) == (table, False)
 
     def test_the_join_that_fills_the_table_starts_the_first_turn_then(self) -> None:
-        joined = join(_with_free_seats(2), _joining(now_ms=T0 + 77), "zoe", None).outcome.table
+        waiting = _table(players=2)
+        assert waiting.status is TableStatus.WAITING
+        joined = join(waiting, _joining(now_ms=T0 + 77), "zoe", None).outcome.table
         assert joined.status is TableStatus.IN_ROUND
         assert joined.turn_started_ms == T0 + 77
