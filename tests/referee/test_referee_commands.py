@@ -42,7 +42,7 @@ from dizhu.referee.errors import (
     from_refusal,
 )
 from dizhu.referee.refusals import classify_reason
-from dizhu.referee.table import CloseReason, Seat, TableSettings, TableState, TableStatus
+from dizhu.referee.table import ClockSettings, CloseReason, Seat, TableSettings, TableState, TableStatus
 from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
 
 SEED = bytes(range(32))
@@ -265,7 +265,17 @@ class TestTheClock:
         table = _table()
         assert table.deadline_ms == 0
         untouched = timeout(table, T0 + 10**9)
-        assert (untouched.table, untouched.changed) == (table, False)
+        assert (untouched.table, untouched.events, untouched.changed) == (table, (), False)
+
+    def test_the_clock_acts_at_the_deadline_not_a_millisecond_before(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000))
+        assert table.deadline_ms == T0 + 1000
+        early = timeout(table, table.deadline_ms - 1)
+        assert (early.table, early.events, early.changed) == (table, (), False)
+        due = timeout(table, table.deadline_ms)
+        assert due.changed
+        assert due.table.version == table.version + 1
+        assert due.table.timeouts == (1, 0, 0)  # seat 0 was to bid: it gets a strike, and passes
 
     def test_the_join_that_fills_the_table_starts_the_first_turn_then(self) -> None:
         waiting = _table(players=2)
