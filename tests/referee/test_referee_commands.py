@@ -268,7 +268,7 @@ class TestTheClock:
         assert (untouched.table, untouched.events, untouched.changed) == (table, (), False)
 
     def test_the_clock_acts_at_the_deadline_not_a_millisecond_before(self) -> None:
-        table = _table(clock=ClockSettings(decision_ms=1000))
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
         assert table.deadline_ms == T0 + 1000
         early = timeout(table, table.deadline_ms - 1)
         assert (early.table, early.events, early.changed) == (table, (), False)
