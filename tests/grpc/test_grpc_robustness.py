@@ -1,13 +1,21 @@
-"""Garbage in, a precise refusal out: no request makes the referee fail unexpectedly or stop answering."""
+"""Garbage in, a precise refusal out: no request makes the referee fail unexpectedly or stop answering.
+
+Two kinds of garbage: well-typed requests with garbage fields for every RPC (most are refused
+before any table is read), and moves that real seats send at a real table with the current
+version or nearly, amounts in and out of range and cards from the hand or not, which reach the
+rules: each such refusal must be a game reason and change nothing, and each accepted move must
+move the table on by one version and take the cards played out of the hand.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import grpc
 import pytest
-from grpc_helpers import THREE, RulesStub, Table, TableStub, create_table, error_info, view
+from grpc_helpers import THREE, RulesStub, Table, TableStub, card_id, create_table, error_info, rid, view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -175,7 +183,7 @@ class TestGarbageRequests:
         metadata = data.draw(garbage.metadata, label="metadata")
         error: grpc.aio.AioRpcError | None = None
         try:
-            await method(request, metadata=metadata, timeout=10)
+            response = await method(request, metadata=metadata, timeout=10)
         except grpc.aio.AioRpcError as refused:
             error = refused
         if error is not None:
@@ -183,6 +191,10 @@ class TestGarbageRequests:
             info = error_info(error)
             assert info.domain == "dizhu.v1"
             assert info.reason
+        elif isinstance(getattr(response, "table", None), table_pb2.TableView):
+            # An accepted call answers with a table the store holds at exactly that version.
+            stored = (await tables.GetTable(pb.GetTableRequest(table_id=response.table.table_id))).table
+            assert response.table.version == stored.version >= 1, name
         assert (await view(tables, table)).table_id == table.table_id
 
     async def test_bytes_that_are_no_protobuf_fail_the_call_not_the_server(
@@ -201,3 +213,91 @@ class TestGarbageRequests:
         answer = pb.GetTableResponse.FromString(await raw(valid, timeout=10))
         assert answer.table.version == 1
         assert (await view(tables, table)).version == 1
+
+
+#: The refusals a move by a real seat, on a real table, may meet past authentication.
+_GAME_REASONS = {
+    "NOT_YOUR_TURN",
+    "BID_TOO_LOW",
+    "WRONG_PHASE",
+    "STALE_STATE",
+    "MUST_LEAD",
+    "CARDS_NOT_IN_HAND",
+    "ILLEGAL_COMBINATION",
+    "DOES_NOT_BEAT",
+    "INVALID_ARGUMENT",
+}
+
+
+@pytest.fixture
+def reached() -> Iterator[Counter[str]]:
+    """What the moves below got (a reason, or "ACCEPTED"); after every example, they must have
+    reached the rules: some moves accepted, and refused for several of the rules' reasons."""
+    seen: Counter[str] = Counter()
+    yield seen
+    assert seen["ACCEPTED"] >= 1, seen
+    assert len(set(seen) & (_GAME_REASONS - {"INVALID_ARGUMENT", "STALE_STATE"})) >= 3, seen
+
+
+class TestGarbageMoves:
+    @settings(
+        max_examples=150,
+        deadline=None,
+        database=None,
+        derandomize=True,  # the same moves every run (the deal still varies)
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(data=st.data())
+    async def test_moves_of_real_seats_reach_the_rules_and_every_answer_keeps_the_table_whole(
+        self, tables: TableStub, table: Table, reached: Counter[str], data: st.DataObject
+    ) -> None:
+        # The server, the channel and the table are shared by every example of this test. Every
+        # example draws the same things whatever the table's state (hypothesis replays examples):
+        # indices into the table's cards, not the cards.
+        chosen = data.draw(st.integers(0, 9), label="seat (from 3: the seat to act)")
+        offset = data.draw(st.sampled_from([0] * 8 + [-1, 1]), label="version offset")
+        expected = data.draw(st.integers(0, 3), label="the call (0: not the one the phase expects)") > 0
+        amount = data.draw(st.sampled_from([0, 1, 2, 3, 0, 1, 2, 3, 4]), label="amount")
+        count = data.draw(st.sampled_from([0, 1, 1, 1, 2, 2, 3, 4]), label="cards played")
+        source = st.sampled_from(["hand"] * 6 + ["other", "garbage"])
+        picks = data.draw(st.lists(st.tuples(source, st.integers(0, 40)), min_size=4, max_size=4), label="cards")
+        before = await view(tables, table)
+        seat = (chosen if chosen < table.players or not before.HasField("turn_seat") else before.turn_seat) % 3
+        views = [await view(tables, table, other) for other in range(table.players)]
+        hand = list(views[seat].your_hand)
+        others = [c for other in views if other is not views[seat] for c in other.your_hand]
+        version = before.version + offset
+        request: pb.BidRequest | pb.PlayRequest
+        if expected == (before.phase == table_pb2.PHASE_AUCTION):
+            request = pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=version, amount=amount)
+            call = tables.Bid(request, metadata=table.seat(seat))
+        else:
+            cards = []
+            for where, index in picks[:count]:
+                if where == "hand" and hand:
+                    cards.append(hand[index % len(hand)])
+                elif where == "other" and others:
+                    cards.append(others[index % len(others)])
+                else:
+                    cards.append(cards_pb2.Card(rank=index % 18, suit=index % 6))  # type: ignore[arg-type]
+            request = pb.PlayRequest(table_id=table.table_id, request_id=rid(), expected_version=version, cards=cards)
+            call = tables.Play(request, metadata=table.seat(seat))
+        refusal: grpc.aio.AioRpcError | None = None
+        try:
+            response = await call
+        except grpc.aio.AioRpcError as error:
+            refusal = error
+        if refusal is not None:
+            info = error_info(refusal)
+            assert info.reason in _GAME_REASONS, f"{refusal.code()} {refusal.details()}"
+            reached[info.reason] += 1
+            assert (await view(tables, table)).version == before.version, "a refusal changed the table"
+            return
+        reached["ACCEPTED"] += 1
+        assert version == before.version
+        after = response.table
+        assert after.version == before.version + 1
+        assert (await view(tables, table)).version == after.version
+        if isinstance(request, pb.PlayRequest) and after.round == before.round:
+            left = [card_id(c) for c in after.your_hand]
+            assert sorted(left + [card_id(c) for c in request.cards]) == sorted(card_id(c) for c in hand)

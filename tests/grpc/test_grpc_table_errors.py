@@ -440,15 +440,6 @@ class TestFaultOrder:
     async def test_a_stale_version_wins_over_the_turn(self, tables: TableStub, table: Table) -> None:
         await refused(tables.Bid(_bid(table, 9, 1), metadata=table.seat(2)), grpc.StatusCode.ABORTED, "STALE_STATE")
 
-    async def test_the_turn_wins_over_the_bid_being_too_low(self, tables: TableStub, table: Table) -> None:
-        first = await tables.Bid(_bid(table, 1, 3), metadata=table.seat(0))
-        assert first.table.phase == table_pb2.PHASE_PLAY
-        # Bid during play, by a seat not to act, with a valid amount: the phase is reported.
-        info = await refused(
-            tables.Bid(_bid(table, first.table.version, 0), metadata=table.seat(2)), FAILED, "WRONG_PHASE"
-        )
-        assert info.metadata["phase"] == "PHASE_PLAY"
-
     async def test_cards_not_in_hand_win_over_an_illegal_combination(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
         theirs = (await view(tables, table, 2)).your_hand

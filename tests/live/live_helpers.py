@@ -263,9 +263,15 @@ def card_paths(message: Message, path: str = "") -> Iterator[tuple[str, int]]:
 class Bots:
     """Seats that make random legal decisions whenever it is their turn, until the table closes.
 
-    Refusals caused by a race with the clock (the turn moved on) are ignored; the bot reads
-    the table again. In the auction a bot bids ``bid`` if given (3 ends the auction at once).
+    A bot decides on the version it read, so the only refusals it may meet are those of a race
+    with the clock (or another referee) changing the table meanwhile: STALE_STATE, or
+    TABLE_CLOSED once the table closed. It reads the table again after those, and counts them
+    in ``races``; any other refusal (a legal move refused) ends it with that error. In the
+    auction a bot bids ``bid`` if given (3 ends the auction at once).
     """
+
+    #: The refusals a race with another change of the table explains.
+    RACES = frozenset({"STALE_STATE", "TABLE_CLOSED"})
 
     def __init__(
         self,
@@ -283,6 +289,7 @@ class Bots:
         self._seats = set(seats)
         self._rng = random.Random(seed)
         self._bid = bid
+        self.races = 0
         self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
@@ -306,8 +313,9 @@ class Bots:
             try:
                 await send(self._tables, table, seat, mine.version, decision)
             except grpc.aio.AioRpcError as error:
-                if error.code() not in (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION):
+                if error_info(error).reason not in self.RACES:
                     raise
+                self.races += 1
 
     async def finished(self, timeout: float = 60.0) -> None:
         await asyncio.wait_for(self.task, timeout)

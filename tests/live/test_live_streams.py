@@ -30,9 +30,13 @@ from live_helpers import (
     stream_refused,
     watch,
 )
+from redis_servers import redis_of_each_version
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
+
+#: Run against each supported Redis version (tests/conftest.py).
+redis_url = redis_of_each_version()
 
 
 def _serialized(events: list[Event]) -> list[bytes]:

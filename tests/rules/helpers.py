@@ -28,6 +28,7 @@ from dizhu.rules import (
     make_deck,
     parse_ranks,
     start_round,
+    to_bytes,
 )
 
 
@@ -152,13 +153,23 @@ def cards_in(value: Any, memo: dict[int, tuple[Any, frozenset[Card]]] | None = N
     return found
 
 
-def refusal(state: RoundState, action: Bid | Play) -> Refusal:
-    """The reason ``apply`` refuses ``action``, after checking that ``state`` did not change."""
-    before = state._replace()
+def refusal_message(state: RoundState, action: Bid | Play) -> tuple[Refusal, str]:
+    """The reason and message of ``apply``'s refusal of ``action``, after checking that ``state``
+    did not change.
+
+    ``state`` is an immutable value, but not necessarily all the way down: its encoding before
+    and after tells whether anything inside it was changed in place.
+    """
+    before = to_bytes(state)
     with pytest.raises(IllegalAction) as refused:
         apply(state, action)
-    assert state == before
-    return refused.value.reason
+    assert to_bytes(state) == before
+    return refused.value.reason, refused.value.message
+
+
+def refusal(state: RoundState, action: Bid | Play) -> Refusal:
+    """The reason ``apply`` refuses ``action`` (see :func:`refusal_message`)."""
+    return refusal_message(state, action)[0]
 
 
 @dataclasses.dataclass(frozen=True)

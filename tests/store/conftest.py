@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio
+from redis_servers import redis_of_each_version
 
 from dizhu.store import TableStore
 
@@ -35,3 +36,7 @@ async def second_client(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
     client = redis.asyncio.Redis.from_url(redis_url)
     yield client
     await client.aclose()
+
+
+#: Every store test runs against each supported Redis version.
+redis_url = redis_of_each_version()

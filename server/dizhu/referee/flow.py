@@ -257,5 +257,4 @@ def forfeit_round(table: TableState, seat: int, events: Events, now_ms: int) -> 
     else:
         kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
     result = result_of(table, state, settlement, kind, forfeited_by=seat)
-    waiting = dataclasses.replace(table, status=TableStatus.WAITING)
-    return conclude(waiting, state, book_settlement(table.match, settlement), result, events, now_ms)
+    return conclude(table, state, book_settlement(table.match, settlement), result, events, now_ms)

@@ -24,6 +24,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError as RedisOutOfMemoryError
 from redis.exceptions import ResponseError as RedisResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -62,8 +63,11 @@ def _pack(message: Any) -> any_pb2.Any:
 def is_store_full(error: BaseException) -> bool:
     """Whether Redis refused a write for want of memory (``maxmemory`` with ``noeviction``).
 
-    Redis 7 reports it as an ``OOM`` error; Redis 6.2 wraps it in a script error.
+    Redis 7 reports it as an ``OOM`` error (redis-py's ``OutOfMemoryError``, whose message
+    lacks the ``OOM`` prefix); Redis 6.2 wraps it in a script error.
     """
+    if isinstance(error, RedisOutOfMemoryError):
+        return True
     return isinstance(error, RedisResponseError) and "OOM command not allowed" in str(error)
 
 

@@ -1,0 +1,285 @@
+"""The referee's commands as the pure functions they are: a table in, the next table (or a refusal) out.
+
+The service tests (``tests/grpc``) show the contract from outside; these show what the
+commands promise to the service: the refusal and its metadata for each fault, whatever the
+service checks before, and the table each command leaves, version and clocks included.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+import pytest
+
+from dizhu.referee import events as ev
+from dizhu.referee.auth import Principal, Role
+from dizhu.referee.commands import (
+    Context,
+    abandon,
+    bid,
+    close,
+    create_table,
+    join,
+    leave,
+    play,
+    settle_round,
+    timeout,
+)
+from dizhu.referee.errors import (
+    Internal,
+    InvalidArgument,
+    MustLead,
+    NotYourTurn,
+    PermissionDenied,
+    RefereeError,
+    SeatTaken,
+    StaleState,
+    TableFull,
+    Unauthenticated,
+    WrongPhase,
+    from_refusal,
+)
+from dizhu.referee.refusals import classify_reason
+from dizhu.referee.table import ClockSettings, CloseReason, Seat, TableSettings, TableState, TableStatus
+from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
+
+SEED = bytes(range(32))
+T0 = 1_000_000
+CREATOR = Principal(Role.CREATOR)
+NOBODY = Principal(Role.SPECTATOR)
+
+
+def _table(variant: str = "3p", *, players: int | None = None, **settings: object) -> TableState:
+    """A full table (or its first ``players`` seats taken) dealt from SEED with seat 0 dealing:
+    seat 0 bids first (3p)."""
+    counter = itertools.count()
+    created = create_table(
+        "t-1",
+        TableSettings(VARIANTS[variant], first_dealer=0, **settings),  # type: ignore[arg-type]
+        [SEED],
+        [f"p{seat}" for seat in range(VARIANTS[variant].players if players is None else players)],
+        T0,
+        lambda: f"token-{next(counter)}",
+    )
+    return created.outcome.table
+
+
+def _as(seat: int, *, now_ms: int = T0 + 5, version: int = 0) -> Context:
+    return Context(Principal(Role.SEAT, seat), now_ms, version)
+
+
+def _refused(error: type[RefereeError], command: object) -> RefereeError:
+    assert callable(command)
+    with pytest.raises(error) as caught:
+        command()
+    return caught.value
+
+
+class TestRefusalsCarryTheirFacts:
+    def test_a_bid_out_of_turn_names_the_table_and_the_seat_to_act(self) -> None:
+        table = _table()
+        refused = _refused(NotYourTurn, lambda: bid(table, _as(2), 1))
+        assert refused.metadata == {"table_id": "t-1", "turn_seat": "0"}
+
+    def test_the_leader_passing_carries_nothing_but_the_table(self) -> None:
+        playing = bid(_table(), _as(0), 3).table  # seat 0 takes the kitty and leads
+        refused = _refused(MustLead, lambda: play(playing, _as(0), ()))
+        assert refused.metadata == {"table_id": "t-1"}
+
+    def test_a_malformed_name_is_refused_by_join_itself(self) -> None:
+        table = dataclasses.replace(_table(), seats=(Seat(), *_table().seats[1:]))
+        refused = _refused(InvalidArgument, lambda: join(table, _as(0), "", None))
+        assert [field for field, _ in refused.violations] == ["player_name"]
+
+    def test_an_invalid_argument_reads_field_colon_description(self) -> None:
+        error = InvalidArgument("amount", "0 passes; a bid is 1..3")
+        assert (error.message, error.violations) == (
+            "amount: 0 passes; a bid is 1..3",
+            (("amount", "0 passes; a bid is 1..3"),),
+        )
+
+    def test_a_bid_above_three_is_an_invalid_amount_with_the_rules_reason(self) -> None:
+        table = _table()
+        refused = _refused(InvalidArgument, lambda: bid(table, _as(0), 4))
+        assert refused.violations == (("amount", "a bid is 1, 2 or 3, or 0 to pass; not 4"),)
+        assert refused.metadata == {"table_id": "t-1"}
+
+    @pytest.mark.parametrize(
+        ("ranks", "reason"),
+        [
+            ((), "EMPTY"),
+            ((Rank.THREE, Rank.FOUR), "NOT_A_COMBINATION"),
+            ((Rank.THREE,) * 3 + (Rank.FOUR,), "NOT_IN_VARIANT"),
+        ],
+        ids=["nothing", "two ranks", "a trio with a single in 4p"],
+    )
+    def test_why_cards_are_no_combination_is_named_as_the_contract_names_it(
+        self, ranks: tuple[Rank, ...], reason: str
+    ) -> None:
+        assert classify_reason(ranks, VARIANTS["4p"]) == reason
+
+    def test_a_refusal_for_a_seat_the_table_does_not_have_is_internal_and_keeps_its_message(self) -> None:
+        error = from_refusal(IllegalAction(Refusal.INVALID_SEAT, "3p has no seat 7"), {"table_id": "t-1"})
+        assert isinstance(error, Internal)
+        assert (error.message, error.metadata) == ("3p has no seat 7", {"table_id": "t-1"})
+
+    @pytest.mark.parametrize(
+        ("principal", "error", "message"),
+        [
+            (Principal(Role.SEAT, 1), PermissionDenied, "only the table's creator can close the table"),
+            (NOBODY, Unauthenticated, "close the table needs the creator's token in the authorization metadata"),
+        ],
+        ids=["a seat", "no token"],
+    )
+    def test_only_the_creator_closes_and_the_others_are_told_why(
+        self, principal: Principal, error: type[RefereeError], message: str
+    ) -> None:
+        refused = _refused(error, lambda: close(_table(), Context(principal, T0)))
+        assert refused.message == message
+
+    @pytest.mark.parametrize(
+        ("command", "doing"),
+        [
+            (lambda t, c: play(t, c, ()), "play"),
+            (leave, "leave a table"),
+            (settle_round, "settle"),
+            (lambda t, c: bid(t, c, 1), "bid"),
+        ],
+        ids=["play", "leave", "settle", "bid"],
+    )
+    def test_a_seat_acting_without_its_token_is_told_what_it_needs(self, command: Any, doing: str) -> None:
+        creator = _refused(PermissionDenied, lambda: command(_table(), Context(CREATOR, T0)))
+        assert creator.message == f"the creator's token cannot {doing}; use a seat token"
+        nobody = _refused(Unauthenticated, lambda: command(_table(), Context(NOBODY, T0)))
+        assert nobody.message == f"{doing} needs a seat token in the authorization metadata"
+
+    def test_settle_checks_the_version_before_anything_about_the_round(self) -> None:
+        table = _table()
+        refused = _refused(StaleState, lambda: settle_round(table, _as(1, version=7)))
+        assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
+        assert _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1))).metadata["phase"] == "PHASE_AUCTION"
+
+
+class TestTheTablesEachCommandLeaves:
+    def test_closing_abandons_the_round_and_stamps_the_change(self) -> None:
+        table = _table()
+        closed = close(table, Context(CREATOR, T0 + 40))
+        assert (closed.table.status, closed.table.close_reason) == (TableStatus.CLOSED, CloseReason.CLOSED_BY_CREATOR)
+        assert (closed.table.version, closed.table.updated_ms, closed.table.active_ms) == (2, T0 + 40, T0 + 40)
+
+    def test_abandoning_closes_an_idle_table_without_counting_as_a_clients_act(self) -> None:
+        table = _table()
+        abandoned = abandon(table, T0 + 99)
+        after = abandoned.table
+        assert abandoned.changed
+        assert (after.status, after.close_reason, after.version) == (TableStatus.CLOSED, CloseReason.ABANDONED, 2)
+        assert (after.updated_ms, after.active_ms) == (T0 + 99, table.active_ms)
+        assert after.last_result is not None
+        assert after.last_result.round == 1
+        assert [type(event).__name__ for event in abandoned.events][-1] == "TableClosed"
+
+    def test_abandoning_a_closed_table_changes_nothing(self) -> None:
+        closed = close(_table(), Context(CREATOR, T0)).table
+        again = abandon(closed, T0 + 1)
+        assert (again.table, again.events, again.changed) == (closed, (), False)
+
+    def test_a_command_that_mints_without_being_given_a_minter_fails_loudly(self) -> None:
+        with pytest.raises(AssertionError, match=r"^this request mints no token$"):
+            Context(NOBODY, T0).mint()
+
+    def test_a_bid_stamps_the_seats_act(self) -> None:
+        after = bid(_table(), _as(0, now_ms=T0 + 7), 1).table
+        assert (after.version, after.updated_ms, after.active_ms) == (2, T0 + 7, T0 + 7)
+
+
+def _with_free_seats(*free: int) -> TableState:
+    table = _table()
+    return dataclasses.replace(table, seats=tuple(Seat() if i in free else s for i, s in enumerate(table.seats)))
+
+
+def _joining(now_ms: int = T0 + 3, version: int = 0) -> Context:
+    return Context(NOBODY, now_ms, version, mint=lambda: "new-token")
+
+
+class TestJoin:
+    def test_a_free_seat_asked_for_is_given_with_the_name(self) -> None:
+        joined = join(_with_free_seats(1, 2), _joining(), "zoe", 2)
+        assert (joined.seat, joined.token) == (2, "new-token")
+        assert (joined.outcome.table.seats[2].name, joined.outcome.table.seats[2].occupied) == ("zoe", True)
+        assert not joined.outcome.table.seats[1].occupied
+        assert joined.outcome.events == (ev.SeatJoined(2, "zoe"),)
+        assert (joined.outcome.table.version, joined.outcome.table.updated_ms) == (2, T0 + 3)
+
+    def test_without_a_seat_asked_for_the_first_free_one_is_given(self) -> None:
+        assert join(_with_free_seats(1, 2), _joining(), "zoe", None).seat == 1
+
+    @pytest.mark.parametrize("seat", [3, 4])
+    def test_a_seat_the_table_does_not_have_is_refused(self, seat: int) -> None:
+        refused = _refused(InvalidArgument, lambda: join(_with_free_seats(1), _joining(), "zoe", seat))
+        assert refused.violations == (("seat", f"3p has no seat {seat}"),)
+
+    def test_a_stale_version_is_refused(self) -> None:
+        refused = _refused(StaleState, lambda: join(_with_free_seats(1), _joining(version=9), "zoe", None))
+        assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
+
+    def test_a_taken_seat_is_named(self) -> None:
+        refused = _refused(SeatTaken, lambda: join(_with_free_seats(1), _joining(), "zoe", 0))
+        assert (refused.message, refused.metadata) == ("seat 0 is taken", {"table_id": "t-1", "seat": "0"})
+
+    def test_a_full_table_says_so(self) -> None:
+        refused = _refused(TableFull, lambda: join(_table(), _joining(), "zoe", None))
+        assert (refused.message, refused.metadata) == ("every seat is taken", {"table_id": "t-1"})
+
+
+class TestLeave:
+    def test_leaving_mid_auction_abandons_the_round_frees_the_seat_and_counts_as_attending(self) -> None:
+        table = dataclasses.replace(_table(), unattended_rounds=3)
+        left = leave(table, _as(1, now_ms=T0 + 9))
+        after = left.table
+        assert left.events[0] == ev.SeatLeft(1, "p1")
+        assert not after.seats[1].occupied
+        assert after.status is TableStatus.WAITING
+        assert after.unattended_rounds == 0, "a seat leaving is a client's act: the round was attended"
+        assert (after.version, after.updated_ms, after.active_ms) == (2, T0 + 9, T0 + 9)
+
+    def test_a_stale_version_is_refused(self) -> None:
+        refused = _refused(StaleState, lambda: leave(_table(), _as(1, version=5)))
+        assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
+
+    @pytest.mark.parametrize(("leaver", "kind"), [(0, "FARMERS_WON"), (2, "LANDLORD_WON")], ids=["landlord", "farmer"])
+    def test_leaving_in_play_loses_the_round_for_the_leavers_side(self, leaver: int, kind: str) -> None:
+        playing = bid(_table(), _as(0), 3).table  # seat 0 is the landlord, at 3
+        after = leave(playing, _as(leaver)).table
+        result = after.last_result
+        assert result is not None
+        assert (result.kind.name, result.forfeited_by) == (kind, leaver)
+        landlord_change = result.settlement.deltas[0]
+        assert landlord_change == (-6 if leaver == 0 else 6)
+        assert after.status is TableStatus.WAITING
+
+
+class TestTheClock:
+    def test_a_table_without_a_clock_is_never_timed_out(self) -> None:
+        table = _table()
+        assert table.deadline_ms == 0
+        untouched = timeout(table, T0 + 10**9)
+        assert (untouched.table, untouched.events, untouched.changed) == (table, (), False)
+
+    def test_the_clock_acts_at_the_deadline_not_a_millisecond_before(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
+        assert table.deadline_ms == T0 + 1000
+        early = timeout(table, table.deadline_ms - 1)
+        assert (early.table, early.events, early.changed) == (table, (), False)
+        due = timeout(table, table.deadline_ms)
+        assert due.changed
+        assert due.table.version == table.version + 1
+        assert due.table.timeouts == (1, 0, 0)  # seat 0 was to bid: it gets a strike, and passes
+
+    def test_the_join_that_fills_the_table_starts_the_first_turn_then(self) -> None:
+        waiting = _table(players=2)
+        assert waiting.status is TableStatus.WAITING
+        joined = join(waiting, _joining(now_ms=T0 + 77), "zoe", None).outcome.table
+        assert joined.status is TableStatus.IN_ROUND
+        assert joined.turn_started_ms == T0 + 77
