@@ -214,9 +214,7 @@ def create_table(
 def _bump(before: TableState, after: TableState, events: Events, now_ms: int, *, by_client: bool = True) -> Outcome:
     """The change as a new version; a client's change (not the clock's) also marks the table active."""
     active_ms = now_ms if by_client else after.active_ms
-    return Outcome(
-        evolve(after, version=before.version + 1, updated_ms=now_ms, active_ms=active_ms), tuple(events)
-    )
+    return Outcome(evolve(after, version=before.version + 1, updated_ms=now_ms, active_ms=active_ms), tuple(events))
 
 
 def _open(table: TableState) -> None:
@@ -324,9 +322,7 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     events: Events = [ev.SeatLeft(seat, seats[seat].name)]
     seats[seat] = Seat()
     # Leaving is a seat's own act: the round it ends was attended.
-    after = evolve(
-        table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, attended=True
-    )
+    after = evolve(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, attended=True)
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         after = forfeit_round(after, seat, events, ctx.now_ms)
     elif table.status is TableStatus.ROUND_OVER:
