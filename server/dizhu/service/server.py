@@ -47,6 +47,8 @@ _RULES_SERVICE = rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"]
 _SERVICES = (_TABLE_SERVICE.full_name, _RULES_SERVICE.full_name)
 #: gRPC's own cap on a request, far above ours: larger ones are refused before we see them.
 _TRANSPORT_CAP_FACTOR = 16
+#: Calls gRPC core may hold before the event loop takes them (see create_server).
+_PENDING_CALLS = 20_000
 
 
 class Referee:
@@ -103,6 +105,11 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         # with INVALID_ARGUMENT and details; gRPC refuses larger ones itself (RESOURCE_EXHAUSTED).
         ("grpc.max_receive_message_length", max(1 << 20, _TRANSPORT_CAP_FACTOR * config.max_request_bytes)),
         ("grpc.max_concurrent_streams", MAX_CALLS_PER_CONNECTION),
+        # Calls wait in gRPC core until the event loop takes them; beyond 1,000 waiting (its
+        # default), core ends new ones with CANCELLED before any of our code sees them: a burst
+        # of stream openings did. Our own caps (admission) bound what is admitted.
+        ("grpc.server.max_pending_requests", _PENDING_CALLS),
+        ("grpc.server.max_pending_requests_hard_limit", 2 * _PENDING_CALLS),
     ]
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
     server = grpc.aio.server(options=options, interceptors=interceptors)
