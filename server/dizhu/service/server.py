@@ -90,12 +90,8 @@ class Referee:
         await self.feeds.close()
 
 
-async def create_server(config: ServerConfig, store: TableStore, feed_store: TableStore | None = None) -> Referee:
-    """A started server bound to ``config.address`` (port 0 picks one: see ``Referee.port``).
-
-    ``feed_store`` serves the event streams' blocking reads (one Redis connection per watched
-    table), so that they never use up the connections calls need; default: ``store``.
-    """
+async def create_server(config: ServerConfig, store: TableStore) -> Referee:
+    """A started server bound to ``config.address`` (port 0 picks one: see ``Referee.port``)."""
     options = [
         ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         # The kernel balances connections, not calls: recycle connections so clients rebalance.
@@ -121,7 +117,7 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         presence_window_s=config.presence_window_s,
         presence_lease_s=config.presence_lease_s,
     )
-    feeds = TableFeeds(feed_store or store)
+    feeds = TableFeeds(store, heartbeat_s=config.heartbeat_s)
     table_servicer = TableServicer(
         gateway,
         store,
@@ -129,7 +125,6 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         admission=admission,
         api_keys=config.api_keys,
         anonymous_create=config.anonymous_create,
-        heartbeat_s=config.heartbeat_s,
     )
     services = {_TABLE_SERVICE: table_servicer, _RULES_SERVICE: RulesServicer(admission)}
 
@@ -250,8 +245,6 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
     # Calls wait for a free connection rather than fail when many run at once.
     calls_pool = BlockingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
     redis = Redis.from_pool(calls_pool)  # the client owns the pool and closes it
-    # Each watched table's reader blocks on its own connection (XREAD BLOCK): a pool of its own.
-    streams = Redis.from_url(url, socket_timeout=10, max_connections=config.max_watched_tables)
     try:
         await wait_for_redis(redis, url, config.redis_wait_s)
         make_store = functools.partial(
@@ -264,14 +257,13 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
         )
         store = make_store(redis)
         await store.load_scripts()
-        referee = await create_server(config, store, make_store(streams))
+        referee = await create_server(config, store)
         try:
             yield referee
         finally:
             await referee.stop(config.grace_s)
     finally:
         await redis.aclose()
-        await streams.aclose()
         if embedded is not None:
             await embedded.astop()
 
