@@ -229,9 +229,9 @@ def run_phase(
 
 
 @contextlib.contextmanager
-def skeleton_process(redis_url: str) -> Iterator[Server]:
+def skeleton_process(redis_url: str, flags: Sequence[str] = ()) -> Iterator[Server]:
     target = f"127.0.0.1:{free_port()}"
-    command = [sys.executable, str(HERE / "skeleton.py"), "--address", target, "--redis-url", redis_url]
+    command = [sys.executable, str(HERE / "skeleton.py"), "--address", target, "--redis-url", redis_url, *flags]
     process = subprocess.Popen(command, env={**os.environ, "GRPC_VERBOSITY": "ERROR"}, stdin=subprocess.DEVNULL)
     try:
         with grpc.insecure_channel(target) as channel:

@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import os
 import signal
+from collections.abc import AsyncIterator
 
 import grpc
 from grpc_health.v1 import _async as health_aio
@@ -27,7 +28,7 @@ from grpc_health.v1 import health_pb2_grpc
 from redis.asyncio import Redis
 
 from dizhu.store import scripts
-from dizhu.v1 import table_pb2, table_service_pb2_grpc
+from dizhu.v1 import events_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
 _PREFIX = "skeleton"
@@ -37,9 +38,15 @@ _EVENTS_KEPT = 10_000
 
 
 class Skeleton(table_service_pb2_grpc.TableServiceServicer):
-    """Bid and Play as one read and one compare-and-set, and nothing else."""
+    """Bid and Play as one read and one compare-and-set, and nothing else.
 
-    def __init__(self, redis: Redis, state_bytes: int, event_bytes: int) -> None:
+    ``WatchTable`` is the bare floor of a stream: a small snapshot, then each move's event
+    handed over in this process (no Redis), and a heartbeat after ``heartbeat_s`` of quiet.
+    """
+
+    def __init__(self, redis: Redis, state_bytes: int, event_bytes: int, heartbeat_s: float = 10.0) -> None:
+        self._watchers: dict[str, set[asyncio.Queue[events_pb2.TableEvent]]] = {}
+        self._heartbeat_s = heartbeat_s
         self._redis = redis
         self._load = redis.register_script(scripts.LOAD)
         self._save = redis.register_script(scripts.SAVE)
@@ -75,7 +82,29 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
         ]
         keys = [f"{base}:state", f"{base}:events", f"{base}:records", f"{base}:answers", f"{base}:answered"]
         await self._save(keys=keys, args=args)
+        event = events_pb2.TableEvent(sequence=expected_version + 1, version=expected_version + 1)
+        event.bid_made.SetInParent()
+        for queue in self._watchers.get(table_id, ()):
+            queue.put_nowait(event)
         return view
+
+    async def WatchTable(  # noqa: N802
+        self, request: pb.WatchTableRequest, context: object
+    ) -> AsyncIterator[pb.WatchTableResponse]:
+        queue: asyncio.Queue[events_pb2.TableEvent] = asyncio.Queue()
+        self._watchers.setdefault(request.table_id, set()).add(queue)
+        try:
+            snapshot = events_pb2.TableEvent(snapshot=table_pb2.TableView(table_id=request.table_id))
+            yield pb.WatchTableResponse(event=snapshot)
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), self._heartbeat_s)
+                except TimeoutError:
+                    event = events_pb2.TableEvent()
+                    event.heartbeat.SetInParent()
+                yield pb.WatchTableResponse(event=event)
+        finally:
+            self._watchers[request.table_id].discard(queue)
 
     async def Bid(self, request: pb.BidRequest, context: object) -> pb.BidResponse:  # noqa: N802
         return pb.BidResponse(table=await self._move(request.table_id, request.request_id, request.expected_version))
@@ -84,10 +113,12 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
         return pb.PlayResponse(table=await self._move(request.table_id, request.request_id, request.expected_version))
 
 
-async def serve(address: str, redis_url: str, state_bytes: int, event_bytes: int) -> None:
+async def serve(address: str, redis_url: str, state_bytes: int, event_bytes: int, heartbeat_s: float) -> None:
     redis = Redis.from_url(redis_url)
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(Skeleton(redis, state_bytes, event_bytes), server)
+    options = [("grpc.so_reuseport", 0), ("grpc.server.max_pending_requests", 20_000)]
+    server = grpc.aio.server(options=options)
+    skeleton = Skeleton(redis, state_bytes, event_bytes, heartbeat_s)
+    table_service_pb2_grpc.add_TableServiceServicer_to_server(skeleton, server)
     health_pb2_grpc.add_HealthServicer_to_server(health_aio.HealthServicer(), server)
     server.add_insecure_port(address)
     await server.start()
@@ -104,8 +135,9 @@ def main() -> None:
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--state-bytes", type=int, default=2000, help="size of the state written per move")
     parser.add_argument("--event-bytes", type=int, default=120, help="size of the event appended per move")
+    parser.add_argument("--heartbeat", type=float, default=10.0, help="idle seconds before a stream's heartbeat")
     args = parser.parse_args()
-    asyncio.run(serve(args.address, args.redis_url, args.state_bytes, args.event_bytes))
+    asyncio.run(serve(args.address, args.redis_url, args.state_bytes, args.event_bytes, args.heartbeat))
 
 
 if __name__ == "__main__":
