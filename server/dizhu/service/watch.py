@@ -9,6 +9,7 @@ as a spectator.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import AsyncIterator
 
 from dizhu.referee.auth import Role
@@ -109,9 +110,14 @@ async def watch(
                 return
 
 
+#: Every stream of a table is handed the same stored event: each viewer's version of it is
+#: decoded once per process (shared, never changed), not once per stream.
+_decoded = functools.lru_cache(maxsize=4096)(decode_event)
+
+
 def _event(payload: bytes, viewer: int | None, sequence: int) -> tuple[events_pb2.TableEvent, int | None, bool]:
     """The event as ``viewer`` sees it, the viewer from now on, and whether the stream ends."""
-    event = decode_event(payload, viewer, sequence)
+    event = _decoded(payload, viewer, sequence)
     kind = event.WhichOneof("payload")
     if kind == "seat_left" and event.seat_left.seat == viewer:
         viewer = None  # the seat is someone else's from now on: watch on as a spectator

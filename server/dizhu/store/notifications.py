@@ -30,6 +30,8 @@ from typing import Any, Final
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from dizhu.store.keys import table_keys
 
@@ -81,14 +83,18 @@ class Appends:
 
     async def listen(self) -> AsyncIterator[tuple[str, int]]:
         """``(table_id, last sequence)`` for each append heard, ``(table_id, SUBSCRIBED)`` for
-        each confirmed subscription; runs until cancelled. Raises redis-py's errors when the
-        connection fails beyond its retries (call again: subscriptions are sent again)."""
+        each confirmed subscription; runs until cancelled. A lost connection is made again
+        at once; raises redis-py's error when that fails (call again later)."""
         pubsub = self._connection()
         while True:
             if pubsub.connection is None:  # nothing subscribed yet
                 await asyncio.sleep(0.05)
                 continue
-            message: dict[str, Any] | None = await pubsub.get_message(timeout=_IDLE_CHECK_S)
+            try:
+                message: dict[str, Any] | None = await pubsub.get_message(timeout=_IDLE_CHECK_S)
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                await self._reconnect(pubsub)
+                continue
             if message is None:
                 async with self._sending:
                     await pubsub.ping()
@@ -100,6 +106,14 @@ class Appends:
                 yield table_id, int(message["data"])
             elif message["type"] == "subscribe":
                 yield table_id, SUBSCRIBED
+
+    async def _reconnect(self, pubsub: PubSub) -> None:
+        """Connect again; redis-py then subscribes again to every channel (each confirmation is reported)."""
+        connection = pubsub.connection
+        assert connection is not None
+        async with self._sending:
+            await connection.disconnect()
+            await connection.connect()
 
     async def close(self) -> None:
         if self._pubsub is not None:
