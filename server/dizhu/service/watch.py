@@ -89,7 +89,7 @@ async def watch(
             if sequence == HEARTBEAT[0]:
                 heartbeat = events_pb2.TableEvent(sequence=last)
                 heartbeat.heartbeat.SetInParent()
-                heartbeat.time.FromDatetime(dt.datetime.now(tz=dt.UTC))
+                heartbeat.time.GetCurrentTime()
                 yield heartbeat
                 continue
             if sequence == LAGGING[0]:
