@@ -18,7 +18,7 @@ import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 
 from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
@@ -34,6 +34,7 @@ from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
+from dizhu.store.pool import WaitingConnectionPool
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
 if TYPE_CHECKING:
@@ -246,7 +247,7 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
         url = embedded.url
         _log.info("embedded_redis_started", url=url, data_dir=str(config.data_dir))
     # Calls wait for a free connection rather than fail when many run at once.
-    calls_pool = BlockingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
+    calls_pool = WaitingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
     redis = Redis.from_pool(calls_pool)  # the client owns the pool and closes it
     try:
         await wait_for_redis(redis, url, config.redis_wait_s)
