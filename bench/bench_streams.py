@@ -198,6 +198,7 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=40, help="moves timed in the fan-out (default 40)")
     parser.add_argument("--heartbeat", type=float, default=10.0, help="both servers' heartbeat (default 10 s)")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--before", type=Path, help="also run the referee of another checkout (an older commit)")
     args = parser.parse_args()
     rng = random.Random(11)
     games = iter([plan_game(rng) for _ in range(4 * args.repeats)])
@@ -212,7 +213,10 @@ def main() -> None:
         skeleton = stack.enter_context(skeleton_process(store.url, ["--heartbeat", str(args.heartbeat)]))
         referee = stack.enter_context(referee_process("dizhu serve", store.url, flags))
         print(f"{args.streams} spectator streams on {args.tables} tables; heartbeat {args.heartbeat:g} s")
-        asyncio.run(_measure([skeleton, referee], args, games))
+        servers = [skeleton, referee]
+        if args.before is not None:
+            servers.append(stack.enter_context(referee_process("before", store.url, flags, args.before)))
+        asyncio.run(_measure(servers, args, games))
 
 
 async def _measure(servers: list[Server], args: argparse.Namespace, games: Iterator) -> None:
