@@ -191,7 +191,7 @@ async def _phase(
     """
     out = Timings()
     pace = Pace(rate)
-    stocked = 4 * tables
+    stocked = max(4 * tables, int(seconds * 40))  # about every game the phase will play
     async with grpc.aio.insecure_channel(server.target) as channel:
         stub = table_service_pb2_grpc.TableServiceStub(channel)
         await channel.channel_ready()
