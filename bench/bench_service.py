@@ -190,7 +190,6 @@ async def _phase(
     the timed window are subtracted at that cost, so the figures are of Bid and Play alone.
     """
     out = Timings()
-    pace = Pace(rate)
     stocked = max(4 * tables, int(seconds * 40))  # about every game the phase will play
     async with grpc.aio.insecure_channel(server.target) as channel:
         stub = table_service_pb2_grpc.TableServiceStub(channel)
@@ -209,6 +208,7 @@ async def _phase(
                 table = stock.pop() if stock else await create_table(stub, next(games))
                 await play_game(stub, table, pace, out)
 
+        pace = Pace(rate)  # the schedule starts with the timed window
         before = counters()
         start = time.perf_counter()
         deadline = start + seconds
