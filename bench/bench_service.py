@@ -1,38 +1,52 @@
-"""Referee service benchmark: Play/Bid through gRPC + Redis with many concurrent tables.
+"""Referee service benchmark: Bid/Play through gRPC + Redis, against the bare skeleton in the same run.
 
-The server runs in its own process(es) (``dizhu serve``, with a Redis of its own started
-here), the load in this one. Each table is created with preset seeds and dealer, so this
-process knows every deal and precomputes complete games with the rules core: the load
-sends exactly those actions (no rule work on the client side) and measures each call.
-The same actions are then applied in-process with the rules core, for the ratio, and Redis
-round trips per move are counted from the server's command statistics.
+Two servers run over one Redis (append-only file on, ``everysec``), each in a process of its
+own: ``dizhu serve`` and ``bench/skeleton.py`` -- the same ``TableService.Bid/Play`` through
+the same stubs, doing only one Redis read and one Lua compare-and-set per move and no game
+logic. The load generator (this process, on the same cores) replays complete precomputed 3p
+games (tables created with preset seeds and dealer, so no rule work here) on 1 and on 64
+tables at once, alternating skeleton and referee phases, and prints for each phase:
 
-Run: ``python bench/bench_service.py [--tables 64] [--games 256] [--workers 1]``.
+- throughput (moves/s) and the servers' CPU per move (user + system of the server
+  process(es), table creation included: one per ~55 moves), each as a ratio of the skeleton's;
+- ``--latency``: Bid/Play latency p50/p99/p99.9 at half the referee's highest throughput
+  (an open-loop schedule: each move is timed from when it was due), the skeleton at the
+  same rate beside it;
+- ``--scaling``: ``--workers 2`` against 1 worker (throughput, CPU per move, efficiency);
+- Redis round trips per move (scripts run, from Redis' command statistics).
+
+Every ratio is of two figures measured in the same run, repetition by repetition; the
+median and the range over ``--repeats`` are printed. Run:
+``python bench/bench_service.py [--tables 1,64] [--seconds 5] [--repeats 3] [--latency] [--scaling]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 import redis
 
 from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.rules import THREE_PLAYER, Action, Bid, Phase, RoundState, apply, deal, derive_seed, start_round
+from dizhu.rules import THREE_PLAYER, Action, Bid, Phase, apply, deal, derive_seed, start_round
 from dizhu.rules.random_play import random_action
-from dizhu.testing import serve_process
+from dizhu.testing import free_port, serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
 
 
 @dataclass
@@ -41,8 +55,6 @@ class Game:
     dealer: int
     #: Every action of every deal of the round, in order.
     actions: list[Action]
-    #: The states the actions were applied to (for the in-process comparison).
-    states: list[RoundState]
 
 
 def plan_game(rng: random.Random) -> Game:
@@ -50,17 +62,15 @@ def plan_game(rng: random.Random) -> Game:
     seed = rng.randbytes(32)
     dealer = rng.randrange(3)
     actions: list[Action] = []
-    states: list[RoundState] = []
     redeal = 0
     state = start_round(deal(seed, THREE_PLAYER, dealer))
     while True:
         while not state.is_over:
             action = random_action(state, rng)
             actions.append(action)
-            states.append(state)
             state = apply(state, action).state
         if state.phase is Phase.FINISHED:
-            return Game(seed, dealer, actions, states)
+            return Game(seed, dealer, actions)
         redeal += 1
         state = start_round(deal(derive_seed(seed, "redeal", redeal), THREE_PLAYER, dealer))
 
@@ -70,7 +80,42 @@ def _card(card: object) -> cards_pb2.Card:
     return cards_pb2.Card(rank=rank + 1, suit=suit + 1, copy=copy)
 
 
-async def play_game(stub: table_service_pb2_grpc.TableServiceStub, game: Game, latencies: list[float]) -> int:
+@dataclass
+class Timings:
+    """What one phase measured: moves, seconds, and each move's latency by kind."""
+
+    moves: int = 0
+    seconds: float = 0.0
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"Bid": [], "Play": []})
+
+
+class Pace:
+    """Due times of an open-loop schedule at ``rate`` moves/s (None: as fast as answered)."""
+
+    def __init__(self, rate: float | None) -> None:
+        self._rate = rate
+        self._next = time.perf_counter()
+
+    async def due(self) -> float:
+        """Wait until the next move is due; when it was due."""
+        now = time.perf_counter()
+        if self._rate is None:
+            return now
+        due = self._next = max(self._next + 1 / self._rate, now - 0.05)  # never bank more than 50 ms
+        if due > now:
+            await asyncio.sleep(due - now)
+        return due
+
+
+@dataclass
+class Table:
+    table_id: str
+    version: int
+    tokens: dict[int, tuple[tuple[str, str], ...]]
+    game: Game
+
+
+async def create_table(stub: table_service_pb2_grpc.TableServiceStub, game: Game) -> Table:
     created = await stub.CreateTable(
         table_service_pb2.CreateTableRequest(
             request_id=uuid.uuid4().hex,
@@ -82,35 +127,107 @@ async def play_game(stub: table_service_pb2_grpc.TableServiceStub, game: Game, l
         )
     )
     tokens = {seat.seat: (("authorization", f"Bearer {seat.token}"),) for seat in created.seat_tokens}
-    version = created.table.version
-    for action in game.actions:
-        start = time.perf_counter()
+    return Table(created.table_id, created.table.version, tokens, game)
+
+
+async def play_game(stub: table_service_pb2_grpc.TableServiceStub, table: Table, pace: Pace, out: Timings) -> None:
+    version = table.version
+    for action in table.game.actions:
+        due = await pace.due()
         if isinstance(action, Bid):
             await stub.Bid(
                 table_service_pb2.BidRequest(
-                    table_id=created.table_id,
+                    table_id=table.table_id,
                     request_id=uuid.uuid4().hex,
                     expected_version=version,
                     amount=action.amount,
                 ),
-                metadata=tokens[action.seat],
+                metadata=table.tokens[action.seat],
             )
+            out.latencies["Bid"].append(time.perf_counter() - due)
         else:
             await stub.Play(
                 table_service_pb2.PlayRequest(
-                    table_id=created.table_id,
+                    table_id=table.table_id,
                     request_id=uuid.uuid4().hex,
                     expected_version=version,
                     cards=[_card(card) for card in action.cards],
                 ),
-                metadata=tokens[action.seat],
+                metadata=table.tokens[action.seat],
             )
-        latencies.append(time.perf_counter() - start)
+            out.latencies["Play"].append(time.perf_counter() - due)
         version += 1
-    return len(game.actions)
+        out.moves += 1
 
 
-def _cpu_seconds(pids: list[int]) -> float:
+@dataclass
+class Counters:
+    """The server's CPU, Redis' CPU and the scripts Redis ran, so far."""
+
+    cpu: float
+    redis_cpu: float
+    scripts: int
+
+    @classmethod
+    def read(cls, pids: Sequence[int], redis_client: redis.Redis, redis_pid: int) -> Counters:
+        return cls(_cpu_seconds(pids), _cpu_seconds([redis_pid]), _scripts_run(redis_client))
+
+    def __sub__(self, other: Counters) -> Counters:
+        return Counters(self.cpu - other.cpu, self.redis_cpu - other.redis_cpu, self.scripts - other.scripts)
+
+
+async def _phase(
+    server: Server,
+    games: Iterator[Game],
+    tables: int,
+    seconds: float,
+    rate: float | None,
+    counters: Callable[[], Counters],
+) -> Measured:
+    """Play games on ``tables`` tables at once until ``seconds`` passed (games under way finish).
+
+    Tables are created beforehand (that creation measured on its own); the few created during
+    the timed window are subtracted at that cost, so the figures are of Bid and Play alone.
+    """
+    out = Timings()
+    stocked = max(4 * tables, int(seconds * 40))  # about every game the phase will play
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = table_service_pb2_grpc.TableServiceStub(channel)
+        await channel.channel_ready()
+        before = counters()
+        stock = [await create_table(stub, next(games)) for _ in range(stocked)]
+        creation = counters() - before
+        created_late = 0
+        deadline = 0.0
+
+        async def worker() -> None:
+            nonlocal created_late
+            while time.perf_counter() < deadline:
+                if not stock:
+                    created_late += 1
+                table = stock.pop() if stock else await create_table(stub, next(games))
+                await play_game(stub, table, pace, out)
+
+        pace = Pace(rate)  # the schedule starts with the timed window
+        before = counters()
+        start = time.perf_counter()
+        deadline = start + seconds
+        await asyncio.gather(*(worker() for _ in range(tables)))
+        out.seconds = time.perf_counter() - start
+        used = counters() - before
+    late = created_late / stocked
+    moves = max(1, out.moves)
+    return Measured(
+        out.moves / out.seconds,
+        (used.cpu - late * creation.cpu) / moves * 1000,
+        (used.redis_cpu - late * creation.redis_cpu) / moves * 1000,
+        (used.scripts - late * creation.scripts) / moves,
+        out,
+        creation.cpu / stocked * 1000,
+    )
+
+
+def _cpu_seconds(pids: Sequence[int]) -> float:
     """User + system CPU time of these processes so far."""
     total = 0
     for pid in pids:
@@ -125,71 +242,192 @@ def _family(pid: int) -> list[int]:
     return [pid, *map(int, children)]
 
 
-async def _load(target: str, games: list[Game], tables: int) -> tuple[int, float, list[float]]:
-    latencies: list[float] = []
-    queue = list(games)
-    async with grpc.aio.insecure_channel(target) as channel:
-        stub = table_service_pb2_grpc.TableServiceStub(channel)
-        await channel.channel_ready()
-
-        async def worker() -> int:
-            moves = 0
-            while queue:
-                moves += await play_game(stub, queue.pop(), latencies)
-            return moves
-
-        start = time.perf_counter()
-        moves = sum(await asyncio.gather(*(worker() for _ in range(tables))))
-        return moves, time.perf_counter() - start, latencies
-
-
-def _round_trips(client: redis.Redis) -> int:
-    """Scripts run so far: every request's load and compare-and-set is one script call.
-
-    (Command statistics also count the commands a script runs inside Redis, which are not
-    round trips; Bid and Play always carry a request id, so their load is a script too.)
-    """
+def _scripts_run(client: redis.Redis) -> int:
+    """Scripts run so far: every move's load and compare-and-set is one script call each."""
     stats = client.info("commandstats")
     return sum(int(stats.get(name, {}).get("calls", 0)) for name in ("cmdstat_evalsha", "cmdstat_eval"))
 
 
+@dataclass
+class Server:
+    name: str
+    target: str
+    pid: int
+
+
+@dataclass
+class Measured:
+    """One phase's figures for one server."""
+
+    moves_per_s: float
+    cpu_ms_per_move: float
+    redis_cpu_ms_per_move: float
+    trips_per_move: float
+    timings: Timings
+    #: Server CPU per CreateTable (measured apart, never counted in the moves' figures).
+    cpu_ms_per_create: float = 0.0
+
+
+def run_phase(
+    server: Server,
+    games: Iterator[Game],
+    tables: int,
+    seconds: float,
+    redis_client: redis.Redis,
+    redis_pid: int,
+    rate: float | None = None,
+) -> Measured:
+    pids = _family(server.pid)
+    return asyncio.run(
+        _phase(server, games, tables, seconds, rate, lambda: Counters.read(pids, redis_client, redis_pid))
+    )
+
+
+@contextlib.contextmanager
+def skeleton_process(redis_url: str, flags: Sequence[str] = ()) -> Iterator[Server]:
+    target = f"127.0.0.1:{free_port()}"
+    command = [sys.executable, str(HERE / "skeleton.py"), "--address", target, "--redis-url", redis_url, *flags]
+    process = subprocess.Popen(command, env={**os.environ, "GRPC_VERBOSITY": "ERROR"}, stdin=subprocess.DEVNULL)
+    try:
+        with grpc.insecure_channel(target) as channel:
+            grpc.channel_ready_future(channel).result(timeout=30)
+        yield Server("skeleton", target, process.pid)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
+
+
+def _spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    """Median [min-max] of one figure over the repetitions."""
+    median = fmt.format(statistics.median(values))
+    if len(values) == 1:
+        return median
+    return f"{median} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+
+
+def compare(
+    label: str,
+    servers: Sequence[Server],
+    games: Iterator[Game],
+    tables: int,
+    args: argparse.Namespace,
+    redis_client: redis.Redis,
+    redis_pid: int,
+) -> dict[str, list[Measured]]:
+    """Alternate phases of ``servers`` (order reversed every repetition); print each one's ratio to the first."""
+    results: dict[str, list[Measured]] = {server.name: [] for server in servers}
+    for repeat in range(args.repeats):
+        for server in servers if repeat % 2 == 0 else reversed(servers):
+            results[server.name].append(run_phase(server, games, tables, args.seconds, redis_client, redis_pid))
+    base = servers[0].name
+    print(f"\n{label}, {tables} table(s) in flight, {args.repeats} x {args.seconds:g} s each, median [range]:")
+    for name, phases in results.items():
+        print(
+            f"  {name:>14}: {_spread([p.moves_per_s for p in phases], '{:,.0f}')} moves/s   "
+            f"CPU {_spread([p.cpu_ms_per_move for p in phases], '{:.3f}')} ms/move   "
+            f"Redis CPU {_spread([p.redis_cpu_ms_per_move for p in phases], '{:.3f}')} ms/move   "
+            f"scripts/move {statistics.median(p.trips_per_move for p in phases):.2f}   "
+            f"CPU per CreateTable {statistics.median(p.cpu_ms_per_create for p in phases):.2f} ms"
+        )
+    for name, phases in list(results.items())[1:]:
+        pairs = list(zip(results[base], phases, strict=True))
+        through = [o.moves_per_s / b.moves_per_s for b, o in pairs]
+        cpu = [o.cpu_ms_per_move / b.cpu_ms_per_move for b, o in pairs]
+        print(f"  {name} / {base}: throughput {_spread(through)}x   CPU per move {_spread(cpu)}x")
+    return results
+
+
+def latency(
+    servers: Sequence[Server],
+    rate: float,
+    games: Iterator[Game],
+    args: argparse.Namespace,
+    redis_client: redis.Redis,
+    redis_pid: int,
+) -> None:
+    print(f"\nlatency at {rate:,.0f} moves/s (half the referee's highest), 64 tables, open loop, ms:")
+    results: dict[str, list[Measured]] = {s.name: [] for s in servers}
+    for repeat in range(args.repeats):
+        for server in servers if repeat % 2 == 0 else reversed(servers):
+            results[server.name].append(run_phase(server, games, 64, args.seconds, redis_client, redis_pid, rate=rate))
+    for name, phases in results.items():
+        for kind in ("Bid", "Play"):
+            cells = [_spread([_percentile(p.timings.latencies[kind], q) for p in phases]) for q in (0.5, 0.99, 0.999)]
+            print(f"  {name:>12} {kind:>4}: p50 {cells[0]}   p99 {cells[1]}   p99.9 {cells[2]}")
+        print(f"  {name:>12} achieved {_spread([p.moves_per_s for p in phases], '{:,.0f}')} moves/s")
+
+
+@contextlib.contextmanager
+def referee_process(name: str, redis_url: str, flags: Sequence[str], tree: Path | None = None) -> Iterator[Server]:
+    """``dizhu serve`` from this checkout, or from the ``server/`` and ``clients/python/`` of ``tree``."""
+    if tree is None:
+        with serve_process(redis_url, args=flags) as started:
+            yield Server(name, started.target, started.process.pid)
+        return
+    target = f"127.0.0.1:{free_port()}"
+    path = os.pathsep.join([str(tree / "server"), str(tree / "clients" / "python")])
+    command = [sys.executable, "-m", "dizhu.cli", "serve", "--address", target, "--redis-url", redis_url, *flags]
+    env = {**os.environ, "PYTHONPATH": path, "GRPC_VERBOSITY": "ERROR"}
+    process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        with grpc.insecure_channel(target) as channel:
+            grpc.channel_ready_future(channel).result(timeout=30)
+        time.sleep(1)
+        yield Server(name, target, process.pid)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tables", type=int, default=64, help="tables played concurrently (default 64)")
-    parser.add_argument("--games", type=int, default=256, help="complete rounds to play (default 256)")
-    parser.add_argument("--workers", type=int, default=1, help="referee processes sharing the port (default 1)")
+    parser.add_argument("--tables", default="1,64", help="tables in flight, comma-separated (default 1,64)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each phase (default 5)")
+    parser.add_argument("--repeats", type=int, default=3, help="phases per server and load (default 3)")
+    parser.add_argument("--latency", action="store_true", help="latency at half the referee's highest throughput")
+    parser.add_argument("--scaling", action="store_true", help="--workers 2 against 1 worker, 64 tables")
+    parser.add_argument("--serve-args", default="", help="further flags for dizhu serve (e.g. '--limits on')")
+    parser.add_argument(
+        "--before", type=Path, help="also run the referee of another checkout (e.g. a git worktree of an older commit)"
+    )
     args = parser.parse_args()
     rng = random.Random(7)
-    games = [plan_game(rng) for _ in range(args.games)]
-    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=True) as store:
-        flags = ["--workers", str(args.workers), "--log-level", "warning"]
-        with serve_process(store.url, args=flags) as referee:
-            client = redis.Redis.from_url(store.url)
-            time.sleep(args.workers)  # every worker is up, not only the first to answer
-            pid = referee.process.pid
-            before = _round_trips(client)
-            cpu_before = _cpu_seconds(_family(pid))
-            moves, elapsed, latencies = asyncio.run(_load(referee.target, games, args.tables))
-            cpu = _cpu_seconds(_family(pid)) - cpu_before
-            trips = _round_trips(client) - before
-    start = time.perf_counter()
-    for game in games:
-        for state, action in zip(game.states, game.actions, strict=True):
-            apply(state, action)
-    core = time.perf_counter() - start
-    latencies.sort()
-    p50 = statistics.median(latencies) * 1000
-    p99 = latencies[int(0.99 * (len(latencies) - 1))] * 1000
-    creations = 2 * len(games)  # each CreateTable: a load and a create
-    print(f"{args.games} complete 3p rounds on {args.tables} concurrent tables, {args.workers} referee process(es)")
-    print(f"  through gRPC + Redis: {moves / elapsed:8,.0f} moves/s   p50 {p50:.2f} ms   p99 {p99:.2f} ms")
-    print(
-        f"  rules core in-process: {moves / core:8,.0f} moves/s   (same moves; service / core = {core / elapsed:.4f})"
-    )
-    print(f"  Redis round trips per move: {(trips - creations) / moves:.2f} (one load, one compare-and-set; AOF on)")
-    print(
-        f"  referee CPU per call: {cpu / (moves + len(games)) * 1000:.2f} ms (this load generator shares the 2 cores)"
-    )
+    pool = [plan_game(rng) for _ in range(400)]
+    games = (pool[i % len(pool)] for i in range(10**9))
+    flags = ["--log-level", "warning", *args.serve_args.split()]
+    levels = [int(level) for level in args.tables.split(",")]
+    with (
+        tempfile.TemporaryDirectory() as data,
+        EmbeddedRedis(Path(data), appendonly=True) as store,
+        contextlib.ExitStack() as stack,
+    ):
+        redis_client = redis.Redis.from_url(store.url)
+        redis_pid = store.pid
+        assert redis_pid is not None
+        skeleton = stack.enter_context(skeleton_process(store.url))
+        referee = stack.enter_context(referee_process("dizhu serve", store.url, flags))
+        servers = [skeleton, referee]
+        if args.before is not None:
+            servers.append(stack.enter_context(referee_process("before", store.url, flags, args.before)))
+        print(f"{len(pool)} precomputed 3p games; one Redis (AOF everysec); load generator on the same cores")
+        highest = 0.0
+        for tables in levels:
+            results = compare("skeleton vs referee", servers, games, tables, args, redis_client, redis_pid)
+            highest = max(highest, statistics.median(p.moves_per_s for p in results[referee.name]))
+        if args.latency:
+            latency(servers[:2], highest / 2, games, args, redis_client, redis_pid)
+        if args.scaling:
+            two = stack.enter_context(referee_process("2 workers", store.url, [*flags, "--workers", "2"]))
+            time.sleep(2)  # every worker is up, not only the first to answer
+            results = compare("1 worker vs 2", [referee, two], games, 64, args, redis_client, redis_pid)
+            pairs = zip(results[referee.name], results[two.name], strict=True)
+            speedup = statistics.median(o.moves_per_s / b.moves_per_s for b, o in pairs)
+            print(f"  efficiency on 2 cores: {speedup / 2:.2f} (speedup {speedup:.2f} with 2 workers)")
 
 
 if __name__ == "__main__":

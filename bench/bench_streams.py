@@ -1,33 +1,49 @@
-"""Event-stream benchmark: open streams one referee process holds, and delivery latency.
+"""Event-stream benchmark: many open streams in one process, idle cost, bursts, fan-out.
 
-A referee runs in its own process (``dizhu serve`` over a Redis started here). This process
-opens many ``WatchTable`` streams (spread over a number of tables, as spectators), checks
-they all received their snapshot, then makes moves on every table and measures, for each
-move, the time from sending the move to each subscriber receiving its event (p50/p99), and
-the referee's resident memory per open stream.
+``dizhu serve`` and the bare skeleton (``bench/skeleton.py``: a snapshot, events handed over
+in-process, a heartbeat per stream after ``--heartbeat`` seconds of quiet, no Redis for
+streams) run side by side over one Redis, each in its own process; the load (this process)
+measures both in the same run and prints the referee's figures with the skeleton's beside:
 
-Run: ``python bench/bench_streams.py [--streams 1000] [--tables 50] [--moves 10]``.
+1. a burst: ``--streams`` spectator ``WatchTable`` streams over ``--tables`` tables opened at
+   once; whether every one got its snapshot, and how long that took;
+2. memory: the server's resident memory per open stream;
+3. idle: the server's CPU (% of one core) over ``--idle`` seconds with every stream open and
+   nothing happening (heartbeats included: the streams received them);
+4. fan-out: ``--fanout`` streams on one table, then ``--moves`` moves one at a time (a
+   precomputed game, as ``bench_service.py`` plays it), each timed from sending the move to
+   each subscriber receiving its event: p50 and p99 over all deliveries, and p99 of the last
+   subscriber of each move.
+
+Run: ``python bench/bench_streams.py [--streams 10000] [--tables 100] [--idle 30] [--fanout 1000]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import math
 import random
 import statistics
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_service import Server, _card, _cpu_seconds, plan_game, referee_process, skeleton_process
+
 from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.testing import serve_process
+from dizhu.rules import Bid
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
-ROOT = Path(__file__).resolve().parent.parent
+#: Streams per client connection (below the referee's per-connection cap, 100 by default).
+_PER_CHANNEL = 90
 
 
 def _rss_kib(pid: int) -> int:
@@ -37,128 +53,186 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-async def _create_tables(
-    creator: table_service_pb2_grpc.TableServiceStub, tables: int
-) -> tuple[list[str], dict[str, dict[int, str]]]:
-    table_ids: list[str] = []
-    tokens: dict[str, dict[int, str]] = {}
-    for _ in range(tables):
-        created = await creator.CreateTable(
-            table_service_pb2.CreateTableRequest(
-                request_id=uuid.uuid4().hex,
-                settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER),
-                player_names=["a", "b", "c"],
-            )
-        )
-        table_ids.append(created.table_id)
-        tokens[created.table_id] = {seat.seat: seat.token for seat in created.seat_tokens}
-    return table_ids, tokens
-
-
-async def _all_ready(
-    event: asyncio.Event, tasks: list[asyncio.Task[None]], ready: Callable[[], int], streams: int
-) -> bool:
-    """Wait until every stream got its snapshot; give up (cancelling them) after two minutes."""
-    try:
-        await asyncio.wait_for(event.wait(), timeout=120)
-    except TimeoutError:
-        print(f"  only {ready()} of {streams} streams got their snapshot within 120 s")
-        failed = [task.exception() for task in tasks if task.done() and not task.cancelled() and task.exception()]
-        codes = sorted({error.code().name for error in failed if isinstance(error, grpc.aio.AioRpcError)})
-        print(f"  {len(failed)} streams had failed: {', '.join(codes) or '-'}")
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        return False
-    return True
-
-
-async def _run(target: str, pid: int, streams: int, tables: int, moves: int) -> None:
-    # HTTP/2 caps concurrent streams per connection: spread them over connections of their own.
-    channels = [
+def _channels(target: str, streams: int) -> list[grpc.aio.Channel]:
+    return [
         grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
-        for _ in range(max(8, streams // 80))
+        for _ in range(max(1, math.ceil(streams / _PER_CHANNEL)))
     ]
-    stubs = [table_service_pb2_grpc.TableServiceStub(channel) for channel in channels]
-    creator = stubs[0]
-    table_ids, tokens = await _create_tables(creator, tables)
-    rss_before = _rss_kib(pid)
-    sent: dict[tuple[str, int], float] = {}
-    delays: list[float] = []
-    ready = 0
-    all_ready = asyncio.Event()
 
-    async def subscriber(index: int) -> None:
-        nonlocal ready
-        table_id = table_ids[index % tables]
-        call = stubs[index % len(stubs)].WatchTable(table_service_pb2.WatchTableRequest(table_id=table_id))
+
+class Watchers:
+    """Streams opened at once, read in the background."""
+
+    def __init__(self, target: str, table_ids: list[str], streams: int) -> None:
+        self.channels = _channels(target, streams)
+        stubs = [table_service_pb2_grpc.TableServiceStub(channel) for channel in self.channels]
+        self.ready = 0
+        self.heartbeats = 0
+        self.all_ready = asyncio.Event()
+        self.arrivals: dict[int, list[float]] = {}
+        self._streams = streams
+        self.tasks = [
+            asyncio.create_task(self._watch(stubs[n % len(stubs)], table_ids[n % len(table_ids)]))
+            for n in range(streams)
+        ]
+
+    async def _watch(self, stub: table_service_pb2_grpc.TableServiceStub, table_id: str) -> None:
+        call = stub.WatchTable(table_service_pb2.WatchTableRequest(table_id=table_id))
+        seen = 0
         async for message in call:
             event = message.event
             kind = event.WhichOneof("payload")
             if kind == "snapshot":
-                ready += 1
-                if ready == streams:
-                    all_ready.set()
-            elif kind == "bid_made":
-                started = sent.get((table_id, event.version))
-                if started is not None:
-                    delays.append(time.perf_counter() - started)
+                self.ready += 1
+                if self.ready == self._streams:
+                    self.all_ready.set()
+            elif kind == "heartbeat":
+                self.heartbeats += 1
+            elif event.version > seen:
+                seen = event.version
+                self.arrivals.setdefault(event.version, []).append(time.perf_counter())
 
-    tasks = [asyncio.create_task(subscriber(index)) for index in range(streams)]
+    def failures(self) -> str:
+        failed = [t.exception() for t in self.tasks if t.done() and not t.cancelled() and t.exception()]
+        codes = sorted({e.code().name for e in failed if isinstance(e, grpc.aio.AioRpcError)})
+        return f"{len(failed)} failed ({', '.join(codes) or '-'})"
+
+    async def close(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        for channel in self.channels:
+            await channel.close()
+
+
+async def _create(stub: table_service_pb2_grpc.TableServiceStub, seed: bytes = b"", dealer: int = 0) -> tuple:
+    created = await stub.CreateTable(
+        table_service_pb2.CreateTableRequest(
+            request_id=uuid.uuid4().hex,
+            settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER, first_dealer=dealer),
+            seeds=[seed] if seed else [],
+            player_names=["a", "b", "c"],
+        )
+    )
+    tokens = {seat.seat: (("authorization", f"Bearer {seat.token}"),) for seat in created.seat_tokens}
+    return created.table_id, created.table.version, tokens
+
+
+async def burst_and_idle(server: Server, args: argparse.Namespace) -> dict[str, float]:
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = table_service_pb2_grpc.TableServiceStub(channel)
+        table_ids = [(await _create(stub))[0] for _ in range(args.tables)]
+    rss = _rss_kib(server.pid)
     start = time.perf_counter()
-    if not await _all_ready(all_ready, tasks, lambda: ready, streams):
-        return
+    watchers = Watchers(server.target, table_ids, args.streams)
+    try:
+        await asyncio.wait_for(watchers.all_ready.wait(), timeout=180)
+    except TimeoutError:
+        print(f"  {server.name}: only {watchers.ready} of {args.streams} got their snapshot; {watchers.failures()}")
+        await watchers.close()
+        return {}
     opened = time.perf_counter() - start
-    await asyncio.sleep(1)
-    rss_after = _rss_kib(pid)
-    print(f"  {streams} streams on {tables} tables opened in {opened:.1f} s; all got their snapshot")
-    print(
-        f"  referee memory: +{(rss_after - rss_before) / streams:.1f} KiB per open stream ({rss_after / 1024:.0f} MiB)"
-    )
-    rng = random.Random(1)
-    for _ in range(moves):
-        for table_id in table_ids:
-            view = (await creator.GetTable(table_service_pb2.GetTableRequest(table_id=table_id))).table
-            if view.phase != table_pb2.PHASE_AUCTION:
-                continue
-            seat = view.turn_seat
-            amount = rng.choice([0, *range(view.highest_bid + 1, 4)])
-            sent[(table_id, view.version + 1)] = time.perf_counter()
-            await creator.Bid(
-                table_service_pb2.BidRequest(
-                    table_id=table_id, request_id=uuid.uuid4().hex, expected_version=view.version, amount=amount
-                ),
-                metadata=(("authorization", f"Bearer {tokens[table_id][seat]}"),),
-            )
-        await asyncio.sleep(0.2)
-    await asyncio.sleep(1)
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    for channel in channels:
-        await channel.close()
-    delays.sort()
-    per_move = len(delays) / max(1, len(sent))
-    print(f"  {len(sent)} moves, {len(delays)} deliveries ({per_move:.0f} subscribers per move)")
-    print(
-        f"  move-to-subscriber latency: p50 {statistics.median(delays) * 1000:.1f} ms, "
-        f"p99 {delays[int(0.99 * (len(delays) - 1))] * 1000:.1f} ms"
-    )
+    await asyncio.sleep(2)
+    per_stream = (_rss_kib(server.pid) - rss) / args.streams
+    cpu, beats = _cpu_seconds([server.pid]), watchers.heartbeats
+    await asyncio.sleep(args.idle)
+    idle = (_cpu_seconds([server.pid]) - cpu) / args.idle * 100
+    beats = (watchers.heartbeats - beats) / args.idle
+    await watchers.close()
+    return {"opened_s": opened, "kib": per_stream, "idle_pct": idle, "beats": beats}
+
+
+async def fan_out(server: Server, args: argparse.Namespace, games: Iterator) -> dict[str, float]:
+    game = next(games)
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = table_service_pb2_grpc.TableServiceStub(channel)
+        table_id, version, tokens = await _create(stub, game.seed, game.dealer)
+        watchers = Watchers(server.target, [table_id], args.fanout)
+        await asyncio.wait_for(watchers.all_ready.wait(), timeout=120)
+        await asyncio.sleep(1)
+        sent: dict[int, float] = {}
+        for action in game.actions[: args.moves]:
+            sent[version + 1] = time.perf_counter()
+            if isinstance(action, Bid):
+                request = table_service_pb2.BidRequest(
+                    table_id=table_id, request_id=uuid.uuid4().hex, expected_version=version, amount=action.amount
+                )
+                await stub.Bid(request, metadata=tokens[action.seat])
+            else:
+                cards = [_card(card) for card in action.cards]
+                request = table_service_pb2.PlayRequest(
+                    table_id=table_id, request_id=uuid.uuid4().hex, expected_version=version, cards=cards
+                )
+                await stub.Play(request, metadata=tokens[action.seat])
+            version += 1
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1)
+        await watchers.close()
+    delays = sorted(t - sent[v] for v, times in watchers.arrivals.items() if v in sent for t in times)
+    lasts = sorted(max(times) - sent[v] for v, times in watchers.arrivals.items() if v in sent)
+    complete = sum(len(times) == args.fanout for v, times in watchers.arrivals.items() if v in sent)
+    return {
+        "p50": statistics.median(delays) * 1000,
+        "p99": delays[int(0.99 * (len(delays) - 1))] * 1000,
+        "last_p99": lasts[int(0.99 * (len(lasts) - 1))] * 1000,
+        "complete": complete,
+        "moves": len(sent),
+    }
+
+
+def _row(name: str, figures: dict[str, float], base: dict[str, float], keys: list[tuple[str, str]]) -> str:
+    cells = []
+    for key, fmt in keys:
+        value = figures.get(key, float("nan"))
+        ratio = f" ({value / base[key]:.2f}x)" if base.get(key) and base is not figures else ""
+        cells.append(f"{key} {fmt.format(value)}{ratio}")
+    return f"  {name:>12}: " + "   ".join(cells)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--streams", type=int, default=1000)
-    parser.add_argument("--tables", type=int, default=50)
-    parser.add_argument("--moves", type=int, default=10, help="bidding rounds over all tables (default 10)")
+    parser.add_argument("--streams", type=int, default=10_000)
+    parser.add_argument("--tables", type=int, default=100)
+    parser.add_argument("--idle", type=float, default=30.0, help="seconds of idle measurement (default 30)")
+    parser.add_argument("--fanout", type=int, default=1000, help="streams on the one table of the fan-out")
+    parser.add_argument("--moves", type=int, default=40, help="moves timed in the fan-out (default 40)")
+    parser.add_argument("--heartbeat", type=float, default=10.0, help="both servers' heartbeat (default 10 s)")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--before", type=Path, help="also run the referee of another checkout (an older commit)")
     args = parser.parse_args()
+    rng = random.Random(11)
+    games = iter([plan_game(rng) for _ in range(4 * args.repeats)])
+    most = str(max(args.streams, args.fanout) + 100)
+    flags = ["--log-level", "warning", "--max-streams", most, "--max-watched-tables", most]
+    flags += ["--heartbeat", str(args.heartbeat)]
     with (
         tempfile.TemporaryDirectory() as data,
-        EmbeddedRedis(Path(data), appendonly=False) as store,
-        serve_process(store.url, args=["--log-level", "warning"]) as referee,
+        EmbeddedRedis(Path(data), appendonly=True) as store,
+        contextlib.ExitStack() as stack,
     ):
-        print(f"one referee process, {args.streams} spectator streams")
-        asyncio.run(_run(referee.target, referee.process.pid, args.streams, args.tables, args.moves))
+        skeleton = stack.enter_context(skeleton_process(store.url, ["--heartbeat", str(args.heartbeat)]))
+        referee = stack.enter_context(referee_process("dizhu serve", store.url, flags))
+        print(f"{args.streams} spectator streams on {args.tables} tables; heartbeat {args.heartbeat:g} s")
+        servers = [skeleton, referee]
+        if args.before is not None:
+            servers.append(stack.enter_context(referee_process("before", store.url, flags, args.before)))
+        asyncio.run(_measure(servers, args, games))
+
+
+async def _measure(servers: list[Server], args: argparse.Namespace, games: Iterator) -> None:
+    """Each measurement of every server, in alternating order, the skeleton first in each report."""
+    burst = [("opened_s", "{:.1f} s"), ("kib", "{:.1f} KiB/stream"), ("idle_pct", "{:.1f} %"), ("beats", "{:.0f}/s")]
+    spread = [("p50", "{:.1f}"), ("p99", "{:.1f}"), ("last_p99", "{:.1f}"), ("complete", "{:.0f}")]
+    for repeat in range(args.repeats):
+        order = servers if repeat % 2 == 0 else servers[::-1]
+        measured = {server.name: await burst_and_idle(server, args) for server in order}
+        print(" burst, memory, idle:")
+        for server in servers:
+            print(_row(server.name, measured[server.name], measured[servers[0].name], burst))
+        measured = {server.name: await fan_out(server, args, games) for server in order}
+        print(f" fan-out to {args.fanout} subscribers of one table, {args.moves} moves, ms:")
+        for server in servers:
+            print(_row(server.name, measured[server.name], measured[servers[0].name], spread))
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ class ServerConfig:
     heartbeat_s: float = 10.0
     #: How often the turn clock looks for tables whose time ran out.
     clock_interval_s: float = 0.1
-    #: Tables one process may stream at once (each holds a Redis connection while watched).
+    #: Tables one process may stream at once (all are followed on one Redis connection).
     max_watched_tables: int = 10_000
     #: Seconds an external Redis that does not answer at start is retried (with backoff) before giving up.
     redis_wait_s: float = 30.0
@@ -309,8 +309,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         type=_checked(whole(), "a whole number of at least 1", "DIZHU_MAX_WATCHED_TABLES"),
         default=_env("DIZHU_MAX_WATCHED_TABLES", d.max_watched_tables),
-        help="tables one process may stream at once, one Redis connection each (env DIZHU_MAX_WATCHED_TABLES; "
-        "default: %(default)s)",
+        help="tables one process may stream at once (env DIZHU_MAX_WATCHED_TABLES; default: %(default)s)",
     )
     parser.add_argument(
         "--redis-wait",

@@ -12,6 +12,7 @@ import dataclasses
 import random
 
 import grpc
+import redis.asyncio
 from grpc_helpers import (
     FOUR,
     THREE,
@@ -328,3 +329,18 @@ class TestLeaving:
                 break
             await asyncio.sleep(0.01)
         assert node.referee.feeds.watched_tables == 0
+
+
+class TestFeedNotifications:
+    async def test_a_move_made_while_the_notification_connection_is_down_still_reaches_the_stream(
+        self, referees: Referees, redis_client: redis.asyncio.Redis
+    ) -> None:
+        node = await referees.start(own_redis=True)
+        table = await create(node.tables, THREE)
+        watcher = watch(node.tables, table.table_id, None)
+        await watcher.wait_kind("snapshot")
+        killed = await redis_client.client_kill_filter(_type="pubsub")
+        assert killed >= 1
+        await act(node.tables, node.rules, table, random.Random(8))
+        await watcher.wait_kind("bid_made")
+        await watcher.cancel()

@@ -53,6 +53,7 @@ from dizhu.referee.table import (
     TableState,
     TableStatus,
     TimeoutPolicy,
+    evolve,
 )
 from dizhu.referee.timeouts import auto_action
 from dizhu.rules import (
@@ -213,9 +214,7 @@ def create_table(
 def _bump(before: TableState, after: TableState, events: Events, now_ms: int, *, by_client: bool = True) -> Outcome:
     """The change as a new version; a client's change (not the clock's) also marks the table active."""
     active_ms = now_ms if by_client else after.active_ms
-    return Outcome(
-        dataclasses.replace(after, version=before.version + 1, updated_ms=now_ms, active_ms=active_ms), tuple(events)
-    )
+    return Outcome(evolve(after, version=before.version + 1, updated_ms=now_ms, active_ms=active_ms), tuple(events))
 
 
 def _open(table: TableState) -> None:
@@ -242,7 +241,7 @@ def join(table: TableState, ctx: Context, name: str, seat: int | None) -> Joined
     token = ctx.mint()
     seats = list(table.seats)
     seats[chosen] = Seat(name, hash_token(token))
-    after = dataclasses.replace(table, seats=tuple(seats))
+    after = evolve(table, seats=tuple(seats))
     events: Events = [ev.SeatJoined(chosen, name)]
     after = maybe_start(after, events, ctx.now_ms)
     return Joined(_bump(table, after, events, ctx.now_ms), chosen, token)
@@ -272,7 +271,7 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
     if table.settings.clock.decision_ms:
         overflow = max(0, took - allowance_ms(table, state))
         banks[action.seat] = 0 if timed_out else max(0, banks[action.seat] - overflow)
-    table = dataclasses.replace(
+    table = evolve(
         table,
         banks_ms=tuple(banks),
         timings=(*table.timings, Timing(now_ms, took, timed_out)),
@@ -323,9 +322,7 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     events: Events = [ev.SeatLeft(seat, seats[seat].name)]
     seats[seat] = Seat()
     # Leaving is a seat's own act: the round it ends was attended.
-    after = dataclasses.replace(
-        table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, attended=True
-    )
+    after = evolve(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, attended=True)
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         after = forfeit_round(after, seat, events, ctx.now_ms)
     elif table.status is TableStatus.ROUND_OVER:
@@ -367,7 +364,7 @@ def timeout(table: TableState, now_ms: int) -> Outcome:
     seat = state.turn
     strikes = list(table.timeouts or (0,) * table.variant.players)
     strikes[seat] += 1
-    table = dataclasses.replace(table, timeouts=tuple(strikes))
+    table = evolve(table, timeouts=tuple(strikes))
     if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
         events: Events = []
         return _bump(table, forfeit_round(table, seat, events, now_ms), events, now_ms, by_client=False)
@@ -383,6 +380,6 @@ def settle_round(table: TableState, ctx: Context) -> Outcome:
     if table.status is not TableStatus.ROUND_OVER or seat not in table.awaiting_settle:
         return Outcome(table, (), changed=False)
     events: Events = [ev.SeatSettled(seat, table.last_result.round)]
-    after = dataclasses.replace(table, awaiting_settle=table.awaiting_settle - {seat})
+    after = evolve(table, awaiting_settle=table.awaiting_settle - {seat})
     after = maybe_start(after, events, ctx.now_ms)
     return _bump(table, after, events, ctx.now_ms)

@@ -10,8 +10,6 @@ booked, recorded as a replay, and followed by the next deal, a wait, or the tabl
 
 from __future__ import annotations
 
-import dataclasses
-
 from dizhu.referee import events as ev
 from dizhu.referee.replay import DealRecord, replay_json
 from dizhu.referee.table import (
@@ -22,6 +20,7 @@ from dizhu.referee.table import (
     RoundResultKind,
     TableState,
     TableStatus,
+    evolve,
 )
 from dizhu.rules import (
     MatchState,
@@ -66,7 +65,7 @@ def maybe_start(table: TableState, events: Events, now_ms: int) -> TableState:
     A table no seat's Settle holds back any more waits for players if a seat is free.
     """
     if table.status is TableStatus.ROUND_OVER and not table.awaiting_settle:
-        table = dataclasses.replace(table, status=TableStatus.WAITING)
+        table = evolve(table, status=TableStatus.WAITING)
     if not table.is_full or table.match.is_over:
         return table
     if table.status is TableStatus.WAITING:
@@ -98,7 +97,7 @@ def deal_next(table: TableState, events: Events, now_ms: int) -> TableState:
         )
     )
     bank = table.settings.clock.bank_ms
-    started = dataclasses.replace(
+    started = evolve(
         table,
         round=state,
         deal_number=match.redeals + 1,
@@ -122,11 +121,11 @@ def allowance_ms(table: TableState, state: RoundState) -> int:
 def start_turn(table: TableState, state: RoundState, events: Events, now_ms: int) -> TableState:
     """The seat to act gets its turn now: set its deadline (with a clock) and announce it."""
     if not table.settings.clock.decision_ms:
-        return dataclasses.replace(table, turn_started_ms=now_ms, deadline_ms=0)
+        return evolve(table, turn_started_ms=now_ms, deadline_ms=0)
     bank = table.banks_ms[state.turn]
     deadline = now_ms + allowance_ms(table, state) + bank
     events.append(ev.TurnDeadline(state.turn, deadline, bank))
-    return dataclasses.replace(table, turn_started_ms=now_ms, deadline_ms=deadline)
+    return evolve(table, turn_started_ms=now_ms, deadline_ms=deadline)
 
 
 def reveal_of(table: TableState, state: RoundState, deal_number: int | None = None) -> Reveal:
@@ -176,8 +175,8 @@ def close_table(table: TableState, reason: CloseReason, events: Events) -> Table
         result = result_of(table, table.round, abandon(table.round), RoundResultKind.ABANDONED)
         balances = table.match.balances
         events.append(ev.RoundEnded(result, balances, round_replay(table, table.round, result, balances)))
-        after = dataclasses.replace(table, last_result=result, deadline_ms=0)
-    after = dataclasses.replace(after, status=TableStatus.CLOSED, close_reason=reason)
+        after = evolve(table, last_result=result, deadline_ms=0)
+    after = evolve(after, status=TableStatus.CLOSED, close_reason=reason)
     events.append(ev.TableClosed(reason, table_standings(after)))
     return after
 
@@ -192,7 +191,7 @@ def conclude(
     """
     events.append(ev.RoundEnded(result, match.balances, round_replay(table, state, result, match.balances)))
     unattended = 0 if table.attended else table.unattended_rounds + 1
-    after = dataclasses.replace(
+    after = evolve(
         table,
         match=match,
         last_result=result,
@@ -208,8 +207,8 @@ def conclude(
         return close_table(after, CloseReason.ABANDONED, events)
     if table.settings.next_round is NextRound.WHEN_ALL_SETTLED:
         seated = frozenset(index for index, seat in enumerate(after.seats) if seat.occupied)
-        return dataclasses.replace(after, status=TableStatus.ROUND_OVER, awaiting_settle=seated)
-    after = dataclasses.replace(after, status=TableStatus.WAITING)
+        return evolve(after, status=TableStatus.ROUND_OVER, awaiting_settle=seated)
+    after = evolve(after, status=TableStatus.WAITING)
     return maybe_start(after, events, now_ms)
 
 
@@ -228,7 +227,7 @@ def result_of(
 
 def after_deal(table: TableState, state: RoundState, events: Events, now_ms: int) -> TableState:
     """Carry the table on once the running deal's state is ``state``."""
-    table = dataclasses.replace(table, round=state)
+    table = evolve(table, round=state)
     if state.phase is Phase.FINISHED:
         settlement = settle(state)
         kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
@@ -240,7 +239,7 @@ def after_deal(table: TableState, state: RoundState, events: Events, now_ms: int
         events.append(ev.DealThrownIn(reveal_of(table, state), round_void=outcome.void))
         if outcome.redeal:
             thrown = DealRecord(table.deal_number, state, table.timings)
-            table = dataclasses.replace(table, match=outcome.match, earlier_deals=(*table.earlier_deals, thrown))
+            table = evolve(table, match=outcome.match, earlier_deals=(*table.earlier_deals, thrown))
             return deal_next(table, events, now_ms)
         result = result_of(table, state, outcome.settlement, RoundResultKind.VOID)
         return conclude(table, state, outcome.match, result, events, now_ms)

@@ -41,6 +41,7 @@ __all__ = [
     "TimeoutPolicy",
     "decode",
     "encode",
+    "evolve",
 ]
 
 _FORMAT_VERSION = 1
@@ -294,6 +295,28 @@ def _result_from_plain(data: dict[str, Any] | None) -> RoundResult | None:
         winner=data["winner"],
         forfeited_by=data["forfeited_by"],
     )
+
+
+_TABLE_FIELDS = tuple(field.name for field in dataclasses.fields(TableState))
+_set = object.__setattr__
+
+
+def evolve(table: TableState, **changes: Any) -> TableState:
+    """``dataclasses.replace(table, **changes)`` at a fraction of its cost (every move makes a few).
+
+    ``TableState`` has no ``__post_init__`` and no init-only fields, so copying the fields and
+    setting the changed ones builds the same value ``replace`` would.
+    """
+    unknown = changes.keys() - _TABLE_FIELDS_SET
+    if unknown:
+        raise TypeError(f"TableState has no field(s) {sorted(unknown)}")
+    copy = object.__new__(TableState)
+    for name in _TABLE_FIELDS:
+        _set(copy, name, changes[name] if name in changes else getattr(table, name))
+    return copy
+
+
+_TABLE_FIELDS_SET = frozenset(_TABLE_FIELDS)
 
 
 def encode(table: TableState) -> bytes:

@@ -8,6 +8,7 @@ its seat before the round is over.
 
 from __future__ import annotations
 
+import collections
 import datetime
 import functools
 import json
@@ -118,6 +119,28 @@ def card_to_proto(card: Card) -> cards_pb2.Card:
 def cards_to_proto(cards: Iterable[Card]) -> list[cards_pb2.Card]:
     """Cards in canonical id order (the contract's order for hands, kitties and plays)."""
     return [card_to_proto(card) for card in sorted(cards, key=lambda card: card.id)]
+
+
+_YOUR_HAND = table_pb2.TableView.DESCRIPTOR.fields_by_name["your_hand"].number
+_KITTY = table_pb2.TableView.DESCRIPTOR.fields_by_name["kitty"].number
+
+
+@functools.lru_cache(maxsize=1024)
+def _card_entry(field: int, card: Card) -> bytes:
+    """One card of a view's repeated card field, encoded with its tag (there are at most 108 cards)."""
+    view = table_pb2.TableView()
+    getattr(view, table_pb2.TableView.DESCRIPTOR.fields_by_number[field].name).append(card_to_proto(card))
+    return view.SerializeToString()
+
+
+def _cards_field(field: int, cards: Iterable[Card]) -> bytes:
+    """``cards`` as the encoded entries of a view's card field, in canonical id order (merged into a view:
+    a hand built from cards encoded once costs a fraction of building its messages)."""
+    return b"".join(_card_entry(field, card) for card in sorted(cards, key=_card_id))
+
+
+def _card_id(card: Card) -> int:
+    return card.id
 
 
 def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
@@ -308,9 +331,14 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         if round_view.landlord is not None:
             view.landlord_seat = round_view.landlord
         if round_view.kitty is not None and round_view.landlord is not None:
-            view.kitty.extend(cards_to_proto(round_view.kitty))
+            view.MergeFromString(_cards_field(_KITTY, round_view.kitty))
+        digest = _DIGESTS.of(table)
+        view.MergeFromString(digest.encoded)
         if round_view.phase is Phase.PLAY:
-            _fill_trick(view, [action for action in round_view.history if isinstance(action, Play)], table.variant)
+            # After the auction every action is a play: the trick's are the last ones.
+            history = round_view.history
+            trick = cast(Sequence[Play], history[len(history) - (digest.plays - digest.trick) :])
+            _fill_trick(view, trick, digest.completed, table.variant)
             if not view.trick.plays:
                 view.trick.leader_seat = round_view.turn
         if table.deadline_ms:
@@ -318,8 +346,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.doublings = round_view.doublings
         view.stake = round_view.stake
         if round_view.hand is not None:
-            view.your_hand.extend(cards_to_proto(round_view.hand))
-        _fill_history(view, table)
+            view.MergeFromString(_cards_field(_YOUR_HAND, round_view.hand))
     for index, s in enumerate(table.seats):
         seat_view = table_pb2.SeatView(
             seat=index,
@@ -367,41 +394,107 @@ def _history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
     return table_pb2.TableView(history=[entry]).SerializeToString()
 
 
+class _RoundDigest:
+    """What every view of a running deal derives from its whole history, kept for the next view.
+
+    The encoded ``history`` entries, the tricks completed, and where the current trick
+    starts among the plays. A deal's history only grows, so the next view of the same table
+    (the next move, mostly handled by the same process) continues from here instead of going
+    over the whole history again. Kept by value: a digest is reused only when the deal's
+    earlier history is equal to the one it was made from.
+    """
+
+    __slots__ = ("completed", "deal_number", "earlier", "encoded", "history", "passes", "plays", "timings", "trick")
+
+    def __init__(self, deal_number: int, earlier: tuple[DealRecord, ...], encoded: bytes) -> None:
+        self.deal_number = deal_number
+        self.earlier = earlier
+        #: The entries of the earlier deals and of ``history``, encoded.
+        self.encoded = encoded
+        self.history: tuple[Action, ...] = ()
+        self.timings: tuple[object, ...] = ()
+        #: Plays seen (passes included), tricks completed, where the current trick starts, passes in it.
+        self.plays = 0
+        self.completed = 0
+        self.trick = 0
+        self.passes = 0
+
+    def extends(self, table: TableState) -> bool:
+        """Whether ``table``'s running deal continues the one this digest was made from."""
+        assert table.round is not None
+        history, count = table.round.history, len(self.history)
+        return (
+            table.deal_number == self.deal_number
+            and len(history) >= count
+            and history[:count] == self.history
+            and table.timings[:count] == self.timings
+            and table.earlier_deals == self.earlier
+        )
+
+    def advance(self, table: TableState) -> None:
+        """Take in the actions of ``table``'s deal that came after the digested ones."""
+        assert table.round is not None
+        start = len(self.history)
+        history, timings = table.round.history, table.timings
+        new = zip(history[start:], timings[start:], strict=True)
+        self.encoded += b"".join(_history_entry(table.deal_number, action, timing.timed_out) for action, timing in new)
+        to_close = table.variant.passes_to_close
+        for action in history[start:]:
+            if not isinstance(action, Play):
+                continue
+            self.plays += 1
+            if not action.is_pass:
+                self.passes = 0
+                continue
+            self.passes += 1
+            if self.passes == to_close:
+                self.completed += 1
+                self.trick = self.plays
+                self.passes = 0
+        self.history, self.timings = history, table.timings
+
+
+class _RoundDigests:
+    """The latest digest of each table's running deal (bounded: the least recently used go)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._digests: collections.OrderedDict[str, _RoundDigest] = collections.OrderedDict()
+
+    def of(self, table: TableState) -> _RoundDigest:
+        digest = self._digests.get(table.table_id)
+        if digest is None or not digest.extends(table):
+            earlier = b"".join(
+                _history_entry(record.deal_number, action, timing.timed_out)
+                for record in table.earlier_deals
+                for action, timing in zip(record.state.history, record.timings, strict=True)
+            )
+            digest = _RoundDigest(table.deal_number, table.earlier_deals, earlier)
+        digest.advance(table)
+        self._digests[table.table_id] = digest
+        self._digests.move_to_end(table.table_id)
+        if len(self._digests) > self._size:
+            self._digests.popitem(last=False)
+        return digest
+
+
+_DIGESTS = _RoundDigests()
+
+
 def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
     """Every decision of the running round, its thrown-in deals first, with the clock's marked.
 
     Only public facts: who bid what and who played which cards, as everyone saw it happen.
     """
-    assert table.round is not None
-    deals = [*table.earlier_deals, DealRecord(table.deal_number, table.round, table.timings)]
-    view.MergeFromString(
-        b"".join(
-            _history_entry(record.deal_number, action, timing.timed_out)
-            for record in deals
-            for action, timing in zip(record.state.history, record.timings, strict=True)
-        )
-    )
+    view.MergeFromString(_DIGESTS.of(table).encoded)
 
 
-def _fill_trick(view: table_pb2.TableView, plays: list[Play], variant: Variant) -> None:
-    """The current trick's plays and how many tricks closed, recounted from the plays so far."""
-    trick: list[Play] = []
-    passes = 0
-    completed = 0
-    for action in plays:
-        trick.append(action)
-        if not action.is_pass:
-            passes = 0
-            continue
-        passes += 1
-        if passes == variant.passes_to_close:
-            completed += 1
-            trick = []
-            passes = 0
+def _fill_trick(view: table_pb2.TableView, plays: Sequence[Play], completed: int, variant: Variant) -> None:
+    """The current trick's ``plays``, and how many tricks closed before it."""
     view.tricks_completed = completed
-    if trick:
-        view.trick.leader_seat = trick[0].seat
-    for action in trick:
+    if plays:
+        view.trick.leader_seat = plays[0].seat
+    for action in plays:
         message = table_pb2.TrickPlay(seat=action.seat, cards=cards_to_proto(action.cards))
         combination = try_classify(action.cards, variant) if action.cards else None
         if combination is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import uuid
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -129,6 +129,11 @@ def _concerning(refusal: RefereeError, request: object) -> RefereeError:
     return refusal
 
 
+def _call_id() -> str:
+    """A call's id in the logs: 16 random hex digits (a fifth of a UUID's cost)."""
+    return os.urandom(8).hex()
+
+
 def guarded(
     handler: Callable[[Servicer, Request, ServicerContext], Awaitable[Response]],
 ) -> Callable[[Servicer, Request, ServicerContext], Awaitable[Response]]:
@@ -136,8 +141,8 @@ def guarded(
 
     @functools.wraps(handler)
     async def wrapper(self: Servicer, request: Request, context: ServicerContext) -> Response:
-        call_id = uuid.uuid4().hex[:16]
-        structlog.contextvars.bind_contextvars(
+        call_id = _call_id()
+        bound = structlog.contextvars.bind_contextvars(
             method=handler.__name__, call_id=call_id, table_id=getattr(request, "table_id", None) or None
         )
         try:
@@ -151,7 +156,7 @@ def guarded(
             await abort(context, refusal)
             raise AssertionError("abort returned") from None
         finally:
-            structlog.contextvars.clear_contextvars()
+            structlog.contextvars.reset_contextvars(**bound)
 
     return wrapper
 
@@ -163,8 +168,8 @@ def guarded_stream(
 
     @functools.wraps(handler)
     async def wrapper(self: Servicer, request: Request, context: ServicerContext) -> AsyncIterator[Response]:
-        call_id = uuid.uuid4().hex[:16]
-        structlog.contextvars.bind_contextvars(
+        call_id = _call_id()
+        bound = structlog.contextvars.bind_contextvars(
             method=handler.__name__, call_id=call_id, table_id=getattr(request, "table_id", None) or None
         )
         try:
@@ -175,6 +180,6 @@ def guarded_stream(
         except Exception as error:
             await abort(context, _concerning(_as_referee_error(error, call_id, ""), request))
         finally:
-            structlog.contextvars.clear_contextvars()
+            structlog.contextvars.reset_contextvars(**bound)
 
     return wrapper

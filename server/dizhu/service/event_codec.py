@@ -11,7 +11,6 @@ seat's own hand), one version per seat::
 
 from __future__ import annotations
 
-import datetime
 import struct
 
 from dizhu.referee import events as ev
@@ -23,7 +22,7 @@ __all__ = ["decode_event", "encode_event", "encode_public"]
 _LENGTH = struct.Struct(">I")
 
 
-def encode_event(event: ev.TableEvent, players: int, version: int, time: datetime.datetime) -> bytes:
+def encode_event(event: ev.TableEvent, players: int, version: int, time_ms: int) -> bytes:
     viewers: list[int | None] = [None]
     if isinstance(event, ev.DealStarted):
         viewers += list(range(players))
@@ -31,7 +30,7 @@ def encode_event(event: ev.TableEvent, players: int, version: int, time: datetim
     for viewer in viewers:
         message = event_to_proto(event, viewer)
         message.version = version
-        message.time.FromDatetime(time)
+        message.time.FromMilliseconds(time_ms)
         body = message.SerializeToString()
         parts += [_LENGTH.pack(len(body)), body]
     return b"".join(parts)

@@ -1,113 +1,206 @@
-"""Table event feeds: one Redis reader per watched table per process, fanned out to streams.
+"""Table event feeds: what one process hears of the tables it streams, fanned out to streams.
 
-Every open ``WatchTable`` stream of a table in this process shares one reader that blocks
-on the table's Redis stream (``XREAD BLOCK``) and hands each new event to every
-subscriber's queue. A subscriber reads what it missed straight from the store, then its
-queue, skipping what it already has, so nothing is lost or repeated. A subscriber too slow
-to keep up is told so (``LAGGING``) and starts again from a fresh snapshot.
+A process follows every watched table on one Redis connection (:class:`~dizhu.store.Appends`:
+the scripts that append to a table's stream publish its new last sequence). When a table's
+stream grew, its feed reads the new events once, without blocking, and hands each to every
+subscriber's queue; an idle table costs neither a connection nor a command. A subscriber
+reads what it missed straight from the store, then its queue, skipping what it already has,
+so nothing is lost or repeated. A subscriber too slow to keep up is told so (``LAGGING``)
+and starts again from a fresh snapshot.
+
+A subscription confirmed by Redis (the first time, or again after a reconnection) makes the
+feed read the stream from where it is, so that nothing published while the connection was
+down is missed. Heartbeats come from one timer per process: every quarter of
+``heartbeat_s`` it hands ``HEARTBEAT`` to the subscriptions that were given nothing for
+``heartbeat_s`` (a timer per stream cost more than the idle streams' events themselves).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 import structlog
 
-from dizhu.store import TableStore
+from dizhu.store import SUBSCRIBED, TableStore
 
-__all__ = ["LAGGING", "Entry", "TableFeeds"]
+__all__ = ["HEARTBEAT", "LAGGING", "Entry", "Subscription", "TableFeeds"]
 
 _log = structlog.get_logger("dizhu.feeds")
-#: ``(sequence, stored event)``; ``LAGGING`` when the subscriber fell too far behind.
+#: ``(sequence, stored event)``; ``LAGGING`` when the subscriber fell too far behind;
+#: ``HEARTBEAT`` when it was given nothing for ``heartbeat_s``.
 Entry = tuple[int, bytes]
 LAGGING: Entry = (-1, b"")
+HEARTBEAT: Entry = (-2, b"")
+_READ_COUNT = 500
+#: Seconds between attempts to listen again after the notification connection failed.
+_RETRY_S = 0.5
+
+
+class Subscription:
+    """One stream's place in a feed: its queue, and when it was last given something."""
+
+    __slots__ = ("given", "queue")
+
+    def __init__(self) -> None:
+        # The limit is enforced by the feed (it marks the queue LAGGING), so the queue is unbounded.
+        self.queue: asyncio.Queue[Entry] = asyncio.Queue()
+        self.given = time.monotonic()
+
+    def give(self, entry: Entry) -> None:
+        self.queue.put_nowait(entry)
+        self.given = time.monotonic()
 
 
 class _Feed:
-    def __init__(self, store: TableStore, table_id: str, cursor: int, block_ms: int, queue_limit: int) -> None:
-        self.subscribers: set[asyncio.Queue[Entry]] = set()
-        #: The last sequence read: set before the first subscriber joins, so none can miss an event.
-        self.cursor = cursor
-        self._store = store
-        self._table_id = table_id
-        self._block_ms = block_ms
+    """One watched table in this process."""
+
+    def __init__(self, table_id: str, queue_limit: int) -> None:
+        self.table_id = table_id
+        self.subscribers: set[Subscription] = set()
+        #: Set once the subscription is confirmed and the stream's last sequence read.
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        #: The last sequence handed out (None until ready).
+        self.cursor: int | None = None
+        #: The highest sequence heard of; -1: read until the stream has nothing more.
+        self.wanted = 0
+        self.reading: asyncio.Task[None] | None = None
         self._queue_limit = queue_limit
-        self.task: asyncio.Task[None] | None = None
-        #: Set to stop the reader. Cancelling alone is not enough: redis-py's asyncio client can
-        #: swallow a cancellation that lands in the middle of a command, and the reader would run on.
-        self.stopping = False
 
-    def stop(self) -> None:
-        self.stopping = True
-        if self.task is not None:
-            self.task.cancel()
-
-    async def run(self) -> None:
-        cursor = self.cursor
-        while not self.stopping:
-            try:
-                entries = await self._store.read_events(self._table_id, cursor, count=500, block_ms=self._block_ms)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.warning("feed_read_failed", table_id=self._table_id, exc_info=True)
-                await asyncio.sleep(0.5)
-                continue
-            for entry in entries:
-                cursor = entry[0]
-                for queue in list(self.subscribers):
-                    if queue.qsize() >= self._queue_limit:
-                        self.subscribers.discard(queue)
-                        queue.put_nowait(LAGGING)
-                    else:
-                        queue.put_nowait(entry)
+    def hand_out(self, entry: Entry) -> None:
+        for subscription in list(self.subscribers):
+            if subscription.queue.qsize() >= self._queue_limit:
+                self.subscribers.discard(subscription)
+                subscription.give(LAGGING)
+            else:
+                subscription.give(entry)
 
 
 class TableFeeds:
-    """The feeds of one referee process.
+    """The feeds of one referee process (see the module docstring)."""
 
-    An idle feed costs one blocking read per ``block_ms`` (5 s: well below the 10 s socket
-    timeout of the streams' Redis connections). With 1 s, 1,000 idle streams on 1,000 tables
-    took about 12 % of a core here; with 5 s about 5 %.
-    """
-
-    def __init__(self, store: TableStore, *, block_ms: int = 5000, queue_limit: int = 1000) -> None:
+    def __init__(self, store: TableStore, *, heartbeat_s: float = 10.0, queue_limit: int = 1000) -> None:
         self._store = store
-        self._block_ms = block_ms
+        self._heartbeat_s = heartbeat_s
         self._queue_limit = queue_limit
         self._feeds: dict[str, _Feed] = {}
+        self._appends = store.appends()
+        self._listener: asyncio.Task[None] | None = None
+        self._beats: asyncio.Task[None] | None = None
 
     @property
     def watched_tables(self) -> int:
         return len(self._feeds)
 
     @contextlib.asynccontextmanager
-    async def subscribe(self, table_id: str) -> AsyncIterator[asyncio.Queue[Entry]]:
-        """A queue of the table's events from now on, for as long as the context lasts."""
+    async def subscribe(self, table_id: str) -> AsyncIterator[Subscription]:
+        """The table's events from now on (and heartbeats), for as long as the context lasts."""
         feed = self._feeds.get(table_id)
+        subscription = Subscription()
+        created = feed is None
         if feed is None:
-            cursor = await self._store.last_sequence(table_id)
-            feed = self._feeds.get(table_id)  # another stream may have started it meanwhile
-            if feed is None:
-                feed = self._feeds[table_id] = _Feed(self._store, table_id, cursor, self._block_ms, self._queue_limit)
-                feed.task = asyncio.create_task(feed.run(), name=f"feed-{table_id}")
-        # The limit is enforced by the feed (it marks the queue LAGGING), so the queue is unbounded.
-        queue: asyncio.Queue[Entry] = asyncio.Queue()
-        feed.subscribers.add(queue)
+            feed = self._feeds[table_id] = _Feed(table_id, self._queue_limit)
+            self._start()
+        feed.subscribers.add(subscription)
         try:
-            yield queue
+            if created:
+                await self._subscribe(feed)
+            await asyncio.shield(feed.ready)
+            yield subscription
         finally:
-            feed.subscribers.discard(queue)
+            feed.subscribers.discard(subscription)
             if not feed.subscribers and self._feeds.get(table_id) is feed:
                 del self._feeds[table_id]
-                feed.stop()
+                if feed.reading is not None:
+                    feed.reading.cancel()
+                with contextlib.suppress(Exception):  # a failed connection forgets its subscriptions anyway
+                    await self._appends.unsubscribe(table_id)
+
+    async def _subscribe(self, feed: _Feed) -> None:
+        try:
+            await self._appends.subscribe(feed.table_id)
+        except BaseException as error:
+            # Every stream waiting for this feed fails alike; the next one starts afresh.
+            if self._feeds.get(feed.table_id) is feed:
+                del self._feeds[feed.table_id]
+            if not feed.ready.done():
+                feed.ready.set_exception(error if isinstance(error, Exception) else asyncio.CancelledError())
+                feed.ready.exception()  # retrieved: the streams waiting for it raise it themselves
+            raise
+
+    def _start(self) -> None:
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen(), name="feeds-listener")
+            self._beats = asyncio.create_task(self._heartbeats(), name="feeds-heartbeats")
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                async for table_id, sequence in self._appends.listen():
+                    feed = self._feeds.get(table_id)
+                    if feed is not None:
+                        self._heard(feed, sequence)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.warning("feed_notifications_failed", exc_info=True)
+                await asyncio.sleep(_RETRY_S)
+
+    def _heard(self, feed: _Feed, sequence: int) -> None:
+        if sequence == SUBSCRIBED:
+            feed.wanted = -1
+        elif feed.cursor is not None and sequence <= max(feed.cursor, feed.wanted):
+            return
+        else:
+            feed.wanted = max(feed.wanted, sequence) if feed.wanted >= 0 else -1
+        if feed.reading is None or feed.reading.done():
+            feed.reading = asyncio.create_task(self._read(feed), name=f"feed-{feed.table_id}")
+
+    async def _read(self, feed: _Feed) -> None:
+        """Hand out what the table's stream has after the feed's cursor: up to the sequence
+        heard of, or (``wanted`` -1) all there is."""
+        try:
+            if feed.cursor is None:
+                feed.cursor = await self._store.last_sequence(feed.table_id)
+                if not feed.ready.done():
+                    feed.ready.set_result(None)
+            while feed.wanted < 0 or feed.cursor < feed.wanted:
+                asked = feed.wanted
+                feed.wanted = max(asked, 0)
+                entries = await self._store.read_events(feed.table_id, feed.cursor, count=_READ_COUNT)
+                for entry in entries:
+                    feed.cursor = entry[0]
+                    feed.hand_out(entry)
+                if len(entries) == _READ_COUNT and asked < 0 <= feed.wanted:
+                    feed.wanted = -1  # more to read: all there is was asked for
+                elif not entries and feed.wanted == asked:
+                    feed.wanted = 0  # heard of a sequence the stream no longer has: nothing to wait for
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            _log.warning("feed_read_failed", table_id=feed.table_id, exc_info=True)
+            await asyncio.sleep(_RETRY_S)
+            feed.wanted = -1
+            if self._feeds.get(feed.table_id) is feed:
+                feed.reading = asyncio.create_task(self._read(feed), name=f"feed-{feed.table_id}")
+
+    async def _heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_s / 4)
+            quiet_since = time.monotonic() - self._heartbeat_s
+            for feed in list(self._feeds.values()):
+                for subscription in feed.subscribers:
+                    if subscription.given <= quiet_since:
+                        subscription.give(HEARTBEAT)
 
     async def close(self) -> None:
-        """Stop every reader (at shutdown, once the streams are gone)."""
-        tasks = [feed.task for feed in self._feeds.values() if feed.task is not None]
-        for feed in self._feeds.values():
-            feed.stop()
+        """Stop listening (at shutdown, once the streams are gone)."""
+        tasks = [task for task in (self._listener, self._beats) if task is not None]
+        tasks += [feed.reading for feed in self._feeds.values() if feed.reading is not None]
+        for task in tasks:
+            task.cancel()
         self._feeds.clear()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._appends.close()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import collections
 import dataclasses
-import datetime
 import hashlib
 import time
 from collections.abc import Callable
@@ -369,9 +368,8 @@ class Gateway:
         return record.decode()
 
     def _events(self, outcome: Outcome, now_ms: int) -> list[bytes]:
-        when = datetime.datetime.fromtimestamp(now_ms / 1000, tz=datetime.UTC)
         players = outcome.table.variant.players
-        return [encode_event(event, players, outcome.table.version, when) for event in outcome.events]
+        return [encode_event(event, players, outcome.table.version, now_ms) for event in outcome.events]
 
     async def mutate(
         self,

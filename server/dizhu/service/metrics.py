@@ -50,8 +50,31 @@ def _code(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     return code.name if isinstance(code, grpc.StatusCode) else "OK"
 
 
+class _Recorder:
+    """One method's metrics, with the labelled children looked up once rather than per call."""
+
+    def __init__(self, method: str) -> None:
+        self.latency = LATENCY.labels(method)
+        self._method = method
+        self._calls: dict[str, Any] = {}
+
+    def count(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        code = _code(context)
+        counter = self._calls.get(code)
+        if counter is None:
+            counter = self._calls[code] = CALLS.labels(self._method, code)
+        counter.inc()
+
+
 class MetricsInterceptor(grpc.aio.ServerInterceptor):
-    """Counts and times every call of the referee's services."""
+    """Counts and times every call of the referee's services.
+
+    The wrapped handler of each method is made once and reused for every call (gRPC hands
+    over the same registered handler each time), so a call pays for its metrics only.
+    """
+
+    def __init__(self) -> None:
+        self._wrapped: dict[str, tuple[Any, Any]] = {}
 
     async def intercept_service(
         self,
@@ -60,42 +83,44 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         # The aio handlers' behaviours are coroutines, which the (synchronous) stubs do not describe.
         handler: Any = await continuation(handler_call_details)
-        method = handler_call_details.method.rsplit("/", 1)[-1]
         if handler is None:
             return handler
-        if handler.unary_unary is not None:
-            inner = handler.unary_unary
+        known = self._wrapped.get(handler_call_details.method)
+        if known is not None and known[0] is handler:
+            return known[1]  # type: ignore[no-any-return]
+        wrapped = _wrap(handler, _Recorder(handler_call_details.method.rsplit("/", 1)[-1]))
+        self._wrapped[handler_call_details.method] = (handler, wrapped)
+        return wrapped  # type: ignore[no-any-return]
 
-            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-                start = time.perf_counter()
-                try:
-                    return await inner(request, context)
-                finally:
-                    LATENCY.labels(method).observe(time.perf_counter() - start)
-                    CALLS.labels(method, _code(context)).inc()
 
-            wrapped: Any = grpc.unary_unary_rpc_method_handler(
-                unary,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-            return wrapped  # type: ignore[no-any-return]
-        if handler.unary_stream is not None:
-            stream_inner = handler.unary_stream
+def _wrap(handler: Any, recorder: _Recorder) -> Any:
+    if handler.unary_unary is not None:
+        inner = handler.unary_unary
 
-            async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-                OPEN_STREAMS.inc()
-                try:
-                    async for message in stream_inner(request, context):
-                        yield message
-                finally:
-                    OPEN_STREAMS.dec()
-                    CALLS.labels(method, _code(context)).inc()
+        async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            start = time.perf_counter()
+            try:
+                return await inner(request, context)
+            finally:
+                recorder.latency.observe(time.perf_counter() - start)
+                recorder.count(context)
 
-            streaming: Any = grpc.unary_stream_rpc_method_handler(
-                stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-            return streaming  # type: ignore[no-any-return]
-        return handler  # type: ignore[no-any-return]
+        return grpc.unary_unary_rpc_method_handler(
+            unary, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+        )
+    if handler.unary_stream is not None:
+        stream_inner = handler.unary_stream
+
+        async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            OPEN_STREAMS.inc()
+            try:
+                async for message in stream_inner(request, context):
+                    yield message
+            finally:
+                OPEN_STREAMS.dec()
+                recorder.count(context)
+
+        return grpc.unary_stream_rpc_method_handler(
+            stream, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+        )
+    return handler

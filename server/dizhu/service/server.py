@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import gc
 import os
 import secrets
 import signal
@@ -17,7 +18,7 @@ import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 
 from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
@@ -33,6 +34,7 @@ from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
+from dizhu.store.pool import WaitingConnectionPool
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
 if TYPE_CHECKING:
@@ -47,6 +49,10 @@ _RULES_SERVICE = rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"]
 _SERVICES = (_TABLE_SERVICE.full_name, _RULES_SERVICE.full_name)
 #: gRPC's own cap on a request, far above ours: larger ones are refused before we see them.
 _TRANSPORT_CAP_FACTOR = 16
+#: Calls gRPC core may hold before the event loop takes them (see create_server).
+_PENDING_CALLS = 20_000
+#: Allocations (net) between collections of the youngest generation (Python's default: 700).
+_GC_YOUNG_THRESHOLD = 10_000
 
 
 class Referee:
@@ -88,12 +94,8 @@ class Referee:
         await self.feeds.close()
 
 
-async def create_server(config: ServerConfig, store: TableStore, feed_store: TableStore | None = None) -> Referee:
-    """A started server bound to ``config.address`` (port 0 picks one: see ``Referee.port``).
-
-    ``feed_store`` serves the event streams' blocking reads (one Redis connection per watched
-    table), so that they never use up the connections calls need; default: ``store``.
-    """
+async def create_server(config: ServerConfig, store: TableStore) -> Referee:
+    """A started server bound to ``config.address`` (port 0 picks one: see ``Referee.port``)."""
     options = [
         ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         # The kernel balances connections, not calls: recycle connections so clients rebalance.
@@ -103,6 +105,11 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         # with INVALID_ARGUMENT and details; gRPC refuses larger ones itself (RESOURCE_EXHAUSTED).
         ("grpc.max_receive_message_length", max(1 << 20, _TRANSPORT_CAP_FACTOR * config.max_request_bytes)),
         ("grpc.max_concurrent_streams", MAX_CALLS_PER_CONNECTION),
+        # Calls wait in gRPC core until the event loop takes them; beyond 1,000 waiting (its
+        # default), core ends new ones with CANCELLED before any of our code sees them: a burst
+        # of stream openings did. Our own caps (admission) bound what is admitted.
+        ("grpc.server.max_pending_requests", _PENDING_CALLS),
+        ("grpc.server.max_pending_requests_hard_limit", 2 * _PENDING_CALLS),
     ]
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
     server = grpc.aio.server(options=options, interceptors=interceptors)
@@ -114,7 +121,7 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         presence_window_s=config.presence_window_s,
         presence_lease_s=config.presence_lease_s,
     )
-    feeds = TableFeeds(feed_store or store)
+    feeds = TableFeeds(store, heartbeat_s=config.heartbeat_s)
     table_servicer = TableServicer(
         gateway,
         store,
@@ -122,7 +129,6 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
         admission=admission,
         api_keys=config.api_keys,
         anonymous_create=config.anonymous_create,
-        heartbeat_s=config.heartbeat_s,
     )
     services = {_TABLE_SERVICE: table_servicer, _RULES_SERVICE: RulesServicer(admission)}
 
@@ -241,10 +247,8 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
         url = embedded.url
         _log.info("embedded_redis_started", url=url, data_dir=str(config.data_dir))
     # Calls wait for a free connection rather than fail when many run at once.
-    calls_pool = BlockingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
+    calls_pool = WaitingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
     redis = Redis.from_pool(calls_pool)  # the client owns the pool and closes it
-    # Each watched table's reader blocks on its own connection (XREAD BLOCK): a pool of its own.
-    streams = Redis.from_url(url, socket_timeout=10, max_connections=config.max_watched_tables)
     try:
         await wait_for_redis(redis, url, config.redis_wait_s)
         make_store = functools.partial(
@@ -257,14 +261,13 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
         )
         store = make_store(redis)
         await store.load_scripts()
-        referee = await create_server(config, store, make_store(streams))
+        referee = await create_server(config, store)
         try:
             yield referee
         finally:
             await referee.stop(config.grace_s)
     finally:
         await redis.aclose()
-        await streams.aclose()
         if embedded is not None:
             await embedded.astop()
 
@@ -280,6 +283,11 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
     if warn:
         _warn_about_exposure(config)
     async with running_referee(config) as referee:
+        # What start-up built (modules, stubs, the rules core's tables) lives as long as the
+        # process: out of the collector's sight, and young objects collected less often (each
+        # move allocates a few thousand, nearly all freed by reference counting).
+        gc.freeze()
+        gc.set_threshold(_GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
         _log.info(
             "serving",
             address=config.address,

@@ -95,7 +95,6 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         admission: Admission | None = None,
         api_keys: Collection[str] = (),
         anonymous_create: bool = True,
-        heartbeat_s: float = 10.0,
     ) -> None:
         self._gateway = gateway
         self._store = store
@@ -103,7 +102,6 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         self._admission = admission or Admission(AdmissionLimits())
         self._api_keys = frozenset(api_keys)
         self._anonymous_create = anonymous_create
-        self._heartbeat_s = heartbeat_s
         self._replays = _Replays()
 
     @guarded
@@ -295,7 +293,6 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.table_id,
             credentials(context),
             after,
-            heartbeat_s=self._heartbeat_s,
         )
         async for event in events:
             yield pb.WatchTableResponse(event=event)

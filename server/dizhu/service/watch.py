@@ -8,8 +8,8 @@ as a spectator.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
+import functools
 from collections.abc import AsyncIterator
 
 from dizhu.referee.auth import Role
@@ -17,7 +17,7 @@ from dizhu.referee.errors import SequenceOutOfRange
 from dizhu.referee.table import TableStatus
 from dizhu.service.convert import table_view
 from dizhu.service.event_codec import decode_event
-from dizhu.service.feeds import LAGGING, TableFeeds
+from dizhu.service.feeds import HEARTBEAT, LAGGING, TableFeeds
 from dizhu.service.gateway import Gateway
 from dizhu.service.metadata import Credentials
 from dizhu.service.presence import mark_presence
@@ -43,8 +43,6 @@ async def watch(
     table_id: str,
     credentials: Credentials,
     after_sequence: int | None,
-    *,
-    heartbeat_s: float,
 ) -> AsyncIterator[events_pb2.TableEvent]:
     """The events of ``table_id`` for the caller (see the module docstring)."""
     # Read before subscribing, so an unknown table or a bad token fails at once. Events after
@@ -57,7 +55,7 @@ async def watch(
             metadata={"table_id": table_id, "latest_sequence": str(snapshot_sequence)},
         )
     # A seat counts as connected while its stream is open (see dizhu.service.presence).
-    async with feeds.subscribe(table_id) as queue, gateway.presence.stream_lease(table, seat) as here:
+    async with feeds.subscribe(table_id) as subscription, gateway.presence.stream_lease(table, seat) as here:
         # Resume without a snapshot when every event the caller missed is still kept.
         resume = False
         if after_sequence is not None:
@@ -87,19 +85,18 @@ async def watch(
             # A closed table never changes: its snapshot or history was all there is to say.
             return
         while True:
-            try:
-                sequence, payload = await asyncio.wait_for(queue.get(), heartbeat_s)
-            except TimeoutError:
+            sequence, payload = await subscription.queue.get()
+            if sequence == HEARTBEAT[0]:
                 heartbeat = events_pb2.TableEvent(sequence=last)
                 heartbeat.heartbeat.SetInParent()
-                heartbeat.time.FromDatetime(dt.datetime.now(tz=dt.UTC))
+                heartbeat.time.GetCurrentTime()
                 yield heartbeat
                 continue
-            if (sequence, payload) == LAGGING:
+            if sequence == LAGGING[0]:
                 # Too far behind to keep a queue: start again from a fresh snapshot (as a
                 # spectator if the seat was left meanwhile: its token is revoked).
                 watcher = credentials if viewer is not None or seat is None else Credentials()
-                async for event in watch(gateway, store, feeds, table_id, watcher, None, heartbeat_s=heartbeat_s):
+                async for event in watch(gateway, store, feeds, table_id, watcher, None):
                     yield event
                 return
             if sequence <= last:
@@ -113,9 +110,14 @@ async def watch(
                 return
 
 
+#: Every stream of a table is handed the same stored event: each viewer's version of it is
+#: decoded once per process (shared, never changed), not once per stream.
+_decoded = functools.lru_cache(maxsize=4096)(decode_event)
+
+
 def _event(payload: bytes, viewer: int | None, sequence: int) -> tuple[events_pb2.TableEvent, int | None, bool]:
     """The event as ``viewer`` sees it, the viewer from now on, and whether the stream ends."""
-    event = decode_event(payload, viewer, sequence)
+    event = _decoded(payload, viewer, sequence)
     kind = event.WhichOneof("payload")
     if kind == "seat_left" and event.seat_left.seat == viewer:
         viewer = None  # the seat is someone else's from now on: watch on as a spectator

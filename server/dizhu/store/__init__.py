@@ -14,10 +14,13 @@ from dizhu.store.keys import (
     validate_request_id,
     validate_table_id,
 )
+from dizhu.store.notifications import SUBSCRIBED, Appends
 from dizhu.store.presence import PresenceOutcome, PresenceStore, PresenceUpdate
 from dizhu.store.redis_store import Loaded, MemoryUse, Saved, SaveOutcome, TableStore
 
 __all__ = [
+    "SUBSCRIBED",
+    "Appends",
     "Loaded",
     "MemoryUse",
     "PresenceOutcome",

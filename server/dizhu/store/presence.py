@@ -111,6 +111,10 @@ for seat = 0, (#ARGV - events + 1) / 2 - 1 do
   end
 end
 redis.call('HSET', KEYS[1], 'presence', string.format('%d', mask), 'seq', string.format('%d', seq))
+if seq > tonumber(state[2] or '0') then
+  -- Announced like a move's events (dizhu.store.notifications).
+  redis.call('PUBLISH', KEYS[3], string.format('%d', seq))
+end
 return {'OK', string.format('%d', mask)}
 """
 

@@ -27,6 +27,7 @@ from redis.asyncio import Redis
 
 from dizhu.store import scripts
 from dizhu.store.keys import TableKeys, answer_id, table_keys, validate_principal, validate_table_id
+from dizhu.store.notifications import Appends
 from dizhu.store.presence import PresenceStore
 
 __all__ = ["Loaded", "MemoryUse", "SaveOutcome", "Saved", "TableStore"]
@@ -133,6 +134,10 @@ class TableStore:
         self._deadline = redis.register_script(scripts.DEADLINE)
         self._defer = redis.register_script(scripts.DEFER)
         self._reserve = redis.register_script(scripts.RESERVE)
+
+    def appends(self) -> Appends:
+        """A subscriber that hears when the streams of chosen tables grow (:mod:`dizhu.store.notifications`)."""
+        return Appends(self._redis, prefix=self._prefix)
 
     def presence(self) -> PresenceStore:
         """The presence leases of the same tables (same Redis, same prefix)."""

@@ -57,7 +57,9 @@ end
 """
 
 # Shared tail of CREATE and SAVE: append ARGV[first_event..] to the stream KEYS[2] with
-# explicit ids "<seq>-1", seq continuing from `seq`, trimming to about ARGV[maxlen] entries.
+# explicit ids "<seq>-1", seq continuing from `seq`, trimming to about ARGV[maxlen] entries;
+# then announce the new last sequence on the channel KEYS[2] (a channel is no key: a PUBLISH
+# is heard on every node of a Redis Cluster).
 _APPEND_EVENTS = """
 local function append_events(seq, first_event, maxlen)
   for i = first_event, #ARGV do
@@ -65,6 +67,11 @@ local function append_events(seq, first_event, maxlen)
     redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, string.format('%d-1', seq), 'e', ARGV[i])
   end
   return seq
+end
+-- Tell the processes that follow the table (dizhu.store.notifications) that its stream grew:
+-- a PUBLISH of the last sequence on the channel named as the stream's key.
+local function announce(seq, before)
+  if seq > before then redis.call('PUBLISH', KEYS[2], string.format('%d', seq)) end
 end
 """
 
@@ -121,6 +128,7 @@ redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2])
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 local seq = append_events(0, 9, ARGV[3])
 redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
+announce(seq, 0)
 if ARGV[4] ~= '' and ARGV[5] == '1' then
   record(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[7], ARGV[8])
 end
@@ -181,6 +189,7 @@ end
 local last = tonumber(state[2] or '0')
 local seq = append_events(last, 13 + 2 * records + drops, ARGV[4])
 redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
+announce(seq, last)
 if ARGV[5] ~= '' and ARGV[6] == '1' then
   record(KEYS[1], KEYS[4], KEYS[5], ARGV[5], ARGV[7], ARGV[8], ARGV[9])
 end
