@@ -17,7 +17,6 @@ import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import BlockingConnectionPool, Redis
 
 from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
@@ -33,6 +32,7 @@ from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
+from dizhu.store.connection import connect
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ _RULES_SERVICE = rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"]
 _SERVICES = (_TABLE_SERVICE.full_name, _RULES_SERVICE.full_name)
 #: gRPC's own cap on a request, far above ours: larger ones are refused before we see them.
 _TRANSPORT_CAP_FACTOR = 16
+#: Redis connections for calls, per process (per node on a cluster).
+_CALL_CONNECTIONS = 256
 
 
 class Referee:
@@ -240,11 +242,11 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
         await embedded.astart()
         url = embedded.url
         _log.info("embedded_redis_started", url=url, data_dir=str(config.data_dir))
-    # Calls wait for a free connection rather than fail when many run at once.
-    calls_pool = BlockingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
-    redis = Redis.from_pool(calls_pool)  # the client owns the pool and closes it
+    cluster = config.redis_cluster
+    # Calls wait for a free connection rather than fail when many run at once (on one server).
+    redis = connect(url, cluster=cluster, max_connections=_CALL_CONNECTIONS, wait_for_connection=True)
     # Each watched table's reader blocks on its own connection (XREAD BLOCK): a pool of its own.
-    streams = Redis.from_url(url, socket_timeout=10, max_connections=config.max_watched_tables)
+    streams = connect(url, cluster=cluster, max_connections=config.max_watched_tables)
     try:
         await wait_for_redis(redis, url, config.redis_wait_s)
         make_store = functools.partial(
@@ -254,9 +256,13 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
             answer_ttl_s=config.answer_ttl_s,
             events_maxlen=config.events_maxlen,
             answers_per_table=config.answers_per_table,
+            replicas=config.store_replicas,
+            replica_timeout_ms=max(1, int(config.replica_timeout_s * 1000)),
         )
         store = make_store(redis)
         await store.load_scripts()
+        if moved := await store.adopt_unsharded_indexes():
+            _log.info("deadline_index_sharded", entries=moved)
         referee = await create_server(config, store, make_store(streams))
         try:
             yield referee
