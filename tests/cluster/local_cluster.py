@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Final
 
 import redis
+from redis.crc import key_slot
 
 from dizhu.embedded_redis import EmbeddedRedis
 
@@ -150,7 +151,7 @@ class LocalCluster:
         """``CLUSTER NODES`` as one live node sees it: node id -> {address, role, primary, flags}."""
         view: dict[str, dict[str, str]] = {}
         observer = next(node for node in self.nodes if not node.down)
-        for line in observer.client().execute_command("CLUSTER", "NODES").splitlines():
+        for line in self._cluster_nodes(observer):
             parts = line.split()
             flags = parts[2].split(",")
             view[parts[0]] = {
@@ -177,9 +178,7 @@ class LocalCluster:
 
     def node_of(self, key: str) -> Node:
         """The live primary serving ``key``'s slot now."""
-        slot = int(self.nodes[0].client().execute_command("CLUSTER", "KEYSLOT", key)) if not self.nodes[0].down else None
-        if slot is None:
-            slot = int(next(n for n in self.nodes if not n.down).client().execute_command("CLUSTER", "KEYSLOT", key))
+        slot = key_slot(key.encode())
         for node in self.primary_nodes():
             for start, end, *_ in node.client().execute_command("CLUSTER", "SLOTS"):
                 if start <= slot <= end and int(_[0][1]) == node.port:
@@ -190,7 +189,8 @@ class LocalCluster:
 
     def kill(self, node: Node) -> None:
         """``SIGKILL`` the node's process group: a crash, with no chance to hand anything over."""
-        assert node.server is not None and node.server.pid is not None
+        assert node.server is not None
+        assert node.server.pid is not None
         node.successors = frozenset(self._replica_ids(node))
         with contextlib.suppress(ProcessLookupError):
             os.killpg(node.server.pid, signal.SIGKILL)
@@ -272,16 +272,22 @@ class LocalCluster:
         for node in self.nodes[1:]:
             node.client().execute_command("CLUSTER MEET", "127.0.0.1", first.port)
         everyone = len(self.nodes)
-        self._wait(
-            lambda: all(len(node.client().execute_command("CLUSTER", "NODES").splitlines()) == everyone for node in self.nodes),
-            "every node to know every other",
-        )
+
+        def met() -> bool:
+            return all(len(self._cluster_nodes(node)) == everyone for node in self.nodes)
+
+        self._wait(met, "every node to know every other")
         for index, node in enumerate(self.nodes[self.primaries :]):
             primary = primaries[index % self.primaries]
             node.client().execute_command("CLUSTER REPLICATE", primary.node_id)
         self._wait(self._serving, "every node to say cluster_state:ok")
         self._wait(self._agreed, "every node to see every replica")
         self.wait_until_replicated()
+
+    @staticmethod
+    def _cluster_nodes(node: Node) -> list[str]:
+        """``CLUSTER NODES`` as ``node`` sees it, one line per node."""
+        return str(node.client().execute_command("CLUSTER", "NODES")).splitlines()
 
     def _role(self, node: Node) -> str:
         return str(node.client().info("replication").get("role"))
@@ -299,7 +305,7 @@ class LocalCluster:
 
     def _agreed(self) -> bool:
         for node in self.nodes:
-            lines = node.client().execute_command("CLUSTER", "NODES").splitlines()
+            lines = self._cluster_nodes(node)
             if sum("slave" in line.split()[2].split(",") for line in lines) != self.primaries * self.replicas:
                 return False
         return True
@@ -330,7 +336,7 @@ def _bindable(port: int) -> bool:
 def _free_port_pair() -> int:
     """A port that is free, as is the port of its cluster bus (+10000)."""
     for _ in range(1000):
-        port = random.choice(_PORTS)  # noqa: S311 -- spreading ports, not secrets
+        port = random.choice(_PORTS)
         if _bindable(port) and _bindable(port + _BUS_OFFSET):
             return port
     raise RuntimeError("no free pair of ports for a cluster node")
