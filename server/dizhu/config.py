@@ -122,6 +122,9 @@ class ServerConfig:
     durability: str = "primary"
     #: With ``durability = "replica"``: how long a change waits for a replica before the call fails UNAVAILABLE.
     replica_timeout_s: float = 1.0
+    #: Seconds after which a client's connection is closed (gracefully) so that it reconnects,
+    #: maybe to another process: the kernel and load balancers spread connections, not calls.
+    max_connection_age_s: float = 300.0
 
     @property
     def store_replicas(self) -> int:
@@ -361,6 +364,14 @@ def _add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -
         default=_env("DIZHU_REPLICA_TIMEOUT_S", d.replica_timeout_s),
         help="with --durability replica, how long a change waits for a replica before the call fails "
         "UNAVAILABLE, to be retried (env DIZHU_REPLICA_TIMEOUT_S; default: %(default)s)",
+    )
+    scale.add_argument(
+        "--max-connection-age",
+        metavar="SECONDS",
+        type=_checked(_at_least(1, float), "a number of seconds, at least 1", "DIZHU_MAX_CONNECTION_AGE_S"),
+        default=_env("DIZHU_MAX_CONNECTION_AGE_S", d.max_connection_age_s),
+        help="seconds after which a client's connection is closed gracefully, so that clients reconnect and "
+        "spread over new processes (env DIZHU_MAX_CONNECTION_AGE_S; default: %(default)s)",
     )
 
 
@@ -642,4 +653,5 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         redis_cluster=args.redis_cluster,
         durability=args.durability,
         replica_timeout_s=args.replica_timeout,
+        max_connection_age_s=args.max_connection_age,
     )

@@ -99,7 +99,7 @@ async def create_server(config: ServerConfig, store: TableStore, feed_store: Tab
     options = [
         ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         # The kernel balances connections, not calls: recycle connections so clients rebalance.
-        ("grpc.max_connection_age_ms", 5 * 60 * 1000),
+        ("grpc.max_connection_age_ms", int(config.max_connection_age_s * 1000)),
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
         # Requests up to this reach our deserializer, which refuses those over max_request_bytes
         # with INVALID_ARGUMENT and details; gRPC refuses larger ones itself (RESOURCE_EXHAUSTED).

@@ -21,6 +21,8 @@ handled here:
 from __future__ import annotations
 
 import contextlib
+import os
+import traceback
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
@@ -58,6 +60,7 @@ StoreClient: TypeAlias = Redis | RedisCluster
 SOCKET_TIMEOUT_S: Final = 10.0
 _CONNECT_TIMEOUT_S: Final = 5.0
 
+_REDIS_CONNECTION_CODE: Final = os.path.join("redis", "asyncio", "connection.py")
 #: Failures of a cluster in motion: a failover, a node restarting, a slot moving.
 _PASSING: Final = (
     ConnectionError,  # also a busy-loading node, a full client pool
@@ -84,7 +87,7 @@ def is_cluster(client: StoreClient) -> bool:
 
 def is_unavailable(error: BaseException) -> bool:
     """Whether ``error`` says the store is briefly out of reach (retry), not that a request is wrong."""
-    if isinstance(error, (*_PASSING, NotReplicated)):
+    if isinstance(error, (*_PASSING, NotReplicated)) or _torn_down_under_a_write(error):
         return True
     # The cluster client's own words for "no node answers" or "this slot has no node now".
     return isinstance(error, SlotNotCoveredError) or (
@@ -114,6 +117,16 @@ def connect(url: str, *, cluster: bool, max_connections: int, wait_for_connectio
         )
         return Redis.from_pool(pool)  # the client owns the pool and closes it
     return Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT_S, max_connections=max_connections)
+
+
+def _torn_down_under_a_write(error: BaseException) -> bool:
+    """A connection closed (by the peer, or by the client's own failover handling) while a command
+    was being written to it: redis-py (seen with 8.1) lets that escape from its connection code
+    as an ``AttributeError`` or ``TypeError`` about ``None`` instead of a ``ConnectionError``.
+    The command may not have been sent; like any unavailable store, the caller retries it."""
+    if not isinstance(error, AttributeError | TypeError) or "NoneType" not in str(error):
+        return False
+    return any(frame.filename.endswith(_REDIS_CONNECTION_CODE) for frame in traceback.extract_tb(error.__traceback__))
 
 
 async def run_on_key_node(client: StoreClient, key: str, *args: Any) -> Any:

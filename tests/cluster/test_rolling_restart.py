@@ -1,0 +1,88 @@
+"""A rolling restart: every ``dizhu serve`` stopped (SIGTERM) and started again, one at a time, while games run.
+
+This is what Kubernetes does on a new release (deploy/k8s/referee.yaml: one pod at a time,
+a PodDisruptionBudget, a grace period). Three referees over the Redis Cluster serve tables
+that careful clients play through any of them (``resilient_play``), while followers watch
+every table and resume, after their last sequence, on another referee whenever a stream
+ends. Each referee in turn gets SIGTERM, must exit cleanly, and is started again on its port.
+
+Then: no acknowledged decision is missing from any table's record, no table ended by itself
+(they are closed by their creator at the end), every follower saw every event exactly once
+and in order, and the clients met nothing but ``UNAVAILABLE`` on the way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+from local_cluster import LocalCluster
+from resilient_play import (
+    GIVE_UP_S,
+    Follower,
+    Player,
+    Record,
+    Referees,
+    close_table,
+    consecutive,
+    create_tables,
+    lost_moves,
+    read_log,
+    summary,
+)
+
+from dizhu.v1 import table_pb2
+
+REFEREES = 3
+TABLES = 6
+
+
+async def _progress(players: list[Player], decisions: int) -> None:
+    """Wait until every player made ``decisions`` more decisions."""
+    targets = [player.decisions + decisions for player in players]
+    async with asyncio.timeout(GIVE_UP_S):
+        while any(player.decisions < target for player, target in zip(players, targets, strict=True)):
+            await asyncio.sleep(0.05)
+
+
+class TestRollingRestart:
+    async def test_restarting_every_referee_in_turn_loses_no_move_and_ends_no_table(
+        self, cluster: LocalCluster, redis_client: object
+    ) -> None:
+        referees = Referees(cluster.url, ["--redis-cluster", "--log-level", "warning", "--grace", "2"], REFEREES)
+        try:
+            await referees.start_all()
+            tables = await create_tables(referees.endpoints[0], TABLES, round_limit=0)  # they close when told
+            record = Record()
+            players = [Player(referees.endpoints, table, record, seed=n) for n, table in enumerate(tables)]
+            followers = [Follower(referees.endpoints, t.table_id, record, seed=100 + n) for n, t in enumerate(tables)]
+            games = [asyncio.create_task(player.run(pause_s=0.02)) for player in players]
+            watching = [asyncio.create_task(follower.run()) for follower in followers]
+            await _progress(players, 3)
+
+            for index in range(REFEREES):
+                assert await referees.stop(index) == 0, f"referee {index} did not stop cleanly"
+                await _progress(players, 3)  # the games go on with one referee fewer
+                await referees.start(index)
+                await _progress(players, 3)
+
+            for player in players:
+                player.stopping.set()
+            async with asyncio.timeout(GIVE_UP_S):
+                await asyncio.gather(*games)
+                for table in tables:
+                    await close_table(referees.endpoints[0], table)
+                await asyncio.gather(*watching)
+
+            assert set(record.failures) <= {grpc.StatusCode.UNAVAILABLE}, summary(record)
+            assert not record.unexpected, summary(record)
+            assert record.behind == 0, summary(record)
+            assert sum(follower.resumed for follower in followers) > 0, "no stream was ever cut: nothing was tested"
+            for table, follower in zip(tables, followers, strict=True):
+                log = await read_log(referees.endpoints[0], table.table_id)
+                assert log[-1].table_closed.reason == table_pb2.CLOSE_REASON_CLOSED_BY_CREATOR
+                assert lost_moves(record.acknowledged[table.table_id], log) == []
+                assert consecutive(follower.events)
+                assert follower.events == log
+        finally:
+            await referees.aclose()
