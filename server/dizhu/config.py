@@ -350,9 +350,12 @@ def _add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -
         help="--redis-url names a node of a Redis Cluster (redis:// or rediss://) (env DIZHU_REDIS_CLUSTER=1; "
         "default: off, one Redis server)",
     )
+    durabilities = ("primary", "replica")
     scale.add_argument(
         "--durability",
-        choices=["primary", "replica"],
+        choices=durabilities,
+        # Checked by the type too: argparse checks choices against the command line, not the environment.
+        type=_checked(_one_of(durabilities), "primary or replica", "DIZHU_DURABILITY"),
         default=_env("DIZHU_DURABILITY", d.durability),
         help="acknowledge a change once Redis's primary has it, or only once a replica has it too (WAIT): "
         "then a failover loses no acknowledged move (env DIZHU_DURABILITY; default: %(default)s)",
@@ -373,6 +376,15 @@ def _add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -
         help="seconds after which a client's connection is closed gracefully, so that clients reconnect and "
         "spread over new processes (env DIZHU_MAX_CONNECTION_AGE_S; default: %(default)s)",
     )
+
+
+def _one_of(allowed: tuple[str, ...]) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(text)
+        return text
+
+    return convert
 
 
 def _usage_error(message: str) -> SystemExit:

@@ -89,9 +89,11 @@ def is_unavailable(error: BaseException) -> bool:
     """Whether ``error`` says the store is briefly out of reach (retry), not that a request is wrong."""
     if isinstance(error, (*_PASSING, NotReplicated)) or _torn_down_under_a_write(error):
         return True
-    # The cluster client's own words for "no node answers" or "this slot has no node now".
+    # The cluster client's own words for "no node answers" or "this slot has no node now" (but
+    # not for a node that answers and is no cluster's: that is the configuration's fault).
+    said = str(error)
     return isinstance(error, SlotNotCoveredError) or (
-        isinstance(error, RedisClusterException) and "cannot be connected" in str(error)
+        isinstance(error, RedisClusterException) and "cannot be connected" in said and "not enabled" not in said
     )
 
 
