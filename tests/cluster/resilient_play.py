@@ -272,6 +272,32 @@ async def create_tables(endpoint: Endpoint, count: int, *, round_limit: int) -> 
     return [await create_table(endpoint.tables, THREE, round_limit=round_limit) for _ in range(count)]
 
 
+async def play_through(
+    referees: Referees,
+    tables: Sequence[Table],
+    record: Record,
+    fault: Callable[[], Awaitable[object]],
+    *,
+    decisions_before: int = 5,
+    pause_s: float = 0.01,
+) -> list[table_pb2.TableView]:
+    """Play ``tables`` to their end through ``referees``, with ``fault()`` once every player made
+    ``decisions_before`` decisions; every table's last view."""
+    players = [Player(referees.endpoints, table, record, seed=n) for n, table in enumerate(tables)]
+    games = [asyncio.create_task(player.run(pause_s=pause_s)) for player in players]
+    try:
+        async with asyncio.timeout(GIVE_UP_S):
+            while min(player.decisions for player in players) < decisions_before:
+                await asyncio.sleep(0.05)
+        await fault()
+        async with asyncio.timeout(GIVE_UP_S):
+            return await asyncio.gather(*games)
+    finally:
+        for game in games:
+            game.cancel()
+        await asyncio.gather(*games, return_exceptions=True)
+
+
 async def close_table(endpoint: Endpoint, table: Table) -> None:
     """Close ``table`` as its creator."""
     request = pb.CloseTableRequest(table_id=table.table_id, request_id=rid())

@@ -28,7 +28,7 @@ import grpc
 import pytest
 from grpc_helpers import THREE, create_table, decide, error_info, rid, send, view
 from local_cluster import LocalCluster
-from resilient_play import Player, Record, Referees, create_tables, lost_moves, read_log, summary
+from resilient_play import Record, Referees, create_tables, lost_moves, play_through, read_log, summary
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.store.keys import table_keys
@@ -39,8 +39,6 @@ from dizhu.v1 import table_pb2
 QUIET = ["--log-level", "warning", "--grace", "2"]
 REPLICA = ["--redis-cluster", "--durability", "replica", "--replica-timeout", "0.5", *QUIET]
 TABLES = 6
-#: A safety net for whole games (generous: the machine is shared).
-GAMES_S = 240.0
 
 
 @pytest.fixture
@@ -52,13 +50,6 @@ async def referees(faulty_cluster: LocalCluster) -> AsyncIterator[Referees]:
         yield started
     finally:
         await started.aclose()
-
-
-async def _await_decisions(players: list[Player], each: int) -> None:
-    """Wait until every player has made ``each`` decisions."""
-    async with asyncio.timeout(GAMES_S):
-        while min(player.decisions for player in players) < each:
-            await asyncio.sleep(0.05)
 
 
 async def _check_games(referees: Referees, tables: list[str], record: Record, ended: list[table_pb2.TableView]) -> None:
@@ -77,21 +68,18 @@ class TestPrimaryKilled:
     ) -> None:
         tables = await create_tables(referees.endpoints[0], TABLES, round_limit=2)
         record = Record()
-        players = [Player(referees.endpoints, table, record, seed=n) for n, table in enumerate(tables)]
-        games = [asyncio.create_task(player.run(pause_s=0.01)) for player in players]
-        await _await_decisions(players, 5)
 
-        victim = faulty_cluster.node_of(table_keys("dizhu", tables[0].table_id).state)
-        faulty_cluster.kill(victim)
-        await asyncio.to_thread(faulty_cluster.wait_for_failover, victim)
-        # A replica for the promoted primary again (the killed node rejoins as one), else
-        # --durability replica acknowledges nothing on its slots.
-        await asyncio.to_thread(faulty_cluster.restart, victim)
-        async with asyncio.timeout(GAMES_S):
-            ended = await asyncio.gather(*games)
+        async def kill_a_primary() -> None:
+            victim = faulty_cluster.node_of(table_keys("dizhu", tables[0].table_id).state)
+            faulty_cluster.kill(victim)
+            await asyncio.to_thread(faulty_cluster.wait_for_failover, victim)
+            # A replica for the promoted primary again (the killed node rejoins as one), else
+            # --durability replica acknowledges nothing on its slots.
+            await asyncio.to_thread(faulty_cluster.restart, victim)
+
+        ended = await play_through(referees, tables, record, kill_a_primary)
 
         assert record.failures[grpc.StatusCode.UNAVAILABLE] > 0, "the switch went unnoticed: nothing was tested"
-        print("SUMMARY", summary(record))
         await _check_games(referees, [table.table_id for table in tables], record, ended)
 
 
@@ -150,19 +138,17 @@ class TestStandaloneRestartedFromItsAppendOnlyFile:
             await started.start_all()
             tables = await create_tables(started.endpoints[0], TABLES, round_limit=2)
             record = Record()
-            players = [Player(started.endpoints, table, record, seed=n) for n, table in enumerate(tables)]
-            games = [asyncio.create_task(player.run(pause_s=0.01)) for player in players]
-            await _await_decisions(players, 5)
+            async with contextlib.AsyncExitStack() as restarted:
 
-            assert redis.pid is not None
-            os.killpg(redis.pid, signal.SIGKILL)  # a crash: nothing is flushed on the way out
-            await redis.astop()
-            await asyncio.sleep(0.5)  # the clients meet a store that is gone
-            async with _standalone(tmp_path, port):
-                async with asyncio.timeout(GAMES_S):
-                    ended = await asyncio.gather(*games)
+                async def crash_and_restart() -> None:
+                    assert redis.pid is not None
+                    os.killpg(redis.pid, signal.SIGKILL)  # a crash: nothing is flushed on the way out
+                    await redis.astop()
+                    await asyncio.sleep(0.5)  # the clients meet a store that is gone
+                    await restarted.enter_async_context(_standalone(tmp_path, port))
+
+                ended = await play_through(started, tables, record, crash_and_restart)
                 assert record.failures[grpc.StatusCode.UNAVAILABLE] > 0, "the restart went unnoticed"
-                print("SUMMARY", summary(record))
                 await _check_games(started, [table.table_id for table in tables], record, ended)
         finally:
             await started.aclose()
