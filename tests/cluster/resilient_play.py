@@ -36,6 +36,9 @@ from dizhu.v1 import table_service_pb2 as pb
 T = TypeVar("T")
 #: Failures a client retries with the same request (the call may not have been applied).
 RETRIED = frozenset({grpc.StatusCode.UNAVAILABLE})
+#: A referee that stops may cancel a call that reached it as its shutdown began: gRPC's own
+#: race, which docs/api.md tells clients to retry too (same request id).
+RETRIED_ACROSS_RESTARTS = RETRIED | {grpc.StatusCode.CANCELLED}
 #: How long one call may keep failing before the player gives up (a safety net, not a measure).
 GIVE_UP_S = 90.0
 _CALL_TIMEOUT_S = 10.0
@@ -124,9 +127,12 @@ class Record:
 class _Rotation:
     """Calls through the referees in turn, retrying the same call on the next one while it fails with RETRIED."""
 
-    def __init__(self, endpoints: Sequence[Endpoint], record: Record, rng: random.Random) -> None:
+    def __init__(
+        self, endpoints: Sequence[Endpoint], record: Record, rng: random.Random, retried: frozenset[grpc.StatusCode]
+    ) -> None:
         self._endpoints = endpoints
         self._record = record
+        self._retried = retried
         self._next = rng.randrange(len(endpoints))
 
     async def call(
@@ -144,7 +150,7 @@ class _Rotation:
                 self._record.failures[error.code()] += 1
                 if error.code() in refusals:
                     raise
-                if error.code() not in RETRIED or loop.time() > until:
+                if error.code() not in self._retried or loop.time() > until:
                     self._record.unexpected.append(f"{error.code().name}: {error.details()}")
                     raise
             self._next = (self._next + 1) % len(self._endpoints)
@@ -155,15 +161,25 @@ class _Rotation:
 class Player:
     """Plays every seat of one table, through any referee, until the table closes."""
 
-    def __init__(self, endpoints: Sequence[Endpoint], table: Table, record: Record, *, seed: int) -> None:
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        table: Table,
+        record: Record,
+        *,
+        seed: int,
+        retried: frozenset[grpc.StatusCode] = RETRIED,
+    ) -> None:
         self._table = table
         self._record = record
         self._rng = random.Random(seed)
-        self._calls = _Rotation(endpoints, record, self._rng)
+        self._calls = _Rotation(endpoints, record, self._rng, retried)
         #: Decisions made so far (acknowledged or not).
         self.decisions = 0
         #: Set to stop playing after the decision under way (the table stays open).
         self.stopping = asyncio.Event()
+        #: What the player waits for now (for failure messages).
+        self.doing = "nothing yet"
 
     async def run(self, *, pause_s: float = 0.0) -> table_pb2.TableView:
         """Play until the table closes (or :attr:`stopping` is set); its last view.
@@ -172,6 +188,7 @@ class Player:
         """
         table = self._table
         while True:
+            self.doing = "reading the table"
             public = await self._calls.call(functools.partial(_view, table=table, seat=None))
             if public.phase == table_pb2.PHASE_CLOSED or self.stopping.is_set():
                 return public
@@ -179,14 +196,17 @@ class Player:
                 await asyncio.sleep(0.01)  # between rounds
                 continue
             seat = public.turn_seat
+            self.doing = f"reading seat {seat}'s view"
             mine = await self._calls.call(functools.partial(_view, table=table, seat=seat))
             if mine.turn_seat != seat or mine.phase not in (table_pb2.PHASE_AUCTION, table_pb2.PHASE_PLAY):
                 continue
+            self.doing = "asking for the legal moves"
             decision = await self._calls.call(functools.partial(_decide, view=mine, rng=self._rng))
             self.decisions += 1
             sending = functools.partial(
                 _send, table=table, seat=seat, version=mine.version, decision=decision, request_id=rid()
             )
+            self.doing = f"sending seat {seat}'s decision at version {mine.version}"
             try:
                 response = await self._calls.call(sending, refusals=_STALE)
             except grpc.aio.AioRpcError:
@@ -194,7 +214,20 @@ class Player:
                 continue
             self._record.acknowledged[table.table_id].append(Acknowledged(response.table.version, seat, decision))
             if pause_s:
+                self.doing = "pausing"
                 await asyncio.sleep(pause_s)
+
+
+async def progress(players: Sequence[Player], decisions: int, record: Record) -> None:
+    """Wait until every player made ``decisions`` more decisions (fails, saying where each stands, if not soon)."""
+    targets = [player.decisions + decisions for player in players]
+    loop = asyncio.get_running_loop()
+    until = loop.time() + GIVE_UP_S
+    while any(player.decisions < target for player, target in zip(players, targets, strict=True)):
+        if loop.time() > until:
+            stuck = [player.doing for player, target in zip(players, targets, strict=True) if player.decisions < target]
+            raise AssertionError(f"games stalled: {stuck}; {summary(record)}")
+        await asyncio.sleep(0.05)
 
 
 async def _view(endpoint: Endpoint, *, table: Table, seat: int | None) -> table_pb2.TableView:
@@ -216,9 +249,17 @@ async def _send(
 class Follower:
     """Follows one table's events from the first to ``TableClosed``, resuming elsewhere when a stream breaks."""
 
-    def __init__(self, endpoints: Sequence[Endpoint], table_id: str, record: Record, *, seed: int) -> None:
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        table_id: str,
+        record: Record,
+        *,
+        seed: int,
+        retried: frozenset[grpc.StatusCode] = RETRIED,
+    ) -> None:
         self._table_id = table_id
-        self._calls = _Rotation(endpoints, record, random.Random(seed))
+        self._calls = _Rotation(endpoints, record, random.Random(seed), retried)
         #: Every event received, in order (no heartbeats).
         self.events: list[events_pb2.TableEvent] = []
         #: How often the stream broke and was resumed.
@@ -286,9 +327,7 @@ async def play_through(
     players = [Player(referees.endpoints, table, record, seed=n) for n, table in enumerate(tables)]
     games = [asyncio.create_task(player.run(pause_s=pause_s)) for player in players]
     try:
-        async with asyncio.timeout(GIVE_UP_S):
-            while min(player.decisions for player in players) < decisions_before:
-                await asyncio.sleep(0.05)
+        await progress(players, decisions_before, record)
         await fault()
         async with asyncio.timeout(GIVE_UP_S):
             return await asyncio.gather(*games)

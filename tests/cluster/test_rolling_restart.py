@@ -8,17 +8,19 @@ ends. Each referee in turn gets SIGTERM, must exit cleanly, and is started again
 
 Then: no acknowledged decision is missing from any table's record, no table ended by itself
 (they are closed by their creator at the end), every follower saw every event exactly once
-and in order, and the clients met nothing but ``UNAVAILABLE`` on the way.
+and in order, and the clients met nothing but ``UNAVAILABLE`` on the way -- or ``CANCELLED``
+for a call that reached a referee as its shutdown began (gRPC's own race; docs/api.md tells
+clients to retry both with the same request id).
 """
 
 from __future__ import annotations
 
 import asyncio
 
-import grpc
 from local_cluster import LocalCluster
 from resilient_play import (
     GIVE_UP_S,
+    RETRIED_ACROSS_RESTARTS,
     Follower,
     Player,
     Record,
@@ -27,6 +29,7 @@ from resilient_play import (
     consecutive,
     create_tables,
     lost_moves,
+    progress,
     read_log,
     summary,
 )
@@ -35,14 +38,6 @@ from dizhu.v1 import table_pb2
 
 REFEREES = 3
 TABLES = 6
-
-
-async def _progress(players: list[Player], decisions: int) -> None:
-    """Wait until every player made ``decisions`` more decisions."""
-    targets = [player.decisions + decisions for player in players]
-    async with asyncio.timeout(GIVE_UP_S):
-        while any(player.decisions < target for player, target in zip(players, targets, strict=True)):
-            await asyncio.sleep(0.05)
 
 
 class TestRollingRestart:
@@ -54,17 +49,23 @@ class TestRollingRestart:
             await referees.start_all()
             tables = await create_tables(referees.endpoints[0], TABLES, round_limit=0)  # they close when told
             record = Record()
-            players = [Player(referees.endpoints, table, record, seed=n) for n, table in enumerate(tables)]
-            followers = [Follower(referees.endpoints, t.table_id, record, seed=100 + n) for n, t in enumerate(tables)]
+            players = [
+                Player(referees.endpoints, table, record, seed=n, retried=RETRIED_ACROSS_RESTARTS)
+                for n, table in enumerate(tables)
+            ]
+            followers = [
+                Follower(referees.endpoints, table.table_id, record, seed=100 + n, retried=RETRIED_ACROSS_RESTARTS)
+                for n, table in enumerate(tables)
+            ]
             games = [asyncio.create_task(player.run(pause_s=0.02)) for player in players]
             watching = [asyncio.create_task(follower.run()) for follower in followers]
-            await _progress(players, 3)
+            await progress(players, 3, record)
 
             for index in range(REFEREES):
                 assert await referees.stop(index) == 0, f"referee {index} did not stop cleanly"
-                await _progress(players, 3)  # the games go on with one referee fewer
+                await progress(players, 3, record)  # the games go on with one referee fewer
                 await referees.start(index)
-                await _progress(players, 3)
+                await progress(players, 3, record)
 
             for player in players:
                 player.stopping.set()
@@ -74,7 +75,7 @@ class TestRollingRestart:
                     await close_table(referees.endpoints[0], table)
                 await asyncio.gather(*watching)
 
-            assert set(record.failures) <= {grpc.StatusCode.UNAVAILABLE}, summary(record)
+            assert set(record.failures) <= RETRIED_ACROSS_RESTARTS, summary(record)
             assert not record.unexpected, summary(record)
             assert record.behind == 0, summary(record)
             assert sum(follower.resumed for follower in followers) > 0, "no stream was ever cut: nothing was tested"
