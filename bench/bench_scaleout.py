@@ -75,6 +75,18 @@ class Store:
     def used_memory(self) -> int:
         return sum(int(client.info("memory")["used_memory"]) for client in self.primaries)
 
+    def finished_table_keys(self, sample: int = 20) -> dict[str, float]:
+        """The memory of a finished table's keys, by kind (``MEMORY USAGE``), averaged over a sample."""
+        sizes: dict[str, list[int]] = {}
+        for client in self.primaries:
+            for state in client.scan_iter(match="dizhu:{t:*}:state", count=1000):
+                base = state.decode().rsplit(":", 1)[0]
+                for kind in ("state", "events", "records", "answers", "answered"):
+                    sizes.setdefault(kind, []).append(int(client.memory_usage(f"{base}:{kind}") or 0))
+                if len(sizes["state"]) >= sample:
+                    break
+        return {kind: statistics.mean(values) for kind, values in sizes.items()}
+
     def flush(self) -> None:
         for client in self.primaries:
             client.flushall()
@@ -166,18 +178,24 @@ async def _streams(targets: list[str], pids: list[int], streams: int, tables: in
     ]
     rss_before = sum(_rss_kib(pid) for pid in pids)
     ready = asyncio.Semaphore(0)
-    delivered = 0
+    delivered = reopened = 0
 
     async def subscriber(index: int) -> None:
-        nonlocal delivered
-        call = stubs[index % len(stubs)].WatchTable(
-            table_service_pb2.WatchTableRequest(table_id=created[index % tables].table_id)
-        )
-        async for message in call:
-            if message.event.WhichOneof("payload") == "snapshot":
-                ready.release()
-            elif message.event.WhichOneof("payload") != "heartbeat":
-                delivered += 1
+        """One stream, opened again (as a client would) if it fails UNAVAILABLE before it is ready."""
+        nonlocal delivered, reopened
+        request = table_service_pb2.WatchTableRequest(table_id=created[index % tables].table_id)
+        while True:
+            try:
+                async for message in stubs[index % len(stubs)].WatchTable(request):
+                    if message.event.WhichOneof("payload") == "snapshot":
+                        ready.release()
+                    elif message.event.WhichOneof("payload") != "heartbeat":
+                        delivered += 1
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+                reopened += 1
+                await asyncio.sleep(0.1)
 
     tasks = [asyncio.create_task(subscriber(index)) for index in range(streams)]
     for _ in range(streams):
@@ -214,6 +232,7 @@ async def _streams(targets: list[str], pids: list[int], streams: int, tables: in
         "cpu_us_per_event": cpu / max(1, delivered) * 1e6,
         "moves": moves,
         "delivered": delivered,
+        "reopened": reopened,
     }
 
 
@@ -246,13 +265,16 @@ def run(store: Store, processes: int, games: list[Game], tables: int, streams: i
             f"{per_call('total_net_input_bytes'):,.0f} B in + "
             f"{per_call('total_net_output_bytes') - per_call('repl_bytes'):,.0f} B out{replication}"
         )
-        print(f"      a finished table keeps {(memory_after - memory_before) / len(games) / 1024:.1f} KiB in Redis")
+        kept = (memory_after - memory_before) / len(games) / 1024
+        parts = ", ".join(f"{kind} {size / 1024:.1f}" for kind, size in store.finished_table_keys().items())
+        print(f"      a finished table keeps {kept:.1f} KiB in Redis (KiB by key: {parts})")
         if streams:
             found = asyncio.run(_streams(targets, pids, streams, stream_tables))
             print(
                 f"      {streams} streams: {found['kib_per_stream']:.1f} KiB each, "
                 f"{found['events_per_s']:,.0f} events/s delivered, "
                 f"referee CPU {found['cpu_us_per_event']:.0f} µs per delivered event"
+                + (f" ({found['reopened']:.0f} streams opened again after UNAVAILABLE)" if found["reopened"] else "")
             )
 
 

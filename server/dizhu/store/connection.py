@@ -30,9 +30,9 @@ from redis.asyncio import BlockingConnectionPool, Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode, PipelineCommand
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
+    AskError,
     ClusterError,
     ConnectionError,
-    MovedError,
     NoScriptError,
     ReadOnlyError,
     RedisClusterException,
@@ -67,7 +67,7 @@ _PASSING: Final = (
     TimeoutError,
     ClusterError,  # CLUSTERDOWN, MASTERDOWN, a redirect loop ("TTL exhausted")
     TryAgainError,  # a slot in migration
-    MovedError,  # a slot that moved, seen where it is not followed (write_and_wait)
+    AskError,  # a slot that moves or moved (MOVED too), seen where it is not followed (write_and_wait)
     ReadOnlyError,  # a write that reached a primary just demoted to a replica
     OSError,
 )
