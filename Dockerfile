@@ -4,12 +4,14 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY server ./server
 COPY clients/python ./clients/python
+# This repository's own package; its dependencies are pinned to ranges in pyproject.toml.
+# hadolint ignore=DL3013
 RUN pip install --no-cache-dir --prefix=/install ".[web]"
 
 FROM python:3.11-slim
 RUN useradd --system --uid 10001 dizhu
 COPY --from=build /install /usr/local
-USER dizhu
+USER 10001
 ENV DIZHU_ADDRESS=0.0.0.0:50051 \
     DIZHU_HTTP_ADDRESS=0.0.0.0:8080 \
     DIZHU_LOG_FORMAT=json \

@@ -16,6 +16,7 @@ import functools
 import ipaddress
 import math
 import os
+import sys
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -114,6 +115,21 @@ class ServerConfig:
     unattended_rounds: int = 5
     #: Fraction of Redis' maxmemory kept for running tables: CreateTable is refused beyond the rest.
     memory_reserve: float = 0.10
+    # -- Scale-out (docs/scaling.md, docs/store.md) ------------------------------------------
+    #: ``redis_url`` names a node of a Redis Cluster (the client finds the others).
+    redis_cluster: bool = False
+    #: When a change is acknowledged: once on the primary (``primary``), or on a replica too (``replica``).
+    durability: str = "primary"
+    #: With ``durability = "replica"``: how long a change waits for a replica before the call fails UNAVAILABLE.
+    replica_timeout_s: float = 1.0
+    #: Seconds after which a client's connection is closed (gracefully) so that it reconnects,
+    #: maybe to another process: the kernel and load balancers spread connections, not calls.
+    max_connection_age_s: float = 300.0
+
+    @property
+    def store_replicas(self) -> int:
+        """How many replicas must hold a change before it is acknowledged (``durability``)."""
+        return 1 if self.durability == "replica" else 0
 
     @property
     def limits_enabled(self) -> bool:
@@ -321,6 +337,59 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_safety_arguments(parser, d)
     _add_browser_arguments(parser, d)
+    _add_scale_out_arguments(parser, d)
+
+
+def _add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> None:
+    scale = parser.add_argument_group("scale-out (docs/scaling.md)")
+    scale.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        default=_env("DIZHU_REDIS_CLUSTER", "") in {"1", "true", "yes"},
+        help="--redis-url names a node of a Redis Cluster (redis:// or rediss://) (env DIZHU_REDIS_CLUSTER=1; "
+        "default: off, one Redis server)",
+    )
+    durabilities = ("primary", "replica")
+    scale.add_argument(
+        "--durability",
+        choices=durabilities,
+        # Checked by the type too: argparse checks choices against the command line, not the environment.
+        type=_checked(_one_of(durabilities), "primary or replica", "DIZHU_DURABILITY"),
+        default=_env("DIZHU_DURABILITY", d.durability),
+        help="acknowledge a change once Redis's primary has it, or only once a replica has it too (WAIT): "
+        "then a failover loses no acknowledged move (env DIZHU_DURABILITY; default: %(default)s)",
+    )
+    scale.add_argument(
+        "--replica-timeout",
+        metavar="SECONDS",
+        type=_checked(_at_least(0.001, float), "a number of seconds above 0", "DIZHU_REPLICA_TIMEOUT_S"),
+        default=_env("DIZHU_REPLICA_TIMEOUT_S", d.replica_timeout_s),
+        help="with --durability replica, how long a change waits for a replica before the call fails "
+        "UNAVAILABLE, to be retried (env DIZHU_REPLICA_TIMEOUT_S; default: %(default)s)",
+    )
+    scale.add_argument(
+        "--max-connection-age",
+        metavar="SECONDS",
+        type=_checked(_at_least(1, float), "a number of seconds, at least 1", "DIZHU_MAX_CONNECTION_AGE_S"),
+        default=_env("DIZHU_MAX_CONNECTION_AGE_S", d.max_connection_age_s),
+        help="seconds after which a client's connection is closed gracefully, so that clients reconnect and "
+        "spread over new processes (env DIZHU_MAX_CONNECTION_AGE_S; default: %(default)s)",
+    )
+
+
+def _one_of(allowed: tuple[str, ...]) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(text)
+        return text
+
+    return convert
+
+
+def _usage_error(message: str) -> SystemExit:
+    """A bad combination of settings: said on standard error, exit status 2 (as argparse's own)."""
+    print(f"dizhu serve: error: {message}", file=sys.stderr)  # noqa: T201 -- a command line's message
+    return SystemExit(2)
 
 
 def _fraction(text: str) -> float:
@@ -546,6 +615,12 @@ def _add_browser_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> 
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    if args.redis_cluster and (not args.redis_url or args.redis_url.startswith("unix:")):
+        raise _usage_error(
+            "--redis-cluster needs --redis-url (or REDIS_URL) naming a cluster node: redis:// or rediss://"
+        )
+    if args.durability == "replica" and not args.redis_url:
+        raise _usage_error("--durability replica needs a Redis with replicas (--redis-url): the embedded one has none")
     api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")
     cors_origins = args.cors_origin if args.cors_origin is not None else _env("DIZHU_CORS_ORIGINS", "").split(",")
     return ServerConfig(
@@ -586,4 +661,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         web_bots=args.web_bots,
         presence_window_s=args.presence_window,
         presence_lease_s=args.presence_lease,
+        redis_cluster=args.redis_cluster,
+        durability=args.durability,
+        replica_timeout_s=args.replica_timeout,
+        max_connection_age_s=args.max_connection_age,
     )

@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Self
@@ -158,6 +159,7 @@ class EmbeddedRedis:
     before the server binds it). ``unix_socket``: listen on ``<data_dir>/redis.sock`` only
     (no TCP). ``appendonly``: keep an AOF (``appendfsync everysec``); RDB snapshots are off.
     ``binary``: the ``redis-server`` to run; ``None`` finds one (:func:`find_redis_server`).
+    ``extra_args``: further ``redis-server`` options, after these (e.g. cluster mode's).
     """
 
     def __init__(
@@ -169,12 +171,14 @@ class EmbeddedRedis:
         unix_socket: bool = False,
         startup_timeout_s: float = 10.0,
         binary: str | None = None,
+        extra_args: Sequence[str] = (),
     ) -> None:
         self._data_dir = data_dir
         self._requested_port = port
         self._unix_socket = unix_socket
         self._appendonly = appendonly
         self._startup_timeout_s = startup_timeout_s
+        self._extra_args = tuple(extra_args)
         self._process: subprocess.Popen[bytes] | None = None
         self._temp_dir: tempfile.TemporaryDirectory[str] | None = None
         self._dir: Path | None = None
@@ -292,6 +296,7 @@ class EmbeddedRedis:
             "--save", "",
             "--appendonly", "yes" if self._appendonly else "no",
             "--appendfsync", "everysec",
+            *self._extra_args,
         ]  # fmt: skip
         in_main_thread = threading.current_thread() is threading.main_thread()
         self._process = subprocess.Popen(  # noqa: S603 - the binary and its arguments are ours

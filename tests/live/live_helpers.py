@@ -76,7 +76,7 @@ class Referees:
         """
         client = self._client
         if own_redis:
-            client = redis.asyncio.Redis.from_url(self._url)
+            client = self.connect()
             self._clients.append(client)
         store = TableStore(client, events_maxlen=events_maxlen)
         await store.load_scripts()
@@ -91,6 +91,10 @@ class Referees:
         )
         self._nodes.append(node)
         return node
+
+    def connect(self) -> Any:
+        """A Redis client of its own (a cluster's, for a cluster: see tests/cluster)."""
+        return redis.asyncio.Redis.from_url(self._url)
 
     async def aclose(self) -> None:
         for node in self._nodes:

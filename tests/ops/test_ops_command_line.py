@@ -106,6 +106,11 @@ class TestBadCommandLines:
             ([], {"DIZHU_HEARTBEAT_S": "0"}, "$DIZHU_HEARTBEAT_S"),
             ([], {"DIZHU_GRACE_S": "nan"}, "$DIZHU_GRACE_S"),
             ([], {"REDIS_URL": "localhost:6379"}, "$REDIS_URL"),
+            (["--redis-cluster"], {}, "--redis-cluster needs --redis-url"),
+            (["--redis-cluster", "--redis-url", "unix:///tmp/r.sock"], {}, "redis:// or rediss://"),
+            (["--durability", "replica"], {}, "the embedded one has none"),
+            ([], {"DIZHU_DURABILITY": "always"}, "--durability"),
+            ([], {"DIZHU_MAX_CONNECTION_AGE_S": "0"}, "$DIZHU_MAX_CONNECTION_AGE_S"),
         ],
         ids=[
             "log-level",
@@ -119,6 +124,11 @@ class TestBadCommandLines:
             "env-heartbeat",
             "env-nan",
             "env-redis-url",
+            "cluster-without-url",
+            "cluster-on-a-socket",
+            "replica-without-replicas",
+            "env-durability",
+            "env-connection-age",
         ],
     )
     def test_a_bad_serve_setting_is_a_usage_error(self, args: list[str], env: dict[str, str], said: str) -> None:

@@ -22,6 +22,7 @@ from safety_helpers import Server, Servers, exhausted
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
 from dizhu.service.gateway import Gateway, TablePolicy
+from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 
@@ -74,7 +75,8 @@ class TestTheClockIsolatesFailures:
         await _until(healthy_runs, "the healthy table's clock to act five times")
         assert _clock_failures() > failures
         # The poisoned table's entry was moved later: it no longer heads the index.
-        score = await redis_client.zscore("dizhu:{clock}:deadlines", poisoned.table_id)
+        deadlines = index_keys("dizhu", index_shard(poisoned.table_id)).deadlines
+        score = await redis_client.zscore(deadlines, poisoned.table_id)
         assert score is not None
         assert score > _now_ms() - 100
         # And it survives a restart of the clock: a second referee serves the healthy table too.

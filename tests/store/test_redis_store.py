@@ -10,6 +10,7 @@ import redis.asyncio
 from redis.crc import key_slot
 
 from dizhu.store import Loaded, Saved, SaveOutcome, TableKeys, TableStore, answer_id, table_keys
+from dizhu.store.keys import index_keys, index_shard
 
 TABLE = "t-1"
 ALICE = "seat-0"
@@ -521,4 +522,4 @@ class TestDeadlines:
         await store.index_deadline("a", 5, 1_000)
         await store.index_deadline("a", 6, None, final=True)
         assert await store.due_tables(10_000) == []
-        assert await redis_client.hlen("dizhu:{clock}:versions") == 0
+        assert await redis_client.hlen(index_keys("dizhu", index_shard("a")).versions) == 0

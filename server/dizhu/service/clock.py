@@ -21,10 +21,8 @@ import time
 from typing import Final
 
 import structlog
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from dizhu.service.errors import is_store_full
+from dizhu.service.errors import is_store_trouble
 from dizhu.service.gateway import Gateway
 from dizhu.service.metrics import CLOCK_FAILURES, QUARANTINED, TIMEOUTS
 from dizhu.store import TableStore
@@ -64,11 +62,11 @@ async def _apply(gateway: Gateway, quarantine: Quarantine, table_id: str) -> Non
     """Apply one due table's timeout; quarantine the table if that fails for a reason of its own."""
     try:
         acted = await gateway.time_out(table_id)
-    except (asyncio.CancelledError, RedisConnectionError, RedisTimeoutError, ConnectionError):
-        raise  # the store, not the table: the whole tick fails and is retried
+    except asyncio.CancelledError:
+        raise
     except Exception as error:
-        if is_store_full(error):
-            raise  # the store again: a full Redis is no fault of this table's
+        if is_store_trouble(error):
+            raise  # the store, not the table (unreachable, failing over, full): the whole tick is retried
         backoff_ms = quarantine.failed(table_id)
         CLOCK_FAILURES.inc()
         _log.error("clock_table_failed", table_id=table_id, retry_in_ms=backoff_ms, exc_info=True)

@@ -23,10 +23,8 @@ import structlog
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError as RedisOutOfMemoryError
 from redis.exceptions import ResponseError as RedisResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from dizhu.referee.errors import (
     Internal,
@@ -36,9 +34,19 @@ from dizhu.referee.errors import (
     StoreFull,
     Unavailable,
 )
+from dizhu.store.connection import NotReplicated, is_unavailable
 from dizhu.store.keys import validate_table_id
 
-__all__ = ["DOMAIN", "ServicerContext", "abort", "guarded", "guarded_stream", "is_store_full", "to_status"]
+__all__ = [
+    "DOMAIN",
+    "ServicerContext",
+    "abort",
+    "guarded",
+    "guarded_stream",
+    "is_store_full",
+    "is_store_trouble",
+    "to_status",
+]
 
 DOMAIN = "dizhu.v1"
 _log = structlog.get_logger("dizhu.service")
@@ -69,6 +77,11 @@ def is_store_full(error: BaseException) -> bool:
     if isinstance(error, RedisOutOfMemoryError):
         return True
     return isinstance(error, RedisResponseError) and "OOM command not allowed" in str(error)
+
+
+def is_store_trouble(error: BaseException) -> bool:
+    """Whether ``error`` is the store's -- unreachable, failing over, full -- rather than a request's or a table's."""
+    return is_unavailable(error) or is_store_full(error)
 
 
 def to_status(error: RefereeError) -> grpc.Status:
@@ -105,8 +118,11 @@ def _as_referee_error(error: Exception, call_id: str, request_id: str) -> Refere
         return StoreFull(
             "the table store is full; retry later with the same request_id", retry_after_ms=_STORE_FULL_RETRY_MS
         )
-    if isinstance(error, RedisConnectionError | RedisTimeoutError | ConnectionError):
-        _log.warning("store_unavailable", error=str(error))
+    if isinstance(error, NotReplicated):
+        _log.warning("store_not_replicated", error=str(error))
+        return Unavailable("the change is not yet on a replica of the table store; retry with the same request_id")
+    if is_unavailable(error):
+        _log.warning("store_unavailable", error=str(error) or type(error).__name__)
         return Unavailable("the table store is unavailable; retry with the same request_id")
     _log.exception("unexpected_error")
     metadata = {"incident_id": call_id, **({"request_id": request_id} if request_id else {})}

@@ -28,8 +28,6 @@ from typing import Final, NamedTuple, TypeVar
 
 import structlog
 from google.protobuf.message import Message
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from dizhu.referee import decode, encode
 from dizhu.referee.auth import Principal, Role, resolve
@@ -46,7 +44,7 @@ from dizhu.referee.events import RoundEnded
 from dizhu.referee.table import TableState, TableStatus
 from dizhu.referee.tokens import TokenKeys
 from dizhu.service.answers import Answers, fingerprint
-from dizhu.service.errors import is_store_full
+from dizhu.service.errors import is_store_trouble
 from dizhu.service.event_codec import encode_event
 from dizhu.service.metadata import Credentials
 from dizhu.service.metrics import ABANDONED
@@ -328,10 +326,8 @@ class Gateway:
         for table_id, _ in await self._store.inactive_tables(before_ms, limit):
             try:
                 closed += await self._close_if_idle(table_id, now_ms, before_ms)
-            except (RedisConnectionError, RedisTimeoutError, ConnectionError):
-                raise
             except Exception as error:
-                if is_store_full(error):
+                if is_store_trouble(error):
                     raise
                 # One table that cannot be read must not stop the sweep: look at it again later.
                 _log.error("idle_close_failed", table_id=table_id, exc_info=True)

@@ -94,12 +94,29 @@ class Presence:
                 events.append(encode_public(event))
         return events
 
-    async def update(self, table_id: str, leases: Sequence[tuple[str, int]], table: TableState | None) -> int | None:
-        """Apply ``leases``, announcing what changed; the seats connected now (None: no table)."""
+    async def update(
+        self,
+        table_id: str,
+        leases: Sequence[tuple[str, int]],
+        table: TableState | None,
+        *,
+        extending: bool = False,
+        swept_ms: int | None = None,
+    ) -> int | None:
+        """Apply ``leases``, announcing what changed; the seats connected now (None: no table).
+
+        ``extending`` and ``swept_ms``: see :meth:`dizhu.store.presence.PresenceStore.update`.
+        """
         for _ in range(_ATTEMPTS):
             if table is None:
                 result = await self._store.update(
-                    table_id, now_ms=self.now_ms(), version=UNKNOWN, occupied=UNKNOWN, leases=leases
+                    table_id,
+                    now_ms=self.now_ms(),
+                    version=UNKNOWN,
+                    occupied=UNKNOWN,
+                    leases=leases,
+                    extending=extending,
+                    swept_ms=swept_ms,
                 )
             else:
                 result = await self._store.update(
@@ -110,12 +127,14 @@ class Presence:
                     closed=table.status is TableStatus.CLOSED,
                     leases=leases,
                     events=self._events(table),
+                    extending=extending,
+                    swept_ms=swept_ms,
                 )
             if result.outcome is PresenceOutcome.OK:
                 return result.mask
             if result.outcome is PresenceOutcome.GONE:
                 return None
-            leases = ()  # applied already: only the announcement is left to do
+            leases, swept_ms = (), None  # applied already: only the announcement is left to do
             table = await self._read(table_id)
             if table is None:
                 return None
@@ -180,8 +199,8 @@ class Presence:
     async def sweep(self, limit: int = 100) -> int:
         """Announce the seats whose last lease lapsed, at tables the due index points to; how many tables."""
         tables = await self._store.due(self.now_ms(), limit)
-        for table_id in tables:
-            await self.update(table_id, (), None)
+        for table_id, due_ms in tables:
+            await self.update(table_id, (), None, swept_ms=due_ms)
         return len(tables)
 
 
@@ -207,7 +226,7 @@ class StreamLease:
         while True:
             await asyncio.sleep(self._presence.lease_s / 3)
             try:
-                await self._presence.update(self._table_id, [(self._member, self._expiry_ms())], None)
+                await self._presence.update(self._table_id, [(self._member, self._expiry_ms())], None, extending=True)
             except Exception:
                 _log.warning("presence_renewal_failed", table_id=self._table_id, exc_info=True)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import gc
 import os
 import secrets
@@ -18,7 +17,6 @@ import structlog
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import Redis
 
 from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
@@ -34,7 +32,7 @@ from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
 from dizhu.store import TableStore
-from dizhu.store.pool import WaitingConnectionPool
+from dizhu.store.connection import connect
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
 if TYPE_CHECKING:
@@ -53,6 +51,8 @@ _TRANSPORT_CAP_FACTOR = 16
 _PENDING_CALLS = 20_000
 #: Allocations (net) between collections of the youngest generation (Python's default: 700).
 _GC_YOUNG_THRESHOLD = 10_000
+#: Redis connections for calls, per process (per node on a cluster).
+_CALL_CONNECTIONS = 256
 
 
 class Referee:
@@ -99,7 +99,7 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
     options = [
         ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         # The kernel balances connections, not calls: recycle connections so clients rebalance.
-        ("grpc.max_connection_age_ms", 5 * 60 * 1000),
+        ("grpc.max_connection_age_ms", int(config.max_connection_age_s * 1000)),
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
         # Requests up to this reach our deserializer, which refuses those over max_request_bytes
         # with INVALID_ARGUMENT and details; gRPC refuses larger ones itself (RESOURCE_EXHAUSTED).
@@ -246,21 +246,23 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
         await embedded.astart()
         url = embedded.url
         _log.info("embedded_redis_started", url=url, data_dir=str(config.data_dir))
-    # Calls wait for a free connection rather than fail when many run at once.
-    calls_pool = WaitingConnectionPool.from_url(url, max_connections=256, timeout=10, socket_timeout=10)
-    redis = Redis.from_pool(calls_pool)  # the client owns the pool and closes it
+    # Calls wait for a free connection rather than fail when many run at once (on one server).
+    redis = connect(url, cluster=config.redis_cluster, max_connections=_CALL_CONNECTIONS, wait_for_connection=True)
     try:
         await wait_for_redis(redis, url, config.redis_wait_s)
-        make_store = functools.partial(
-            TableStore,
+        store = TableStore(
+            redis,
             prefix=config.key_prefix,
             finished_ttl_s=config.finished_ttl_s,
             answer_ttl_s=config.answer_ttl_s,
             events_maxlen=config.events_maxlen,
             answers_per_table=config.answers_per_table,
+            replicas=config.store_replicas,
+            replica_timeout_ms=max(1, int(config.replica_timeout_s * 1000)),
         )
-        store = make_store(redis)
         await store.load_scripts()
+        if moved := await store.adopt_unsharded_indexes():
+            _log.info("deadline_index_sharded", entries=moved)
         referee = await create_server(config, store)
         try:
             yield referee

@@ -13,10 +13,9 @@ import urllib.parse
 import grpc
 import prometheus_client
 import structlog
-from redis.asyncio import Redis
-from redis.exceptions import AuthenticationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import AuthenticationError, RedisClusterException
+
+from dizhu.store.connection import StoreClient, is_cluster, is_unavailable
 
 __all__ = ["StartupError", "bind", "redacted", "start_metrics", "wait_for_redis"]
 
@@ -58,8 +57,12 @@ def redacted(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
-async def wait_for_redis(redis: Redis, url: str, within_s: float) -> None:
-    """Return once ``redis`` answers PING, retrying with backoff for up to ``within_s`` seconds."""
+async def wait_for_redis(redis: StoreClient, url: str, within_s: float) -> None:
+    """Return once ``redis`` answers PING, retrying with backoff for up to ``within_s`` seconds.
+
+    A client of one server pointed at a node of a Redis Cluster, or a cluster client pointed at
+    a server that is not one, is a :class:`StartupError` saying which flag to change.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within_s
     delay = _FIRST_RETRY_S
@@ -68,7 +71,13 @@ async def wait_for_redis(redis: Redis, url: str, within_s: float) -> None:
             await asyncio.wait_for(redis.ping(), max(deadline - loop.time(), _FIRST_RETRY_S))
         except AuthenticationError as error:
             raise StartupError(f"Redis at {redacted(url)} refused the credentials: {error}") from None
-        except (RedisConnectionError, RedisTimeoutError, OSError) as error:  # OSError: TimeoutError too
+        except Exception as error:
+            if isinstance(error, RedisClusterException) and not is_unavailable(error):
+                raise StartupError(
+                    f"Redis at {redacted(url)} cannot serve as a Redis Cluster ({error}): is --redis-cluster meant?"
+                ) from None
+            if not is_unavailable(error):  # OSError, and so TimeoutError, is unavailable too
+                raise
             left = deadline - loop.time()
             if left <= 0:
                 raise StartupError(
@@ -79,4 +88,6 @@ async def wait_for_redis(redis: Redis, url: str, within_s: float) -> None:
             await asyncio.sleep(min(delay, left))
             delay = min(delay * 2, _MAX_RETRY_S)
         else:
-            return
+            break
+    if not is_cluster(redis) and int((await redis.info("cluster")).get("cluster_enabled", 0)):
+        raise StartupError(f"Redis at {redacted(url)} is a node of a Redis Cluster: start with --redis-cluster")

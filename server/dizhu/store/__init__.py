@@ -1,7 +1,8 @@
 """Where tables live: state, event streams and recorded answers in Redis.
 
 ``TableStore`` is the whole API; the key layout is in :mod:`dizhu.store.keys`, the Lua
-scripts in :mod:`dizhu.store.scripts`, the guarantees in docs/store.md.
+scripts in :mod:`dizhu.store.scripts`, connecting to one Redis or a Redis Cluster in
+:mod:`dizhu.store.connection`, the guarantees in docs/store.md.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from dizhu.store.keys import (
 )
 from dizhu.store.notifications import SUBSCRIBED, Appends
 from dizhu.store.presence import PresenceOutcome, PresenceStore, PresenceUpdate
-from dizhu.store.redis_store import Loaded, MemoryUse, Saved, SaveOutcome, TableStore
+from dizhu.store.redis_store import Loaded, MemoryUse, NotReplicated, Saved, SaveOutcome, TableStore
 
 __all__ = [
     "SUBSCRIBED",
     "Appends",
     "Loaded",
     "MemoryUse",
+    "NotReplicated",
     "PresenceOutcome",
     "PresenceStore",
     "PresenceUpdate",

@@ -11,6 +11,15 @@ unchanged on a cluster::
     <prefix>:{t:<table_id>}:answered   sorted set: answer id, scored by the order it was recorded in
     <prefix>:{t:<table_id>}:presence   sorted set: seat presence leases (dizhu.store.presence)
 
+Beside the tables, the indexes every referee process scans (the turn clock's deadlines, the
+presence leases due to lapse) are split into :data:`INDEX_SHARDS` shards, each under a hash
+tag of its own, so that on Redis Cluster they spread over the nodes instead of loading one;
+a table's entries all live in its shard (:func:`index_shard`)::
+
+    <prefix>:{clock:<n>}:deadlines     sorted set: table id -> deadline (ms)
+    <prefix>:{clock:<n>}:versions      hash: table id -> the table version its deadline belongs to
+    <prefix>:{presence:<n>}:due        sorted set: table id -> the earliest time a lease of it may lapse (ms)
+
 An answer id is a hash of who asked and the request id (:func:`answer_id`): neither appears
 in any key or value, so a request id can be a secret its caller holds (docs/security.md).
 
@@ -31,12 +40,18 @@ from __future__ import annotations
 
 import hashlib
 import re
+import zlib
 from dataclasses import dataclass
+from typing import Final
 
 __all__ = [
+    "INDEX_SHARDS",
     "MAX_ID_LENGTH",
+    "IndexKeys",
     "TableKeys",
     "answer_id",
+    "index_keys",
+    "index_shard",
     "table_keys",
     "validate_principal",
     "validate_request_id",
@@ -45,6 +60,10 @@ __all__ = [
 
 MAX_ID_LENGTH = 128
 """The longest table id, principal or request id accepted."""
+
+INDEX_SHARDS: Final = 16
+"""How many shards each scanned index has. Every process writes and scans all of them, so the
+number is part of the layout: changing it strands the entries of the shards that go."""
 
 _TABLE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _PRINCIPAL = re.compile(r"[A-Za-z0-9._-]{1,128}")
@@ -95,6 +114,9 @@ class TableKeys:
     """A sorted set of the answer ids, scored by the order they were recorded in."""
     presence: str
     """A sorted set of the seats' presence leases (see :mod:`dizhu.store.presence`)."""
+    sync: str
+    """A short-lived marker written only to confirm, with ``WAIT``, that a replica holds
+    everything written to the table before (see :mod:`dizhu.store.connection`)."""
     scan_pattern: str
     """A ``SCAN MATCH`` pattern for every key of the table (admin and tests only)."""
 
@@ -115,5 +137,35 @@ def table_keys(prefix: str, table_id: str) -> TableKeys:
         answers=f"{base}:answers",
         answered=f"{base}:answered",
         presence=f"{base}:presence",
+        sync=f"{base}:sync",
         scan_pattern=f"{base}:*",
+    )
+
+
+def index_shard(table_id: str) -> int:
+    """The shard of the indexes that holds ``table_id``'s entries: CRC-32 of the id, modulo the shards."""
+    return zlib.crc32(validate_table_id(table_id).encode()) % INDEX_SHARDS
+
+
+@dataclass(frozen=True, slots=True)
+class IndexKeys:
+    """The keys of one shard of the scanned indexes (all under the shard's own hash tags)."""
+
+    deadlines: str
+    """The turn clock's sorted set: table id -> deadline (ms)."""
+    versions: str
+    """The hash beside it: table id -> the table version the indexed deadline belongs to."""
+    presence_due: str
+    """The presence sorted set: table id -> the earliest time one of its leases may lapse (ms)."""
+
+
+def index_keys(prefix: str, shard: int) -> IndexKeys:
+    """The keys of index shard ``shard`` (0 <= shard < :data:`INDEX_SHARDS`) under ``prefix``."""
+    if not 0 <= shard < INDEX_SHARDS:
+        raise ValueError(f"no index shard {shard}: there are {INDEX_SHARDS}")
+    prefix = validate_prefix(prefix)
+    return IndexKeys(
+        deadlines=f"{prefix}:{{clock:{shard}}}:deadlines",
+        versions=f"{prefix}:{{clock:{shard}}}:versions",
+        presence_due=f"{prefix}:{{presence:{shard}}}:due",
     )

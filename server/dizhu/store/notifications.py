@@ -16,6 +16,7 @@ Redis Cluster: a channel is no key, and a ``PUBLISH`` (also from a script) reach
 subscribers of every node, so this works unchanged on a cluster (Redis 6.2 and 7). The
 channel carries the table's hash tag, so moving to sharded channels (``SPUBLISH`` /
 ``SSUBSCRIBE``, Redis 7), which reach only the table's shard, is a change of command names.
+A subscriber whose node is gone for good (failed over) starts afresh on a node that answers.
 
 A notification published while the connection is down is lost: every confirmation of a
 subscription (the first one, and those redis-py sends again after reconnecting) is
@@ -25,14 +26,17 @@ reported too, and the listener then reads the table's stream from where it is.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
-from redis.asyncio import Redis
+from redis.asyncio import RedisCluster
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from dizhu.store.connection import StoreClient
 from dizhu.store.keys import table_keys
 
 __all__ = ["SUBSCRIBED", "Appends"]
@@ -51,7 +55,7 @@ class Appends:
     left and followed again at once ends up subscribed.
     """
 
-    def __init__(self, redis: Redis, *, prefix: str = "dizhu") -> None:
+    def __init__(self, redis: StoreClient, *, prefix: str = "dizhu") -> None:
         self._redis = redis
         self._prefix = prefix
         self._pubsub: PubSub | None = None
@@ -85,8 +89,8 @@ class Appends:
         """``(table_id, last sequence)`` for each append heard, ``(table_id, SUBSCRIBED)`` for
         each confirmed subscription; runs until cancelled. A lost connection is made again
         at once; raises redis-py's error when that fails (call again later)."""
-        pubsub = self._connection()
         while True:
+            pubsub = self._connection()
             if pubsub.connection is None:  # nothing subscribed yet
                 await asyncio.sleep(0.05)
                 continue
@@ -108,12 +112,34 @@ class Appends:
                 yield table_id, SUBSCRIBED
 
     async def _reconnect(self, pubsub: PubSub) -> None:
-        """Connect again; redis-py then subscribes again to every channel (each confirmation is reported)."""
+        """Connect again; redis-py then subscribes again to every channel (each confirmation is reported).
+
+        On a cluster the node may be gone for good (failed over): the subscriber then starts
+        afresh on a node the client knows now, subscribed to every table again.
+        """
         connection = pubsub.connection
         assert connection is not None
         async with self._sending:
-            await connection.disconnect()
-            await connection.connect()
+            try:
+                await connection.disconnect()
+                await connection.connect()
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                if not isinstance(self._redis, RedisCluster):
+                    raise
+                await self._start_afresh()
+                raise
+
+    async def _start_afresh(self) -> None:
+        """A new subscriber on another cluster node, once one answers; the listener then uses it."""
+        old, self._pubsub = self._pubsub, None
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.aclose()  # type: ignore[no-untyped-call]
+        with contextlib.suppress(RedisError, RedisClusterException):
+            await self._redis.ping()  # lets the cluster client learn which nodes are left
+        channels = [channel.decode() for channel in self._tables]
+        if channels:
+            await self._connection().subscribe(*channels)
 
     async def close(self) -> None:
         if self._pubsub is not None:

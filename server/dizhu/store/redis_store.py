@@ -8,9 +8,14 @@ its own :class:`TableStore` over the same Redis, and the store makes their write
   and records the answer -- all or nothing, never interleaved with another writer.
 - :meth:`TableStore.load` is one round trip, and reads state and answer atomically.
 
-Beside the tables it keeps three indexes of its own (each under a hash tag of its own): the
-turn clock's deadlines, when each table last saw a client act (to close abandoned tables),
-and each creator's open tables (a quota).
+Beside the tables it keeps indexes of its own, apart from the tables' keys: the turn clock's
+deadlines (in :data:`~dizhu.store.keys.INDEX_SHARDS` shards, each under a hash tag of its
+own), when each table last saw a client act (to close abandoned tables), and each creator's
+open tables (a quota).
+
+It runs on one Redis server or on a Redis Cluster (:mod:`dizhu.store.connection`). With
+``replicas`` > 0 a write is acknowledged only once that many replicas hold it (``WAIT``):
+a failover then loses no acknowledged move.
 
 The key layout is in :mod:`dizhu.store.keys`, the scripts in :mod:`dizhu.store.scripts`,
 the guarantees in docs/store.md.
@@ -23,14 +28,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 
 from dizhu.store import scripts
-from dizhu.store.keys import TableKeys, answer_id, table_keys, validate_principal, validate_table_id
+from dizhu.store.connection import (
+    NotReplicated,
+    StoreClient,
+    confirm_replicated,
+    info_of_primaries,
+    run_on_key_node,
+    write_and_wait,
+)
+from dizhu.store.keys import (
+    INDEX_SHARDS,
+    IndexKeys,
+    TableKeys,
+    answer_id,
+    index_keys,
+    index_shard,
+    table_keys,
+    validate_principal,
+    validate_table_id,
+)
 from dizhu.store.notifications import Appends
 from dizhu.store.presence import PresenceStore
 
-__all__ = ["Loaded", "MemoryUse", "SaveOutcome", "Saved", "TableStore"]
+__all__ = ["Loaded", "MemoryUse", "NotReplicated", "SaveOutcome", "Saved", "TableStore"]
 
 DAY_S: Final = 24 * 60 * 60
 _EVENT_FIELD: Final = b"e"
@@ -97,8 +120,13 @@ class MemoryUse:
 class TableStore:
     """Tables in Redis, shared by any number of referee processes.
 
-    ``redis`` must return bytes (the default ``decode_responses=False``). On a server-streaming
-    handler keep ``block_ms`` of :meth:`read_events` well below the client's ``socket_timeout``.
+    ``redis`` (one server's client, or a cluster's) must return bytes (the default
+    ``decode_responses=False``). On a server-streaming handler keep ``block_ms`` of
+    :meth:`read_events` well below the client's ``socket_timeout``.
+
+    ``replicas``: how many replicas must hold a created or saved table (and an answer returned
+    again) before the call returns; 0 (the default) does not wait. A write no replica confirms
+    within ``replica_timeout_ms`` raises :class:`NotReplicated` (nothing acknowledged: retry).
 
     Raises :class:`ValueError` for a malformed table id, principal or request id (see
     :mod:`dizhu.store.keys`), and lets ``redis.exceptions.RedisError`` through.
@@ -106,28 +134,35 @@ class TableStore:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: StoreClient,
         *,
         prefix: str = "dizhu",
         finished_ttl_s: int = 7 * DAY_S,
         answer_ttl_s: int = DAY_S,
         events_maxlen: int = 10_000,
         answers_per_table: int = 1000,
+        replicas: int = 0,
+        replica_timeout_ms: int = 1000,
     ) -> None:
-        if redis.connection_pool.connection_kwargs.get("decode_responses"):
+        if redis.get_connection_kwargs().get("decode_responses"):
             raise ValueError("TableStore needs a Redis client with decode_responses=False")
-        if min(finished_ttl_s, answer_ttl_s, events_maxlen, answers_per_table) < 1:
-            raise ValueError("finished_ttl_s, answer_ttl_s, events_maxlen and answers_per_table must be positive")
+        if min(finished_ttl_s, answer_ttl_s, events_maxlen, answers_per_table, replica_timeout_ms) < 1:
+            raise ValueError(
+                "finished_ttl_s, answer_ttl_s, events_maxlen, answers_per_table and replica_timeout_ms must be positive"
+            )
+        if replicas < 0:
+            raise ValueError("replicas must be 0 or more")
         table_keys(prefix, "x")  # validates the prefix now rather than at the first call
         self._redis = redis
         self._prefix = prefix
-        self._deadlines_key = f"{prefix}:{{clock}}:deadlines"
-        self._deadline_versions_key = f"{prefix}:{{clock}}:versions"
+        self._indexes = [index_keys(prefix, shard) for shard in range(INDEX_SHARDS)]
         self._activity_key = f"{prefix}:{{idle}}:active"
         self.finished_ttl_s: Final = finished_ttl_s
         self.answer_ttl_s: Final = answer_ttl_s
         self.events_maxlen: Final = events_maxlen
         self.answers_per_table: Final = answers_per_table
+        self.replicas: Final = replicas
+        self.replica_timeout_ms: Final = replica_timeout_ms
         self._load = redis.register_script(scripts.LOAD)
         self._create = redis.register_script(scripts.CREATE)
         self._save = redis.register_script(scripts.SAVE)
@@ -147,6 +182,10 @@ class TableStore:
         """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
         return table_keys(self._prefix, table_id)
 
+    def _index(self, table_id: str) -> IndexKeys:
+        """The index shard holding ``table_id``'s entries."""
+        return self._indexes[index_shard(table_id)]
+
     async def load_scripts(self) -> None:
         """Load the scripts into the server now (optional: they load on first use anyway).
 
@@ -155,6 +194,24 @@ class TableStore:
         """
         for script in (self._load, self._create, self._save, self._deadline, self._defer, self._reserve):
             script.sha = await self._redis.script_load(script.script)
+
+    async def adopt_unsharded_indexes(self) -> int:
+        """Move the entries of the one-key deadline index that older versions kept into the shards.
+
+        Safe while other processes run (each entry goes through the version-ordered
+        ``DEADLINE`` script); idempotent; how many entries moved. Call it at start-up.
+        """
+        old_deadlines, old_versions = f"{self._prefix}:{{clock}}:deadlines", f"{self._prefix}:{{clock}}:versions"
+        entries: list[Any] = await self._redis.zrange(old_deadlines, 0, -1, withscores=True)
+        for member, score in entries:
+            table_id = _text(member)
+            version = _int(await self._redis.hget(old_versions, table_id))
+            await self._deadline(
+                keys=self._deadline_keys(table_id), args=[table_id, version, int(score), "0", "0" if version else "1"]
+            )
+            await self._redis.zrem(old_deadlines, table_id)
+            await self._redis.hdel(old_versions, table_id)
+        return len(entries)
 
     async def load(self, table_id: str, principal: str, request_id: str | None) -> Loaded:
         """Read the table and the answer recorded for ``(principal, request_id)``: one round trip.
@@ -170,6 +227,8 @@ class TableStore:
             version, data, seq, answer, presence = await self._load(
                 keys=[keys.state, keys.answers], args=[answer_id(principal, request_id)]
             )
+            if answer is not None:
+                await self._confirm(keys)  # the answer acknowledges a write: it must be on a replica too
         return Loaded(
             state=_bytes(data),
             version=_int(version),
@@ -208,7 +267,33 @@ class TableStore:
             *self._answer_args(principal, request_id, answer, self.answer_ttl_s),
             *events,
         ]
-        return _saved(await self._create(keys=[keys.state, keys.events, keys.answers, keys.answered], args=args))
+        return await self._write(self._create, keys, [keys.state, keys.events, keys.answers, keys.answered], args)
+
+    async def _write(
+        self, script: AsyncScript, keys: TableKeys, script_keys: list[str], args: list[bytes | str | int]
+    ) -> Saved:
+        """Run ``CREATE`` or ``SAVE``; with ``replicas``, return only once replicas hold the outcome."""
+        if not self.replicas:
+            return _saved(await script(keys=script_keys, args=args))
+        reply, acknowledged = await write_and_wait(
+            self._redis, script, script_keys, args, replicas=self.replicas, timeout_ms=self.replica_timeout_ms
+        )
+        saved = _saved(reply)
+        if saved.outcome is SaveOutcome.SAVED and acknowledged < self.replicas:
+            raise NotReplicated(f"table written, but {acknowledged} of {self.replicas} replicas confirmed it in time")
+        if saved.outcome is SaveOutcome.DUPLICATE:
+            await self._confirm(keys)  # the first write of this answer may not have reached a replica
+        return saved
+
+    async def _confirm(self, keys: TableKeys) -> None:
+        """With ``replicas``, wait until that many replicas hold everything written to the table."""
+        if not self.replicas:
+            return
+        acknowledged = await confirm_replicated(
+            self._redis, keys.sync, replicas=self.replicas, timeout_ms=self.replica_timeout_ms
+        )
+        if acknowledged < self.replicas:
+            raise NotReplicated(f"{acknowledged} of {self.replicas} replicas confirmed the table's writes in time")
 
     def _answer_args(
         self, principal: str, request_id: str | None, answer: bytes | None, ttl_s: int
@@ -267,7 +352,7 @@ class TableStore:
         args += drop_records
         args += events
         script_keys = [keys.state, keys.events, keys.records, keys.answers, keys.answered]
-        return _saved(await self._save(keys=script_keys, args=args))
+        return await self._write(self._save, keys, script_keys, args)
 
     async def read_record(self, table_id: str, name: str) -> bytes | None:
         """A record kept by :meth:`save` (``None`` if there is none, or it expired)."""
@@ -278,37 +363,62 @@ class TableStore:
     ) -> bool:
         """Index the turn deadline of ``table_id`` at ``version`` (None: it has none) for :meth:`due_tables`.
 
-        The index is one sorted set for all tables (``<prefix>:{clock}:deadlines``, with the
-        indexed versions beside it), written apart from the table's own keys: it says where
-        to look, the table's state holds the real deadline, and whoever acts on a due table
-        checks it with the same compare-and-set as a move. An older version never overwrites
-        a newer one. ``final`` forgets the table (closed or gone). ``early`` is a hint written
-        before the state: it may only make the indexed deadline earlier. True if the index changed.
+        The index is a sorted set in each of its shards (``<prefix>:{clock:<n>}:deadlines``,
+        with the indexed versions beside it; the table's shard is
+        :func:`~dizhu.store.keys.index_shard`), written apart from the table's own keys: it
+        says where to look, the table's state holds the real deadline, and whoever acts on a
+        due table checks it with the same compare-and-set as a move. An older version never
+        overwrites a newer one. ``final`` forgets the table (closed or gone). ``early`` is a
+        hint written before the state: it may only make the indexed deadline earlier. With
+        ``replicas``, an entry (not a hint) is waited for like a move, up to the timeout, but
+        a replica's silence fails nothing: the move it follows is acknowledged already. True
+        if the index changed.
         """
-        validate_table_id(table_id)
-        changed = await self._deadline(
-            keys=[self._deadlines_key, self._deadline_versions_key],
-            args=[table_id, version, deadline_ms or 0, "1" if final else "0", "1" if early else "0"],
-        )
+        script_keys = self._deadline_keys(table_id)
+        args: list[bytes | str | int] = [
+            table_id,
+            version,
+            deadline_ms or 0,
+            "1" if final else "0",
+            "1" if early else "0",
+        ]
+        if self.replicas and not early:
+            changed, _ = await write_and_wait(
+                self._redis,
+                self._deadline,
+                script_keys,
+                args,
+                replicas=self.replicas,
+                timeout_ms=self.replica_timeout_ms,
+            )
+        else:
+            changed = await self._deadline(keys=script_keys, args=args)
         return bool(changed)
+
+    def _deadline_keys(self, table_id: str) -> list[str]:
+        index = self._index(table_id)
+        return [index.deadlines, index.versions]
 
     async def defer_deadline(self, table_id: str, version: int, until_ms: int) -> bool:
         """Make the clock look at ``table_id`` again at ``until_ms`` (it failed on ``version``).
 
         Only an indexed deadline of that version or an older one moves; True if it did.
         """
-        validate_table_id(table_id)
-        moved = await self._defer(
-            keys=[self._deadlines_key, self._deadline_versions_key], args=[table_id, version, until_ms]
-        )
+        moved = await self._defer(keys=self._deadline_keys(table_id), args=[table_id, version, until_ms])
         return bool(moved)
 
     async def due_tables(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
-        """Tables whose indexed deadline is at or before ``now_ms``: ``(table_id, deadline_ms)``."""
-        entries: list[Any] = await self._redis.zrangebyscore(
-            self._deadlines_key, 0, now_ms, start=0, num=limit, withscores=True
-        )
-        return [(_text(member), int(score)) for member, score in entries]
+        """Tables whose indexed deadline is at or before ``now_ms``: ``(table_id, deadline_ms)``, earliest first.
+
+        Reads every shard in one pipeline (on a cluster, one round trip per node, in parallel):
+        at most ``limit`` entries, the earliest of each shard's earliest ``limit``.
+        """
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for index in self._indexes:
+                pipe.zrangebyscore(index.deadlines, 0, now_ms, start=0, num=limit, withscores=True)
+            shards: list[list[Any]] = await pipe.execute()
+        entries = sorted((int(score), _text(member)) for entries in shards for member, score in entries)
+        return [(table_id, deadline_ms) for deadline_ms, table_id in entries[:limit]]
 
     async def read_events(
         self, table_id: str, after_sequence: int, count: int = 1000, block_ms: int | None = None
@@ -325,8 +435,9 @@ class TableStore:
         if block_ms is None:
             entries = await self._redis.xrange(events_key, min=f"{after_sequence + 1}-0", count=count)
         else:
-            reply = await self._redis.xread(
-                {events_key: f"{after_sequence}-{_MAX_SUB_ID}"}, count=count, block=block_ms
+            after = f"{after_sequence}-{_MAX_SUB_ID}"
+            reply = await run_on_key_node(
+                self._redis, events_key, "XREAD", "COUNT", count, "BLOCK", block_ms, "STREAMS", events_key, after
             )
             entries = _xread_entries(reply)
         return [_event(entry) for entry in entries or ()]
@@ -388,17 +499,24 @@ class TableStore:
         return len(members) - len(gone)
 
     async def memory(self) -> MemoryUse:
-        """How full Redis is (``INFO memory``)."""
-        info = await self._redis.info("memory")
-        return MemoryUse(used=int(info.get("used_memory", 0)), limit=int(info.get("maxmemory", 0)))
+        """How full Redis is (``INFO memory``); on a cluster, its fullest primary."""
+        uses = [
+            MemoryUse(used=int(info.get("used_memory", 0)), limit=int(info.get("maxmemory", 0)))
+            for info in await info_of_primaries(self._redis, "memory")
+        ]
+        return max(uses, key=lambda use: use.used / use.limit if use.limit else 0.0)
 
     async def delete(self, table_id: str) -> None:
         """Delete every key of the table, answers included, and its index entries (tests and admin)."""
         keys = self.keys(table_id)
-        await self._redis.zrem(self._deadlines_key, table_id)
-        await self._redis.hdel(self._deadline_versions_key, table_id)
+        index = self._index(table_id)
+        await self._redis.zrem(index.deadlines, table_id)
+        await self._redis.hdel(index.versions, table_id)
+        await self._redis.zrem(index.presence_due, table_id)
         await self._redis.zrem(self._activity_key, table_id)
-        await self._redis.delete(keys.state, keys.events, keys.records, keys.answers, keys.answered, keys.presence)
+        await self._redis.delete(
+            keys.state, keys.events, keys.records, keys.answers, keys.answered, keys.presence, keys.sync
+        )
 
 
 def _bytes(value: object) -> bytes | None:

