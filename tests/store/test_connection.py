@@ -28,9 +28,10 @@ from dizhu.store.connection import NotReplicated, is_unavailable
 
 
 def _raised_in(path: str, error: BaseException) -> BaseException:
-    """``error`` as raised from code in a file at ``path`` (its traceback names that file)."""
+    """A copy of ``error`` as raised from code in a file at ``path`` (its traceback names that file only:
+    raising ``error`` itself again would keep the frames of its earlier raise)."""
     try:
-        exec(compile("raise error", path, "exec"), {"error": error})
+        exec(compile("raise error", path, "exec"), {"error": type(error)(*error.args)})
     except BaseException as raised:
         return raised
     raise AssertionError("unreachable")
