@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import grpc
-from bench_service import plan_game, play_game
+from bench_service import create_and_play, plan_game
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests" / "cluster"), str(ROOT / "tests" / "grpc")]
@@ -59,7 +59,7 @@ async def _latency(cluster: LocalCluster, durability: str, tables: int, games: i
             async def worker() -> int:
                 moves = 0
                 while planned:
-                    moves += await play_game(stub, planned.pop(), latencies)
+                    moves += await create_and_play(stub, planned.pop(), latencies)
                 return moves
 
             start = time.perf_counter()

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import grpc
 import redis
-from bench_service import Game, plan_game, play_game
+from bench_service import Game, create_and_play, plan_game
 
 from dizhu.embedded_redis import EmbeddedRedis, find_redis_server
 from dizhu.testing import ServeProcess, serve_process
@@ -147,7 +147,7 @@ async def _moves(targets: list[str], games: list[Game], tables: int) -> tuple[in
     async def worker(index: int) -> int:
         moves = 0
         while queue:
-            moves += await play_game(stubs[index % len(stubs)], queue.pop(), latencies)
+            moves += await create_and_play(stubs[index % len(stubs)], queue.pop(), latencies)
         return moves
 
     start = time.perf_counter()

@@ -160,6 +160,15 @@ async def play_game(stub: table_service_pb2_grpc.TableServiceStub, table: Table,
         out.moves += 1
 
 
+async def create_and_play(stub: table_service_pb2_grpc.TableServiceStub, game: Game, latencies: list[float]) -> int:
+    """Create ``game``'s table and play it out as fast as answered: the moves made (each move's
+    latency appended to ``latencies``). Table creation is timed apart from the moves."""
+    timings = Timings()
+    await play_game(stub, await create_table(stub, game), Pace(None), timings)
+    latencies += timings.latencies["Bid"] + timings.latencies["Play"]
+    return timings.moves
+
+
 @dataclass
 class Counters:
     """The server's CPU, Redis' CPU and the scripts Redis ran, so far."""

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from dizhu.cli import build_parser
+from dizhu.config import config_from_args
 from dizhu.tournament.config import DEFAULT_ENTRANTS, ConfigError, load_config
+from dizhu.tournament.referees import serve_arguments
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -116,3 +119,13 @@ class TestRefusals:
     def test_refused_with_the_key_named(self, tmp_path: Path, text: str, key: str) -> None:
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             load_config(write(tmp_path, text))
+
+
+class TestEmbeddedReferee:
+    @pytest.mark.parametrize("api_key", ["plain", "-starts-like-a-flag", "--also"])
+    def test_its_command_line_carries_any_api_key(self, api_key: str) -> None:
+        command = serve_arguments("127.0.0.1:0", "redis://127.0.0.1:1/0", api_key, "t", ["--workers", "1"])
+        parsed = build_parser().parse_args(command[3:])
+        config = config_from_args(parsed)
+        assert config.api_keys == (api_key,)
+        assert (config.key_prefix, config.workers) == ("t", 1)

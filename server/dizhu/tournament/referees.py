@@ -43,7 +43,7 @@ def serve_arguments(address: str, redis_url: str, api_key: str, key_prefix: str,
         sys.executable, "-m", "dizhu.cli", "serve",
         "--address", address,
         "--redis-url", redis_url,
-        "--api-key", api_key,
+        f"--api-key={api_key}",  # a random key may begin with "-"
         "--key-prefix", key_prefix,
         "--log-level", "warning",
         "--grace", "1",
