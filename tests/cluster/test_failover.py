@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 import pytest
@@ -33,12 +35,13 @@ from resilient_play import Record, Referees, create_tables, lost_moves, play_thr
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.store.keys import table_keys
 from dizhu.testing import free_port
-from dizhu.v1 import table_pb2
+from dizhu.v1 import table_pb2, table_service_pb2
 
 #: The referees' flags: quiet logs, a short grace, quick answers from a replica that stays silent.
 QUIET = ["--log-level", "warning", "--grace", "2"]
 REPLICA = ["--redis-cluster", "--durability", "replica", "--replica-timeout", "0.5", *QUIET]
 TABLES = 6
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -114,6 +117,64 @@ class TestReplicaStopped:
         retried = await send(endpoint.tables, table, seat, mine.version, decision, request_id=request_id)
         assert retried.table.version == mine.version + 1
         assert (await view(endpoint.tables, table)).version == mine.version + 1
+
+
+class TestAStreamThroughAFailover:
+    async def test_an_open_stream_hears_the_moves_made_after_its_tables_primary_died(
+        self, faulty_cluster: LocalCluster
+    ) -> None:
+        """A process hears of appends on one subscriber connection, to the node of the first
+        table it followed: that node dies here and stays dead, so the subscriber has to move."""
+        faulty_cluster.flush()
+        referee = Referees(faulty_cluster.url, ["--redis-cluster", *QUIET], 1)
+        await referee.start_all()
+        try:
+            endpoint = referee.endpoints[0]
+            table = await create_table(endpoint.tables, THREE, round_limit=1)
+            stream = endpoint.tables.WatchTable(table_service_pb2.WatchTableRequest(table_id=table.table_id))
+            first = await stream.read()
+            assert first.event.WhichOneof("payload") == "snapshot"
+            victim = faulty_cluster.node_of(table_keys("dizhu", table.table_id).state)
+            faulty_cluster.kill(victim)
+            try:
+                await asyncio.to_thread(faulty_cluster.wait_for_failover, victim)
+                public = await _retried(lambda: view(endpoint.tables, table))
+                seat = public.turn_seat
+                mine = await _retried(lambda: view(endpoint.tables, table, seat))
+                decision = await decide(endpoint.rules, mine, random.Random(2))
+                request_id = rid()
+                await _retried(
+                    lambda: send(endpoint.tables, table, seat, mine.version, decision, request_id=request_id)
+                )
+
+                async def next_move() -> table_service_pb2.WatchTableResponse:
+                    while (message := await stream.read()).event.WhichOneof("payload") in (
+                        "heartbeat",
+                        "seat_presence",
+                    ):
+                        pass
+                    return message
+
+                heard = await asyncio.wait_for(next_move(), 60)
+                assert heard.event.WhichOneof("payload") in ("bid_made", "cards_played"), heard
+                assert heard.event.sequence > first.event.sequence
+                stream.cancel()
+            finally:
+                await asyncio.to_thread(faulty_cluster.restart, victim)
+        finally:
+            await referee.aclose()
+
+
+async def _retried(call: Callable[[], Awaitable[T]]) -> T:
+    """``call()`` again while the store is unavailable (a failover under way), as a careful client does."""
+    for _ in range(100):
+        try:
+            return await call()
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            await asyncio.sleep(0.2)
+    raise AssertionError("still UNAVAILABLE after 20 s")
 
 
 @contextlib.asynccontextmanager

@@ -16,7 +16,7 @@ Redis Cluster: a channel is no key, and a ``PUBLISH`` (also from a script) reach
 subscribers of every node, so this works unchanged on a cluster (Redis 6.2 and 7). The
 channel carries the table's hash tag, so moving to sharded channels (``SPUBLISH`` /
 ``SSUBSCRIBE``, Redis 7), which reach only the table's shard, is a change of command names.
-A subscriber whose node is gone for good (failed over) starts afresh on a node that answers.
+A subscriber whose cluster node is gone for good (failed over) moves to a node that answers.
 
 A notification published while the connection is down is lost: every confirmation of a
 subscription (the first one, and those redis-py sends again after reconnecting) is
@@ -62,6 +62,8 @@ class Appends:
         self._tables: dict[bytes, str] = {}
         #: Orders the commands: asyncio.Lock wakes its waiters first in, first out.
         self._sending = asyncio.Lock()
+        #: The subscriber's cluster node is gone: the next listen moves to another one.
+        self._moving = False
 
     def _channel(self, table_id: str) -> str:
         return table_keys(self._prefix, table_id).events
@@ -76,20 +78,24 @@ class Appends:
         channel = self._channel(table_id)
         self._tables[channel.encode()] = table_id
         async with self._sending:
-            await self._connection().subscribe(channel)
+            if not self._moving:  # else the new subscriber subscribes to every followed table
+                await self._connection().subscribe(channel)
 
     async def unsubscribe(self, table_id: str) -> None:
         """Stop following ``table_id``."""
         channel = self._channel(table_id)
         self._tables.pop(channel.encode(), None)
         async with self._sending:
-            await self._connection().unsubscribe(channel)
+            if not self._moving:
+                await self._connection().unsubscribe(channel)
 
     async def listen(self) -> AsyncIterator[tuple[str, int]]:
         """``(table_id, last sequence)`` for each append heard, ``(table_id, SUBSCRIBED)`` for
         each confirmed subscription; runs until cancelled. A lost connection is made again
         at once; raises redis-py's error when that fails (call again later)."""
         while True:
+            if self._moving:
+                await self._move()
             pubsub = self._connection()
             if pubsub.connection is None:  # nothing subscribed yet
                 await asyncio.sleep(0.05)
@@ -114,8 +120,8 @@ class Appends:
     async def _reconnect(self, pubsub: PubSub) -> None:
         """Connect again; redis-py then subscribes again to every channel (each confirmation is reported).
 
-        On a cluster the node may be gone for good (failed over): the subscriber then starts
-        afresh on a node the client knows now, subscribed to every table again.
+        On a cluster the node may be gone for good (failed over): the subscriber then moves
+        to a node that answers (:meth:`_move`, on the next :meth:`listen`).
         """
         connection = pubsub.connection
         assert connection is not None
@@ -124,22 +130,25 @@ class Appends:
                 await connection.disconnect()
                 await connection.connect()
             except (RedisConnectionError, RedisTimeoutError, OSError):
-                if not isinstance(self._redis, RedisCluster):
-                    raise
-                await self._start_afresh()
+                self._moving = isinstance(self._redis, RedisCluster)
                 raise
 
-    async def _start_afresh(self) -> None:
-        """A new subscriber on another cluster node, once one answers; the listener then uses it."""
-        old, self._pubsub = self._pubsub, None
-        if old is not None:
-            with contextlib.suppress(Exception):
-                await old.aclose()  # type: ignore[no-untyped-call]
-        with contextlib.suppress(RedisError, RedisClusterException):
-            await self._redis.ping()  # lets the cluster client learn which nodes are left
-        channels = [channel.decode() for channel in self._tables]
-        if channels:
-            await self._connection().subscribe(*channels)
+    async def _move(self) -> None:
+        """A new subscriber, on a cluster node that answers now, following every table again.
+
+        Raises redis-py's error while none answers (:meth:`listen` is called again later).
+        """
+        async with self._sending:
+            old, self._pubsub = self._pubsub, None
+            if old is not None:
+                with contextlib.suppress(Exception):
+                    await old.aclose()  # type: ignore[no-untyped-call]
+            with contextlib.suppress(RedisError, RedisClusterException):
+                await self._redis.ping()  # lets the cluster client learn which nodes are left
+            channels = [channel.decode() for channel in self._tables]
+            if channels:
+                await self._connection().subscribe(*channels)
+            self._moving = False
 
     async def close(self) -> None:
         if self._pubsub is not None:
