@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +53,28 @@ class TestContract:
             env={**os.environ, "PYTHON": sys.executable},
         )
         assert result.returncode == 0, "stubs drifted; run scripts/gen_protos\n" + result.stdout + result.stderr
+
+
+def _anchor(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's) gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+class TestDocs:
+    def test_every_relative_link_and_anchor_of_the_docs_resolves(self) -> None:
+        pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "clients" / "python" / "README.md"]
+        anchors = {
+            page: {_anchor(found[1]) for found in re.finditer(r"^#+\s+(.*)$", page.read_text(), re.M)} for page in pages
+        }
+        broken = []
+        for page in pages:
+            for link in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+                if re.match(r"[a-z]+:", link):
+                    continue
+                path, _, anchor = link.partition("#")
+                target = (page.parent / path).resolve() if path else page
+                if not target.exists():
+                    broken.append(f"{page.relative_to(ROOT)}: {link} (no such file)")
+                elif anchor and target.suffix == ".md" and anchor not in anchors.get(target, set()):
+                    broken.append(f"{page.relative_to(ROOT)}: {link} (no such heading)")
+        assert not broken, "\n".join(broken)
