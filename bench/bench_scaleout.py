@@ -35,7 +35,7 @@ from pathlib import Path
 
 import grpc
 import redis
-from bench_service import Game, create_and_play, plan_game
+from bench_service import Game, cpu_seconds, create_and_play, plan_game
 
 from dizhu.embedded_redis import EmbeddedRedis, find_redis_server
 from dizhu.testing import ServeProcess, serve_process
@@ -110,17 +110,6 @@ def cluster_store() -> Iterator[Store]:
             if node.port not in {primary.port for primary in cluster.primary_nodes()}
         ]
         yield Store("Redis Cluster 3+3", cluster.url, ["--redis-cluster"], pids, primaries, replicas)
-
-
-def _cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of these processes so far."""
-    import os
-
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kib(pid: int) -> int:
@@ -203,7 +192,7 @@ async def _streams(targets: list[str], pids: list[int], streams: int, tables: in
     await asyncio.sleep(1)
     rss_after = sum(_rss_kib(pid) for pid in pids)
     rng = random.Random(3)
-    cpu_before = _cpu_seconds(pids)
+    cpu_before = cpu_seconds(pids)
     start = time.perf_counter()
     moves = 0
     for table in created:  # a whole auction on every table: a few bids each
@@ -220,7 +209,7 @@ async def _streams(targets: list[str], pids: list[int], streams: int, tables: in
             moves += 1
     await asyncio.sleep(1)
     elapsed = time.perf_counter() - start
-    cpu = _cpu_seconds(pids) - cpu_before
+    cpu = cpu_seconds(pids) - cpu_before
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -243,10 +232,10 @@ def run(store: Store, processes: int, games: list[Game], tables: int, streams: i
         pids = [process.process.pid for process in running]
         time.sleep(0.5)
         before, memory_before = store.counters(), store.used_memory()
-        cpu_referees, cpu_redis = _cpu_seconds(pids), _cpu_seconds(store.pids)
+        cpu_referees, cpu_redis = cpu_seconds(pids), cpu_seconds(store.pids)
         moves, elapsed, latencies = asyncio.run(_moves(targets, games, tables))
-        cpu_referees = _cpu_seconds(pids) - cpu_referees
-        cpu_redis = _cpu_seconds(store.pids) - cpu_redis
+        cpu_referees = cpu_seconds(pids) - cpu_referees
+        cpu_redis = cpu_seconds(store.pids) - cpu_redis
         after, memory_after = store.counters(), store.used_memory()
         calls = moves + 2 * len(games)  # each game also creates its table (a load and a create)
 

@@ -179,7 +179,7 @@ class Counters:
 
     @classmethod
     def read(cls, pids: Sequence[int], redis_client: redis.Redis, redis_pid: int) -> Counters:
-        return cls(_cpu_seconds(pids), _cpu_seconds([redis_pid]), _scripts_run(redis_client))
+        return cls(cpu_seconds(pids), cpu_seconds([redis_pid]), _scripts_run(redis_client))
 
     def __sub__(self, other: Counters) -> Counters:
         return Counters(self.cpu - other.cpu, self.redis_cpu - other.redis_cpu, self.scripts - other.scripts)
@@ -236,7 +236,7 @@ async def _phase(
     )
 
 
-def _cpu_seconds(pids: Sequence[int]) -> float:
+def cpu_seconds(pids: Sequence[int]) -> float:
     """User + system CPU time of these processes so far."""
     total = 0
     for pid in pids:

@@ -9,23 +9,30 @@ module names must be unique across them, and ``tests/rules/helpers.py`` exists.)
 - ``decide`` / ``send`` / ``act``: one legal decision for the seat to act, chosen with
   ``RulesService.ListLegalMoves`` like a bot would;
 - ``play_round`` / ``play_until_closed``: random but legal games;
-- ``card_id`` / ``cards_in``: the contract's card ids, for comparing card sets.
+- ``card_id`` / ``cards_in``: the contract's card ids, for comparing card sets;
+- ``referee_over_own_redis``: a referee over a Redis of its own, for tests that stop or fill it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import grpc
 import pytest
+import redis.asyncio
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from dizhu.config import ServerConfig
+from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.service.server import create_server
+from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
@@ -321,3 +328,26 @@ async def bid_to_play(tables: TableStub, table: Table) -> table_pb2.TableView:
     assert response.table.phase == table_pb2.PHASE_PLAY
     assert response.table.landlord_seat == seat
     return response.table
+
+
+@contextlib.asynccontextmanager
+async def referee_over_own_redis(
+    binary: str | None = None,
+) -> AsyncIterator[tuple[EmbeddedRedis, redis.asyncio.Redis, TableStub]]:
+    """A referee over a Redis server of its own (``binary``: which ``redis-server``), for tests
+    that stop or fill that Redis: the server, a client of it, and the referee's stub."""
+    server = EmbeddedRedis(appendonly=False, binary=binary)
+    await server.astart()
+    client = redis.asyncio.Redis.from_url(server.url)
+    try:
+        store = TableStore(client)
+        await store.load_scripts()
+        referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
+                yield server, client, table_service_pb2_grpc.TableServiceStub(channel)
+        finally:
+            await referee.stop(0)
+    finally:
+        await client.aclose()
+        await server.astop()
