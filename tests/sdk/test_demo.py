@@ -30,6 +30,7 @@ class TestDemo:
     def test_one_round_is_narrated_settled_and_verified(self) -> None:
         result = _demo("--rounds", "1")
         assert result.returncode == 0, result.stdout + result.stderr
+        assert "Traceback" not in result.stdout + result.stderr, result.stderr
         assert "Settlement of round 1: stake" in result.stdout
         assert "sha256(seed) == commitment ✓" in result.stdout
         assert "The table is closed (round_limit)" in result.stdout

@@ -196,6 +196,9 @@ def guarded_stream(
         except Exception as error:
             await abort(context, _concerning(_as_referee_error(error, call_id, ""), request))
         finally:
-            structlog.contextvars.reset_contextvars(**bound)
+            # A stream the client left may be finalised by the event loop from another task,
+            # whose context never had these bindings: there is nothing to reset there.
+            with contextlib.suppress(ValueError):
+                structlog.contextvars.reset_contextvars(**bound)
 
     return wrapper
