@@ -49,6 +49,7 @@ from dizhu.rules import (
     Rank,
     Suit,
     Variant,
+    make_deck,
     parse_cards,
     try_classify,
     view_for,
@@ -116,31 +117,38 @@ def card_to_proto(card: Card) -> cards_pb2.Card:
     return cards_pb2.Card(rank=_PB_RANKS[card.rank], suit=_PB_SUITS[card.suit], copy=card.copy)
 
 
+#: Every card's canonical id, looked up without a call into Python (hands are sorted by it on every view).
+_ID_OF: dict[Card, int] = {card: card.id for card in make_deck(max(variant.decks for variant in VARIANTS.values()))}
+_card_id = _ID_OF.__getitem__
+
+
 def cards_to_proto(cards: Iterable[Card]) -> list[cards_pb2.Card]:
     """Cards in canonical id order (the contract's order for hands, kitties and plays)."""
-    return [card_to_proto(card) for card in sorted(cards, key=lambda card: card.id)]
+    return [card_to_proto(card) for card in sorted(cards, key=_card_id)]
 
 
 _YOUR_HAND = table_pb2.TableView.DESCRIPTOR.fields_by_name["your_hand"].number
 _KITTY = table_pb2.TableView.DESCRIPTOR.fields_by_name["kitty"].number
 
 
-@functools.lru_cache(maxsize=1024)
-def _card_entry(field: int, card: Card) -> bytes:
-    """One card of a view's repeated card field, encoded with its tag (there are at most 108 cards)."""
-    view = table_pb2.TableView()
-    getattr(view, table_pb2.TableView.DESCRIPTOR.fields_by_number[field].name).append(card_to_proto(card))
-    return view.SerializeToString()
+def _card_entries(field: int) -> dict[Card, bytes]:
+    """Each card as one entry of a view's repeated card field, encoded with its tag."""
+    name = table_pb2.TableView.DESCRIPTOR.fields_by_number[field].name
+    entries = {}
+    for card in _ID_OF:
+        view = table_pb2.TableView()
+        getattr(view, name).append(card_to_proto(card))
+        entries[card] = view.SerializeToString()
+    return entries
+
+
+_CARD_ENTRIES = {field: _card_entries(field) for field in (_YOUR_HAND, _KITTY)}
 
 
 def _cards_field(field: int, cards: Iterable[Card]) -> bytes:
     """``cards`` as the encoded entries of a view's card field, in canonical id order (merged into a view:
     a hand built from cards encoded once costs a fraction of building its messages)."""
-    return b"".join(_card_entry(field, card) for card in sorted(cards, key=_card_id))
-
-
-def _card_id(card: Card) -> int:
-    return card.id
+    return b"".join(map(_CARD_ENTRIES[field].__getitem__, sorted(cards, key=_card_id)))
 
 
 def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
