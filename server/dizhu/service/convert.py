@@ -430,8 +430,8 @@ def _history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
 class _RoundDigest:
     """What every view of a running deal derives from its whole history, kept for the next view.
 
-    The encoded ``history`` entries, the tricks completed, and where the current trick
-    starts among the plays. A deal's history only grows, so the next view of the same table
+    The encoded ``history`` and ``bids`` entries, the current trick's plays encoded (with
+    their combinations) and who led it, and the tricks completed. A deal's history only grows, so the next view of the same table
     (the next move, mostly handled by the same process) continues from here instead of going
     over the whole history again. Kept by value: a digest is reused only when the deal's
     earlier history is equal to the one it was made from.
