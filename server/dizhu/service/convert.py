@@ -433,8 +433,9 @@ class _RoundDigest:
     The encoded ``history`` and ``bids`` entries, the current trick's plays encoded (with
     their combinations) and who led it, and the tricks completed. A deal's history only
     grows, so the next view of the same table (the next move, mostly handled by the same
-    process) continues from here instead of going over the whole history again. Kept by value: a digest is reused only when the deal's
-    earlier history is equal to the one it was made from.
+    process) continues from here instead of going over the whole history again. Kept by
+    value: a digest is reused only when the deal's earlier history is equal to the one it
+    was made from.
     """
 
     __slots__ = (
