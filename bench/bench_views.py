@@ -40,7 +40,8 @@ def _per_call_us(work: Callable[[], object], seconds: float) -> float:
 def _tables(variant: Variant, every: int, seed: int) -> list[TableState]:
     """The table after 0, ``every``, 2 * ``every``, ... decisions of one random round."""
     names = [f"p{seat}" for seat in range(variant.players)]
-    table = commands.create_table("bench", TableSettings(variant, round_limit=1), [bytes(32)], names, 0).outcome.table
+    settings = TableSettings(variant, round_limit=1)
+    table = commands.create_table("bench", settings, [bytes(32)], names, 0, lambda: "").outcome.table
     rng = random.Random(seed)
     found = []
     decisions = 0

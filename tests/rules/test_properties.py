@@ -33,6 +33,7 @@ from dizhu.rules import (
     to_plain,
 )
 from dizhu.rules.random_play import random_round
+from dizhu.rules.serialization import action_to_plain
 
 rng_seeds = st.integers(0, 2**64)
 house_rules = st.builds(HouseRules, spring=st.booleans())
@@ -129,6 +130,15 @@ class TestSerialization:
         data = to_bytes(final)
         assert to_bytes(from_bytes(data)) == data
         assert json.loads(data) == json.loads(json.dumps(to_plain(final)))  # tuples and lists read back alike
+
+    @given(seed=rng_seeds, dealer=st.integers(0, 3))
+    def test_the_history_can_be_left_out_and_added_entry_by_entry(
+        self, variant: Variant, seed: int, dealer: int
+    ) -> None:
+        for state in played_round(variant, seed, dealer, HouseRules()):
+            plain = to_plain(state, history=False)
+            assert plain["history"] == []
+            assert {**plain, "history": [action_to_plain(action) for action in state.history]} == to_plain(state)
 
     def test_an_arranged_deal_without_a_seed_round_trips(self, variant: Variant) -> None:
         state = scenario_round(variant, "landlord wins", house_rules=HouseRules(spring=True))

@@ -6,8 +6,10 @@ Immutable like the rules core's states; every command returns a new ``TableState
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
+import operator
 from typing import Any
 
 import orjson
@@ -26,6 +28,7 @@ from dizhu.rules import (
     to_plain,
 )
 from dizhu.rules.cards import Card
+from dizhu.rules.serialization import action_to_plain
 
 __all__ = [
     "ClockSettings",
@@ -319,10 +322,57 @@ def evolve(table: TableState, **changes: Any) -> TableState:
 _TABLE_FIELDS_SET = frozenset(_TABLE_FIELDS)
 
 
+class _GrowingList:
+    """One growing list of a table -- its running deal's history, or the timings -- as JSON entries."""
+
+    __slots__ = ("entries", "items")
+
+    def __init__(self) -> None:
+        self.items: tuple[Any, ...] = ()
+        self.entries: list[bytes] = []
+
+
+class _GrowingLists:
+    """The JSON arrays of each table's lists that only grow during a deal, kept from one state to the next.
+
+    The table is written after every move with its deal's whole history and timings; the
+    entries encoded for the previous state are reused when the new list begins with the very
+    same objects (states share them), else the list is encoded afresh. Either way the bytes
+    are those ``orjson`` writes for the whole list.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._lists: collections.OrderedDict[tuple[str, str], _GrowingList] = collections.OrderedDict()
+
+    def json(self, table_id: str, name: str, items: tuple[Any, ...], plain: Any) -> orjson.Fragment:
+        key = (table_id, name)
+        known = self._lists.get(key)
+        if known is None:
+            known = self._lists[key] = _GrowingList()
+            if len(self._lists) > self._size:
+                self._lists.popitem(last=False)
+        else:
+            self._lists.move_to_end(key)
+        count = len(known.items)
+        if len(items) < count or not all(map(operator.is_, known.items, items)):
+            known.entries, count = [], 0
+        known.entries += [orjson.dumps(plain(item)) for item in items[count:]]
+        known.items = items
+        return orjson.Fragment(b"[" + b",".join(known.entries) + b"]")
+
+
+_GROWING = _GrowingLists()
+
+
 def encode(table: TableState) -> bytes:
     """The table as compact JSON bytes (cards as ids, the round via the rules core's format)."""
     settings = table.settings
     match = table.match
+    round_plain = None
+    if table.round is not None:
+        round_plain = to_plain(table.round, history=False)
+        round_plain["history"] = _GROWING.json(table.table_id, "history", table.round.history, action_to_plain)
     plain = {
         "v": _FORMAT_VERSION,
         "id": table.table_id,
@@ -348,13 +398,13 @@ def encode(table: TableState) -> bytes:
         "version": table.version,
         "created": table.created_ms,
         "updated": table.updated_ms,
-        "round": None if table.round is None else to_plain(table.round),
+        "round": round_plain,
         "deal": table.deal_number,
         "result": _result_plain(table.last_result),
         "awaiting": sorted(table.awaiting_settle),
         "close": None if table.close_reason is None else table.close_reason.value,
         "clock": [table.turn_started_ms, table.deadline_ms, list(table.banks_ms), list(table.timeouts)],
-        "timings": [list(timing) for timing in table.timings],
+        "timings": _GROWING.json(table.table_id, "timings", table.timings, list),
         "earlier": [
             {"n": record.deal_number, "state": to_plain(record.state), "timings": [list(t) for t in record.timings]}
             for record in table.earlier_deals

@@ -18,7 +18,7 @@ from dizhu.rules.deal import Deal
 from dizhu.rules.round import Phase, RoundState
 from dizhu.rules.variants import VARIANTS, CombinationKind, HouseRules
 
-__all__ = ["FORMAT_VERSION", "from_bytes", "from_plain", "to_bytes", "to_plain"]
+__all__ = ["FORMAT_VERSION", "action_to_plain", "from_bytes", "from_plain", "to_bytes", "to_plain"]
 
 FORMAT_VERSION = 1
 Plain = dict[str, Any]
@@ -42,8 +42,9 @@ def _combination_from_plain(data: list[Any] | None) -> Combination | None:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _action_to_plain(action: Action) -> tuple[Any, ...]:
-    """An action's plain form, remembered: a state is written after every move, with its whole history."""
+def action_to_plain(action: Action) -> tuple[Any, ...]:
+    """An action's plain form (a ``history`` entry), remembered: a state is written after every move, with
+    its whole history."""
     if isinstance(action, Bid):
         return ("b", action.seat, action.amount)
     return ("p", action.seat, tuple(card.id for card in action.cards))
@@ -71,8 +72,12 @@ def _deal_to_plain(deal: Deal) -> tuple[tuple[str, Any], ...]:
     )
 
 
-def to_plain(state: RoundState) -> Plain:
-    """``state`` as JSON-compatible plain data (sequences may be tuples)."""
+def to_plain(state: RoundState, *, history: bool = True) -> Plain:
+    """``state`` as JSON-compatible plain data (sequences may be tuples).
+
+    ``history=False`` leaves the actions out (``"history"`` is empty), for a caller that keeps
+    their plain forms (:func:`action_to_plain`) from one state of the round to the next.
+    """
     return {
         "v": FORMAT_VERSION,
         "variant": state.variant.name,
@@ -89,7 +94,7 @@ def to_plain(state: RoundState) -> Plain:
         "last_player": state.last_player,
         "doublings": state.doublings,
         "plays_made": list(state.plays_made),
-        "history": [_action_to_plain(action) for action in state.history],
+        "history": [action_to_plain(action) for action in state.history] if history else [],
     }
 
 

@@ -49,6 +49,7 @@ from dizhu.rules import (
     Rank,
     Suit,
     Variant,
+    make_deck,
     parse_cards,
     try_classify,
     view_for,
@@ -116,31 +117,38 @@ def card_to_proto(card: Card) -> cards_pb2.Card:
     return cards_pb2.Card(rank=_PB_RANKS[card.rank], suit=_PB_SUITS[card.suit], copy=card.copy)
 
 
+#: Every card's canonical id, looked up without a call into Python (hands are sorted by it on every view).
+_ID_OF: dict[Card, int] = {card: card.id for card in make_deck(max(variant.decks for variant in VARIANTS.values()))}
+_card_id = _ID_OF.__getitem__
+
+
 def cards_to_proto(cards: Iterable[Card]) -> list[cards_pb2.Card]:
     """Cards in canonical id order (the contract's order for hands, kitties and plays)."""
-    return [card_to_proto(card) for card in sorted(cards, key=lambda card: card.id)]
+    return [card_to_proto(card) for card in sorted(cards, key=_card_id)]
 
 
 _YOUR_HAND = table_pb2.TableView.DESCRIPTOR.fields_by_name["your_hand"].number
 _KITTY = table_pb2.TableView.DESCRIPTOR.fields_by_name["kitty"].number
 
 
-@functools.lru_cache(maxsize=1024)
-def _card_entry(field: int, card: Card) -> bytes:
-    """One card of a view's repeated card field, encoded with its tag (there are at most 108 cards)."""
-    view = table_pb2.TableView()
-    getattr(view, table_pb2.TableView.DESCRIPTOR.fields_by_number[field].name).append(card_to_proto(card))
-    return view.SerializeToString()
+def _card_entries(field: int) -> dict[Card, bytes]:
+    """Each card as one entry of a view's repeated card field, encoded with its tag."""
+    name = table_pb2.TableView.DESCRIPTOR.fields_by_number[field].name
+    entries = {}
+    for card in _ID_OF:
+        view = table_pb2.TableView()
+        getattr(view, name).append(card_to_proto(card))
+        entries[card] = view.SerializeToString()
+    return entries
+
+
+_CARD_ENTRIES = {field: _card_entries(field) for field in (_YOUR_HAND, _KITTY)}
 
 
 def _cards_field(field: int, cards: Iterable[Card]) -> bytes:
     """``cards`` as the encoded entries of a view's card field, in canonical id order (merged into a view:
     a hand built from cards encoded once costs a fraction of building its messages)."""
-    return b"".join(_card_entry(field, card) for card in sorted(cards, key=_card_id))
-
-
-def _card_id(card: Card) -> int:
-    return card.id
+    return b"".join(map(_CARD_ENTRIES[field].__getitem__, sorted(cards, key=_card_id)))
 
 
 def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
@@ -322,44 +330,39 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.face_up_card.CopyFrom(card_to_proto(round_view.face_up))
         view.face_up_seat = round_view.face_up_seat
         view.seed_commitment = round_view.commitment or b""
-        view.bids.extend(
-            table_pb2.AuctionBid(seat=action.seat, amount=action.amount)
-            for action in round_view.history
-            if isinstance(action, Bid)
-        )
         view.highest_bid = round_view.bid
         if round_view.landlord is not None:
             view.landlord_seat = round_view.landlord
         if round_view.kitty is not None and round_view.landlord is not None:
             view.MergeFromString(_cards_field(_KITTY, round_view.kitty))
         digest = _DIGESTS.of(table)
-        view.MergeFromString(digest.encoded)
+        # The history, the auction's bids and the current trick's plays, each encoded once.
+        view.MergeFromString(digest.encoded + digest.bids + digest.trick_plays)
         if round_view.phase is Phase.PLAY:
-            # After the auction every action is a play: the trick's are the last ones.
-            history = round_view.history
-            trick = cast(Sequence[Play], history[len(history) - (digest.plays - digest.trick) :])
-            _fill_trick(view, trick, digest.completed, table.variant)
-            if not view.trick.plays:
-                view.trick.leader_seat = round_view.turn
+            view.tricks_completed = digest.completed
+            view.trick.leader_seat = round_view.turn if digest.leader is None else digest.leader
         if table.deadline_ms:
             view.turn_deadline.FromMilliseconds(table.deadline_ms)
         view.doublings = round_view.doublings
         view.stake = round_view.stake
         if round_view.hand is not None:
             view.MergeFromString(_cards_field(_YOUR_HAND, round_view.hand))
-    for index, s in enumerate(table.seats):
-        seat_view = table_pb2.SeatView(
-            seat=index,
-            occupied=s.occupied,
-            player_name=s.name,
-            connected=False,  # presence is not part of the table's state: the gateway marks it
-            cards_left=hand_sizes[index],
-            balance=table.match.balances[index],
-            timeouts=table.timeouts[index] if table.timeouts else 0,
+    banks = table.banks_ms if table.settings.clock.decision_ms and running and table.banks_ms else None
+    balances = table.match.balances
+    view.MergeFromString(
+        b"".join(
+            _seat_entry(
+                index,
+                s.token_hash is not None,
+                s.name,
+                hand_sizes[index],
+                balances[index],
+                table.timeouts[index] if table.timeouts else 0,
+                None if banks is None else banks[index],
+            )
+            for index, s in enumerate(table.seats)
         )
-        if table.settings.clock.decision_ms and running and table.banks_ms:
-            seat_view.time_bank_left.FromMilliseconds(table.banks_ms[index])
-        view.seats.append(seat_view)
+    )
     if seat is not None:
         view.your_seat = seat
     if table.last_result is not None:
@@ -368,6 +371,36 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
     if reveal is not None:
         view.last_reveal.CopyFrom(reveal_to_proto(reveal))
     return view
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _seat_entry(
+    seat: int, occupied: bool, name: str, cards_left: int, balance: int, timeouts: int, bank_ms: int | None
+) -> bytes:
+    """One encoded ``TableView.seats`` entry, field tag included (a seat changes far less often than
+    it is shown). ``connected`` stays unset: presence is not part of the table's state, the gateway
+    marks it."""
+    seat_view = table_pb2.SeatView(
+        seat=seat, occupied=occupied, player_name=name, cards_left=cards_left, balance=balance, timeouts=timeouts
+    )
+    if bank_ms is not None:
+        seat_view.time_bank_left.FromMilliseconds(bank_ms)
+    return table_pb2.TableView(seats=[seat_view]).SerializeToString()
+
+
+def _bid_entry(action: Bid) -> bytes:
+    """One encoded ``TableView.bids`` entry, field tag included."""
+    return table_pb2.TableView(bids=[table_pb2.AuctionBid(seat=action.seat, amount=action.amount)]).SerializeToString()
+
+
+def _trick_entry(action: Play, variant: Variant) -> bytes:
+    """One play (or pass) of the current trick as an encoded ``TableView.trick`` with that one entry:
+    consecutive ones merge into one trick."""
+    message = table_pb2.TrickPlay(seat=action.seat, cards=cards_to_proto(action.cards))
+    combination = try_classify(action.cards, variant) if action.cards else None
+    if combination is not None:
+        message.combination.CopyFrom(combination_to_proto(combination))
+    return table_pb2.TableView(trick=table_pb2.Trick(plays=[message])).SerializeToString()
 
 
 def _last_reveal(table: TableState, running: bool) -> Reveal | None:
@@ -397,14 +430,26 @@ def _history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
 class _RoundDigest:
     """What every view of a running deal derives from its whole history, kept for the next view.
 
-    The encoded ``history`` entries, the tricks completed, and where the current trick
-    starts among the plays. A deal's history only grows, so the next view of the same table
-    (the next move, mostly handled by the same process) continues from here instead of going
-    over the whole history again. Kept by value: a digest is reused only when the deal's
-    earlier history is equal to the one it was made from.
+    The encoded ``history`` and ``bids`` entries, the current trick's plays encoded (with
+    their combinations) and who led it, and the tricks completed. A deal's history only
+    grows, so the next view of the same table (the next move, mostly handled by the same
+    process) continues from here instead of going over the whole history again. Kept by
+    value: a digest is reused only when the deal's earlier history is equal to the one it
+    was made from.
     """
 
-    __slots__ = ("completed", "deal_number", "earlier", "encoded", "history", "passes", "plays", "timings", "trick")
+    __slots__ = (
+        "bids",
+        "completed",
+        "deal_number",
+        "earlier",
+        "encoded",
+        "history",
+        "leader",
+        "passes",
+        "timings",
+        "trick_plays",
+    )
 
     def __init__(self, deal_number: int, earlier: tuple[DealRecord, ...], encoded: bytes) -> None:
         self.deal_number = deal_number
@@ -413,11 +458,14 @@ class _RoundDigest:
         self.encoded = encoded
         self.history: tuple[Action, ...] = ()
         self.timings: tuple[object, ...] = ()
-        #: Plays seen (passes included), tricks completed, where the current trick starts, passes in it.
-        self.plays = 0
+        #: Tricks completed, and passes in the current trick.
         self.completed = 0
-        self.trick = 0
         self.passes = 0
+        #: The deal's bids as encoded ``bids`` entries; the current trick's plays as an encoded ``trick``.
+        self.bids = b""
+        self.trick_plays = b""
+        #: Who led the current trick (None before its first play).
+        self.leader: int | None = None
 
     def extends(self, table: TableState) -> bool:
         """Whether ``table``'s running deal continues the one this digest was made from."""
@@ -441,16 +489,20 @@ class _RoundDigest:
         to_close = table.variant.passes_to_close
         for action in history[start:]:
             if not isinstance(action, Play):
+                self.bids += _bid_entry(action)
                 continue
-            self.plays += 1
+            if self.leader is None:
+                self.leader = action.seat
+            self.trick_plays += _trick_entry(action, table.variant)
             if not action.is_pass:
                 self.passes = 0
                 continue
             self.passes += 1
             if self.passes == to_close:
                 self.completed += 1
-                self.trick = self.plays
                 self.passes = 0
+                self.trick_plays = b""
+                self.leader = None
         self.history, self.timings = history, table.timings
 
 
@@ -487,19 +539,6 @@ def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
     Only public facts: who bid what and who played which cards, as everyone saw it happen.
     """
     view.MergeFromString(_DIGESTS.of(table).encoded)
-
-
-def _fill_trick(view: table_pb2.TableView, plays: Sequence[Play], completed: int, variant: Variant) -> None:
-    """The current trick's ``plays``, and how many tricks closed before it."""
-    view.tricks_completed = completed
-    if plays:
-        view.trick.leader_seat = plays[0].seat
-    for action in plays:
-        message = table_pb2.TrickPlay(seat=action.seat, cards=cards_to_proto(action.cards))
-        combination = try_classify(action.cards, variant) if action.cards else None
-        if combination is not None:
-            message.combination.CopyFrom(combination_to_proto(combination))
-        view.trick.plays.append(message)
 
 
 def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.TableEvent:

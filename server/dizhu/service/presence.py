@@ -155,13 +155,21 @@ class Presence:
     async def called(self, table: TableState, seat: int, announced: int) -> None:
         """``seat`` made a call with its token."""
         if self._due(table.table_id, seat, announced):
-            await self.update(table.table_id, [(f"{seat}:act", self.now_ms() + int(self.window_s * 1000))], table)
+            await self.update(table.table_id, [self._call_lease(seat)], table)
+
+    def _call_lease(self, seat: int) -> tuple[str, int]:
+        """The lease a call gives ``seat``: until ``window_s`` from now."""
+        return f"{seat}:act", self.now_ms() + int(self.window_s * 1000)
 
     def predicted(self, before: TableState, after: TableState, actor: int | None, announced: int) -> int:
         """The seats connected once :meth:`changed` has run: what a response reports."""
-        joined = occupied_mask(after) & ~occupied_mask(before)
+        if after.status is TableStatus.CLOSED:
+            return 0
+        occupied = occupied_mask(after)
+        # Seats are shared by the states a change leaves them alone in: then none was taken.
+        joined = 0 if after.seats is before.seats else occupied & ~occupied_mask(before)
         acting = 1 << actor if actor is not None else 0
-        return (announced | joined | acting) & occupied_mask(after) if after.status is not TableStatus.CLOSED else 0
+        return (announced | joined | acting) & occupied
 
     async def changed(self, before: TableState, after: TableState, actor: int | None, announced: int) -> None:
         """A change of the table was saved: ``actor`` (a seat, if a seat made it) called,
@@ -169,14 +177,17 @@ class Presence:
         if after.status is TableStatus.CLOSED:
             await self.update(after.table_id, (), after)
             return
+        if after.seats is before.seats:  # no seat taken or left (see predicted): only the actor called
+            if actor is not None and after.seats[actor].occupied and self._due(after.table_id, actor, announced):
+                await self.update(after.table_id, [self._call_lease(actor)], after)
+            return
         occupied_before, occupied_after = occupied_mask(before), occupied_mask(after)
         seats = range(len(after.seats))
         left = [seat for seat in seats if occupied_before >> seat & 1 and not occupied_after >> seat & 1]
         joined = {seat for seat in seats if occupied_after >> seat & 1 and not occupied_before >> seat & 1}
         callers = joined | ({actor} if actor is not None and occupied_after >> actor & 1 else set())
-        until_ms = self.now_ms() + int(self.window_s * 1000)
         leases = [(f"{seat}:*", 0) for seat in left]
-        leases += [(f"{seat}:act", until_ms) for seat in sorted(callers) if self._due(after.table_id, seat, announced)]
+        leases += [self._call_lease(seat) for seat in sorted(callers) if self._due(after.table_id, seat, announced)]
         if leases:
             await self.update(after.table_id, leases, after)
 

@@ -42,6 +42,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from dizhu.store.packing import hiredis_packing
 from dizhu.store.pool import WaitingConnectionPool
 
 __all__ = [
@@ -119,8 +120,11 @@ def connect(url: str, *, cluster: bool, max_connections: int, wait_for_connectio
         pool = WaitingConnectionPool.from_url(
             url, max_connections=max_connections, timeout=SOCKET_TIMEOUT_S, socket_timeout=SOCKET_TIMEOUT_S
         )
+        pool.connection_class = hiredis_packing(pool.connection_class)
         return Redis.from_pool(pool)  # the client owns the pool and closes it
-    return Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT_S, max_connections=max_connections)
+    client = Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT_S, max_connections=max_connections)
+    client.connection_pool.connection_class = hiredis_packing(client.connection_pool.connection_class)
+    return client
 
 
 def _torn_down_under_a_write(error: BaseException) -> bool:

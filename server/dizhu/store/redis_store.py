@@ -24,6 +24,7 @@ the guarantees in docs/store.md.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -117,6 +118,10 @@ class MemoryUse:
         return self.limit > 0 and self.used > fraction * self.limit
 
 
+#: Keys of the tables in play, built (and their ids validated) once rather than on every call.
+_known_table_keys = functools.lru_cache(maxsize=1 << 14)(table_keys)
+
+
 class TableStore:
     """Tables in Redis, shared by any number of referee processes.
 
@@ -180,7 +185,7 @@ class TableStore:
 
     def keys(self, table_id: str) -> TableKeys:
         """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
-        return table_keys(self._prefix, table_id)
+        return _known_table_keys(self._prefix, table_id)
 
     def _index(self, table_id: str) -> IndexKeys:
         """The index shard holding ``table_id``'s entries."""
