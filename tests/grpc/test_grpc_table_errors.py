@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import grpc
 import pytest
+import redis.asyncio
+import structlog
 from grpc_helpers import (
     FOUR,
     SEED,
@@ -25,8 +27,11 @@ from grpc_helpers import (
     view,
 )
 
+from dizhu.config import ServerConfig
+from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.service.server import create_server
 from dizhu.store import TableStore
-from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
 FAILED = grpc.StatusCode.FAILED_PRECONDITION
@@ -369,6 +374,14 @@ class TestMalformedRequests:
             "seeds[1]",
         )
 
+    async def test_a_refused_creation_names_no_table(self, tables: TableStub) -> None:
+        settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.CreateTable(pb.CreateTableRequest(request_id=rid(), settings=settings, seeds=[bytes(31)]))
+        info = error_info(caught.value)
+        assert info.reason == "INVALID_ARGUMENT"
+        assert "table_id" not in info.metadata
+
     async def test_an_overlong_or_empty_name_is_an_invalid_argument(self, tables: TableStub) -> None:
         settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_FOUR_PLAYER)
         await invalid(
@@ -477,9 +490,51 @@ class TestUnexpectedFailures:
             if request_id is not None:
                 assert info.metadata["request_id"] == request_id
                 assert request_id not in message
+            else:
+                assert "request_id" not in info.metadata
             assert info.metadata["incident_id"] in message
             for leak in ("KeyError", "Traceback", "oops", "settings", ".py", "decode"):
                 assert leak not in message
         # The server survives and still serves other tables.
         other = await create_table(tables, THREE)
         assert (await view(tables, other)).version == 1
+
+    async def test_a_store_error_other_than_a_full_store_is_an_incident(
+        self, tables: TableStub, table: Table, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        # The table's state is no hash any more: Redis answers WRONGTYPE, which is not STORE_FULL.
+        await redis_client.delete(store.keys(table.table_id).state)
+        await redis_client.set(store.keys(table.table_id).state, b"not a hash")
+        with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
+        assert caught.value.code() == grpc.StatusCode.INTERNAL
+        assert error_info(caught.value).reason == "INTERNAL"
+        assert [log["event"] for log in logs if log["log_level"] == "error"] == ["unexpected_error"]
+
+    async def test_a_store_gone_away_is_unavailable_and_asks_for_the_same_request_id(self) -> None:
+        redis_server = EmbeddedRedis(appendonly=False)
+        await redis_server.astart()
+        client = redis.asyncio.Redis.from_url(redis_server.url)
+        try:
+            store = TableStore(client)
+            await store.load_scripts()
+            referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
+            try:
+                async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
+                    tables = table_service_pb2_grpc.TableServiceStub(channel)
+                    table = await create_table(tables, THREE)
+                    await redis_server.astop()
+                    with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
+                        await tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
+            finally:
+                await referee.stop(0)
+        finally:
+            await client.aclose()
+            await redis_server.astop()
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert error_info(caught.value).reason == "UNAVAILABLE"
+        assert caught.value.details() == "the table store is unavailable; retry with the same request_id"
+        warnings = [log for log in logs if log["event"] == "store_unavailable"]
+        assert len(warnings) == 1
+        assert warnings[0]["log_level"] == "warning"
+        assert "connect" in warnings[0]["error"].lower()

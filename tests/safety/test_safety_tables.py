@@ -14,6 +14,7 @@ import grpc
 import orjson
 import pytest
 import redis.asyncio
+import structlog
 from grpc_helpers import SEED, THREE, Table, create_table, refused, rid, view
 from live_helpers import SOON_S, Bots, clock, watch
 from prometheus_client import REGISTRY
@@ -287,7 +288,12 @@ class TestAFullRedis:
             # Filled to the brim, a move is refused the same way: retryable, nothing applied.
             await self._brim(client)
             bid = pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=2, amount=2)
-            await exhausted(server.tables.Bid(bid, metadata=table.seat(1)), "STORE_FULL")
+            with structlog.testing.capture_logs() as logs:
+                full = await exhausted(server.tables.Bid(bid, metadata=table.seat(1)), "STORE_FULL")
+            assert full.details() == "the table store is full; retry later with the same request_id"
+            assert [(log["event"], log["log_level"]) for log in logs if log["event"].startswith("store")] == [
+                ("store_full", "warning")
+            ]
             assert (await view(server.tables, table)).version == 2
             # The operator makes room: the same request applies, once.
             await client.delete(*[key async for key in client.scan_iter(match="junk:*")])
