@@ -42,7 +42,15 @@ from dizhu.referee.errors import (
     from_refusal,
 )
 from dizhu.referee.refusals import classify_reason
-from dizhu.referee.table import ClockSettings, CloseReason, Seat, TableSettings, TableState, TableStatus
+from dizhu.referee.table import (
+    ClockSettings,
+    CloseReason,
+    NextRound,
+    Seat,
+    TableSettings,
+    TableState,
+    TableStatus,
+)
 from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
 
 SEED = bytes(range(32))
@@ -159,7 +167,9 @@ class TestRefusalsCarryTheirFacts:
         table = _table()
         refused = _refused(StaleState, lambda: settle_round(table, _as(1, version=7)))
         assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
-        assert _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1))).metadata["phase"] == "PHASE_AUCTION"
+        early = _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1)))
+        assert early.message == "no round has ended yet"
+        assert early.metadata == {"table_id": "t-1", "phase": "PHASE_AUCTION"}
 
 
 class TestTheTablesEachCommandLeaves:
@@ -283,3 +293,45 @@ class TestTheClock:
         joined = join(waiting, _joining(now_ms=T0 + 77), "zoe", None).outcome.table
         assert joined.status is TableStatus.IN_ROUND
         assert joined.turn_started_ms == T0 + 77
+
+
+def _round_over() -> TableState:
+    """A 3p table whose first round the clock played to its end, waiting for every Settle."""
+    table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=2000), next_round=NextRound.WHEN_ALL_SETTLED)
+    for _ in range(500):
+        if table.status is TableStatus.ROUND_OVER:
+            return table
+        table = timeout(table, table.deadline_ms).table
+    raise AssertionError("the clock did not finish the round")
+
+
+class TestSettle:
+    def test_a_seat_settling_is_an_event_and_its_act(self) -> None:
+        over = _round_over()
+        assert over.awaiting_settle == {0, 1, 2}
+        settled = settle_round(over, _as(1, now_ms=over.updated_ms + 50))
+        assert settled.events == (ev.SeatSettled(1, 1),)
+        after = settled.table
+        assert after.awaiting_settle == {0, 2}
+        assert (after.version, after.updated_ms, after.active_ms) == (
+            over.version + 1,
+            over.updated_ms + 50,
+            over.updated_ms + 50,
+        )
+
+    def test_settling_twice_changes_nothing(self) -> None:
+        once = settle_round(_round_over(), _as(1)).table
+        again = settle_round(once, _as(1))
+        assert (again.table, again.events, again.changed) == (once, (), False)
+
+    def test_the_last_settle_deals_the_next_round_with_its_clock_from_then(self) -> None:
+        table = _round_over()
+        for seat in (0, 1):
+            table = settle_round(table, _as(seat)).table
+        now_ms = table.updated_ms + 500
+        last = settle_round(table, _as(2, now_ms=now_ms))
+        after = last.table
+        assert after.status is TableStatus.IN_ROUND
+        assert after.round_number == 2
+        assert (after.turn_started_ms, after.deadline_ms) == (now_ms, now_ms + 2000)
+        assert last.events[0] == ev.SeatSettled(2, 1)
