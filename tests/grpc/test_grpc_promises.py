@@ -428,3 +428,27 @@ async def test_a_change_redis_has_no_memory_for_is_store_full_whatever_the_redis
     finally:
         await client.aclose()
         await server.astop()
+
+
+class TestTheClockIsToldOfEveryDeadline:
+    """The clock finds due tables through an index beside the tables: every change re-indexes."""
+
+    async def test_a_move_indexes_the_next_deadline_and_closing_forgets_the_table(
+        self, tables: TableStub, store: TableStore
+    ) -> None:
+        clock = table_pb2.ClockSettings()
+        clock.decision_time.FromSeconds(600)
+        clock.first_decision_time.FromSeconds(900)
+        table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0, clock_settings=clock)
+        whenever = 2**62
+        first = table.created.table.turn_deadline.ToMilliseconds()
+        assert await store.due_tables(whenever) == [(table.table_id, first)]
+        moved = await tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=1, amount=1),
+            metadata=table.seat(0),
+        )
+        second = moved.table.turn_deadline.ToMilliseconds()
+        assert second < first  # a decision of 600 s, begun after the first of 900 s
+        assert await store.due_tables(whenever) == [(table.table_id, second)]
+        await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
+        assert await store.due_tables(whenever) == []
