@@ -177,6 +177,8 @@ class TestOpenTables:
         await server.tables.CreateTable(_create(), metadata=_key("key-a"))
         await server.store.delete(first.table_id)  # as if it expired with its release lost
         assert (await server.tables.CreateTable(_create(), metadata=_key("key-a"))).table.version == 1
+        # The table created in its place counts: the quota is full again.
+        await exhausted(server.tables.CreateTable(_create(), metadata=_key("key-a")), "QUOTA_EXCEEDED")
 
 
 async def _open_stream(tables: Any, table_id: str, metadata: Any = ()) -> Any:
