@@ -203,7 +203,22 @@ class TestTableRefusals:
             grpc.StatusCode.NOT_FOUND,
             "TABLE_NOT_FOUND",
         )
-        assert info.metadata["table_id"] == "no-such-table"
+        assert dict(info.metadata) == {"table_id": "no-such-table"}
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.Bid(pb.BidRequest(table_id="no-such-table", request_id=rid(), expected_version=1, amount=1))
+        assert caught.value.details() == "no table no-such-table"
+
+    async def test_joining_with_a_request_id_too_short_to_be_a_secret_is_refused(self, tables: TableStub) -> None:
+        table = await create_table(tables, THREE, players=2)
+        for too_short in ("j", "j" * 15):
+            await invalid(
+                tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=too_short, player_name="z")),
+                "request_id",
+            )
+        joined = await tables.JoinTable(
+            pb.JoinTableRequest(table_id=table.table_id, request_id="j" * 16, player_name="z")
+        )
+        assert joined.seat == 2
 
     async def test_joining_a_full_table_finds_it_full(self, tables: TableStub, table: Table) -> None:
         await refused(
