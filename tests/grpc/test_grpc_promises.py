@@ -452,3 +452,14 @@ class TestTheClockIsToldOfEveryDeadline:
         assert await store.due_tables(whenever) == [(table.table_id, second)]
         await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
         assert await store.due_tables(whenever) == []
+
+
+class TestAnAnswerShowsWhoIsConnected:
+    async def test_the_seat_that_acts_is_connected_in_its_own_answer(self, tables: TableStub) -> None:
+        table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
+        assert [seat.connected for seat in table.created.table.seats] == [False, False, False]
+        moved = await tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=1, amount=1),
+            metadata=table.seat(0),
+        )
+        assert [seat.connected for seat in moved.table.seats] == [True, False, False]
