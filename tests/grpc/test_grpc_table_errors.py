@@ -208,8 +208,12 @@ class TestTableRefusals:
             await tables.Bid(pb.BidRequest(table_id="no-such-table", request_id=rid(), expected_version=1, amount=1))
         assert caught.value.details() == "no table no-such-table"
 
-    async def test_joining_with_a_request_id_too_short_to_be_a_secret_is_refused(self, tables: TableStub) -> None:
-        table = await create_table(tables, THREE, players=2)
+    async def test_creating_or_joining_with_a_request_id_too_short_to_be_a_secret_is_refused(
+        self, tables: TableStub
+    ) -> None:
+        settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
+        await invalid(tables.CreateTable(pb.CreateTableRequest(request_id="c" * 15, settings=settings)), "request_id")
+        table = await create_table(tables, THREE, players=2, request_id="c" * 16)
         for too_short in ("j", "j" * 15):
             await invalid(
                 tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=too_short, player_name="z")),

@@ -270,8 +270,12 @@ class TestAFullRedis:
             await client.config_set("maxmemory", 16 * 1024 * 1024)
             await client.config_set("maxmemory-policy", "noeviction")
             server = await servers.start(redis_url=small_redis.url)
-            table = await create_table(server.tables, THREE, seeds=[SEED], first_dealer=0)
+            creation = rid()
+            table = await create_table(server.tables, THREE, seeds=[SEED], first_dealer=0, request_id=creation)
             await self._fill(client, until=0.93)
+            # A retried creation is answered again: it creates nothing.
+            again = await create_table(server.tables, THREE, seeds=[SEED], first_dealer=0, request_id=creation)
+            assert again.created == table.created
             error = await exhausted(
                 server.tables.CreateTable(
                     pb.CreateTableRequest(request_id=rid(), settings=table.created.table.settings)
