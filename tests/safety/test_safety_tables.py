@@ -18,7 +18,7 @@ import structlog
 from grpc_helpers import SEED, THREE, Table, create_table, refused, rid, view
 from live_helpers import SOON_S, Bots, clock, watch
 from prometheus_client import REGISTRY
-from safety_helpers import Server, Servers, exhausted
+from safety_helpers import Server, Servers, exhausted, retry_delay_ms
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
@@ -282,7 +282,10 @@ class TestAFullRedis:
                 ),
                 "STORE_FULL",
             )
-            assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert error.details() == (
+                "the table store is nearly full: no new tables for now (running tables keep their room)"
+            )
+            assert retry_delay_ms(error) == 5000
             # The running table still has room for its moves.
             moved = await server.tables.Bid(
                 pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=1, amount=1),
