@@ -423,6 +423,16 @@ class TestMalformedRequests:
             "settings.variant",
         )
 
+    async def test_a_creation_retried_after_its_answer_expired_is_refused(
+        self, tables: TableStub, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        request = pb.CreateTableRequest(
+            request_id=rid(), settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
+        )
+        created = await tables.CreateTable(request)
+        await redis_client.delete(store.keys(created.table_id).answers)  # as if the answer expired
+        await refused(tables.CreateTable(request), grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+
     async def test_the_same_request_id_for_another_request_is_refused(self, tables: TableStub, table: Table) -> None:
         await tables.Bid(_bid(table, 1, 1, request_id="bid-once"), metadata=table.seat(0))
         await refused(
