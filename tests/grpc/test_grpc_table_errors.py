@@ -353,7 +353,10 @@ class TestMalformedRequests:
         await invalid(tables.Bid(_bid(table, 1, 4), metadata=table.seat(1)), "amount")
 
     async def test_a_missing_request_id_is_an_invalid_argument(self, tables: TableStub, table: Table) -> None:
-        await invalid(tables.Bid(_bid(table, 1, 1, request_id=""), metadata=table.seat(0)), "request_id")
+        missing = await invalid(tables.Bid(_bid(table, 1, 1, request_id=""), metadata=table.seat(0)), "request_id")
+        assert [violation.description for violation in missing.field_violations] == [
+            "every change needs a request_id (a fresh UUID per decision)"
+        ]
         await invalid(
             tables.CreateTable(
                 pb.CreateTableRequest(settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER))
@@ -431,7 +434,13 @@ class TestMalformedRequests:
         )
         created = await tables.CreateTable(request)
         await redis_client.delete(store.keys(created.table_id).answers)  # as if the answer expired
-        await refused(tables.CreateTable(request), grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.CreateTable(request)
+        assert (caught.value.code(), error_info(caught.value).reason) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "REQUEST_ID_REUSED",
+        )
+        assert caught.value.details() == "this request_id already created a table whose answer is no longer kept"
 
     async def test_the_same_request_id_for_another_request_is_refused(self, tables: TableStub, table: Table) -> None:
         await tables.Bid(_bid(table, 1, 1, request_id="bid-once"), metadata=table.seat(0))
