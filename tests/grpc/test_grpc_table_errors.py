@@ -212,7 +212,13 @@ class TestTableRefusals:
         self, tables: TableStub
     ) -> None:
         settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
-        await invalid(tables.CreateTable(pb.CreateTableRequest(request_id="c" * 15, settings=settings)), "request_id")
+        short = await invalid(
+            tables.CreateTable(pb.CreateTableRequest(request_id="c" * 15, settings=settings)), "request_id"
+        )
+        assert [violation.description for violation in short.field_violations] == [
+            "a request id is 16..64 printable ASCII characters from a random source (a UUID4): "
+            "it is the secret that fetches this answer again"
+        ]
         table = await create_table(tables, THREE, players=2, request_id="c" * 16)
         for too_short in ("j", "j" * 15):
             await invalid(
@@ -367,9 +373,15 @@ class TestMalformedRequests:
     async def test_a_request_id_over_64_characters_is_an_invalid_argument(
         self, tables: TableStub, table: Table
     ) -> None:
-        await invalid(tables.Bid(_bid(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)), "request_id")
+        long = await invalid(tables.Bid(_bid(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)), "request_id")
+        assert [violation.description for violation in long.field_violations] == [
+            "a request id is 1..64 printable ASCII characters"
+        ]
         applied = await tables.Bid(_bid(table, 1, 1, request_id="r" * 64), metadata=table.seat(0))
         assert applied.table.version == 2
+        # One character is enough for a request id that is no secret.
+        passed = await tables.Bid(_bid(table, 2, 0, request_id="r"), metadata=table.seat(1))
+        assert passed.table.version == 3
 
     async def test_expected_version_zero_on_bid_and_play_is_an_invalid_argument(
         self, tables: TableStub, table: Table
