@@ -389,6 +389,19 @@ class TestMalformedRequests:
         await invalid(tables.Bid(_bid(table, 0, 1), metadata=table.seat(0)), "expected_version")
         await invalid(tables.Play(_play(table, 0, []), metadata=table.seat(0)), "expected_version")
 
+    async def test_a_table_id_of_64_characters_is_looked_for_and_one_longer_is_malformed(
+        self, tables: TableStub
+    ) -> None:
+        await refused(
+            tables.GetTable(pb.GetTableRequest(table_id="t" * 64)), grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND"
+        )
+        longer = await invalid(tables.GetTable(pb.GetTableRequest(table_id="t" * 65)), "table_id")
+        malformed = await invalid(tables.GetTable(pb.GetTableRequest(table_id="has space")), "table_id")
+        assert [v.description for v in [*longer.field_violations, *malformed.field_violations]] == [
+            "a table id is at most 64 characters",
+            "a table id is 1..64 characters of [A-Za-z0-9._:-]",
+        ]
+
     @pytest.mark.parametrize("table_id", ["", "has space", "x" * 129, "slash/y"])
     async def test_a_malformed_table_id_is_an_invalid_argument(self, tables: TableStub, table_id: str) -> None:
         await invalid(tables.GetTable(pb.GetTableRequest(table_id=table_id)), "table_id")
