@@ -50,6 +50,7 @@ from dizhu.referee.table import (
     TableSettings,
     TableState,
     TableStatus,
+    TimeoutPolicy,
 )
 from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
 
@@ -270,7 +271,46 @@ class TestLeave:
         assert after.status is TableStatus.WAITING
 
 
+def _forfeiting() -> TableState:
+    return _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, policy=TimeoutPolicy.FORFEIT))
+
+
 class TestTheClock:
+    def test_every_timeout_is_a_strike_for_the_seat_that_ran_out(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
+        counted = [0, 0, 0]
+        for _ in range(5):
+            assert table.round is not None
+            counted[table.round.turn] += 1
+            table = timeout(table, table.deadline_ms).table
+        assert table.timeouts == tuple(counted)
+        assert max(counted) == 2
+
+    def test_forfeit_in_play_loses_the_round_for_the_seats_side_without_counting_as_its_act(self) -> None:
+        playing = bid(_forfeiting(), _as(0), 3).table  # seat 0 is the landlord, at 3, and leads
+        forfeited = timeout(playing, playing.deadline_ms + 1)
+        after = forfeited.table
+        result = after.last_result
+        assert result is not None
+        assert (result.kind.name, result.forfeited_by, result.round) == ("FARMERS_WON", 0, 1)
+        assert result.settlement.deltas[0] == -6
+        assert after.timeouts[0] == 1
+        assert (after.version, after.updated_ms, after.active_ms) == (
+            playing.version + 1,
+            playing.deadline_ms + 1,
+            playing.active_ms,
+        )
+        assert any(isinstance(event, ev.RoundEnded) for event in forfeited.events)
+
+    def test_forfeit_in_the_auction_passes(self) -> None:
+        table = _forfeiting()
+        passed = timeout(table, table.deadline_ms).table
+        assert passed.status is TableStatus.IN_ROUND
+        assert passed.last_result is None
+        assert passed.round is not None
+        assert passed.round.turn == 1
+        assert passed.timeouts == (1, 0, 0)
+
     def test_a_table_without_a_clock_is_never_timed_out(self) -> None:
         table = _table()
         assert table.deadline_ms == 0
