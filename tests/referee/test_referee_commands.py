@@ -286,6 +286,17 @@ class TestTheClock:
         assert table.timeouts == tuple(counted)
         assert max(counted) == 2
 
+    def test_auto_play_leads_the_lowest_single_and_follows_with_a_pass(self) -> None:
+        playing = bid(_table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000)), _as(0), 3).table
+        assert playing.round is not None
+        led = timeout(playing, playing.deadline_ms)
+        (lead,) = [event for event in led.events if isinstance(event, ev.CardsPlayed)]
+        assert (lead.seat, len(lead.cards), lead.timed_out) == (0, 1, True)
+        assert lead.cards[0].rank == min(card.rank for card in playing.round.hands[0])
+        followed = timeout(led.table, led.table.deadline_ms)
+        (follow,) = [event for event in followed.events if isinstance(event, ev.CardsPlayed)]
+        assert (follow.seat, follow.cards, follow.timed_out) == (1, (), True)
+
     def test_forfeit_in_play_loses_the_round_for_the_seats_side_without_counting_as_its_act(self) -> None:
         playing = bid(_forfeiting(), _as(0), 3).table  # seat 0 is the landlord, at 3, and leads
         forfeited = timeout(playing, playing.deadline_ms + 1)
