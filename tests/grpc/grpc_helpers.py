@@ -9,23 +9,30 @@ module names must be unique across them, and ``tests/rules/helpers.py`` exists.)
 - ``decide`` / ``send`` / ``act``: one legal decision for the seat to act, chosen with
   ``RulesService.ListLegalMoves`` like a bot would;
 - ``play_round`` / ``play_until_closed``: random but legal games;
-- ``card_id`` / ``cards_in``: the contract's card ids, for comparing card sets.
+- ``card_id`` / ``cards_in``: the contract's card ids, for comparing card sets;
+- ``referee_over_its_own_redis``: a referee whose Redis a test may fill or stop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import grpc
 import pytest
+import redis.asyncio
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from dizhu.config import ServerConfig
+from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.service.server import create_server
+from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
@@ -321,3 +328,33 @@ async def bid_to_play(tables: TableStub, table: Table) -> table_pb2.TableView:
     assert response.table.phase == table_pb2.PHASE_PLAY
     assert response.table.landlord_seat == seat
     return response.table
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnRedis:
+    """A referee over a Redis of its own (see :func:`referee_over_its_own_redis`)."""
+
+    server: EmbeddedRedis
+    client: redis.asyncio.Redis
+    tables: TableStub
+
+
+@contextlib.asynccontextmanager
+async def referee_over_its_own_redis(binary: str | None = None) -> AsyncIterator[OwnRedis]:
+    """A referee on port 0 over a ``redis-server`` of its own (``binary``: which one), which a
+    test may fill up or stop; both are stopped afterwards."""
+    server = EmbeddedRedis(appendonly=False, binary=binary)
+    await server.astart()
+    client = redis.asyncio.Redis.from_url(server.url)
+    try:
+        store = TableStore(client)
+        await store.load_scripts()
+        referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
+                yield OwnRedis(server, client, table_service_pb2_grpc.TableServiceStub(channel))
+        finally:
+            await referee.stop(0)
+    finally:
+        await client.aclose()
+        await server.astop()

@@ -42,6 +42,7 @@ from grpc_helpers import (
     card,
     create_table,
     error_info,
+    referee_over_its_own_redis,
     rid,
     view,
 )
@@ -471,25 +472,11 @@ async def _(world: World) -> Produced:
 
 @produces("UNAVAILABLE", "the store went away")
 async def _(world: World) -> Produced:
-    server = EmbeddedRedis(appendonly=False)
-    await server.astart()
-    client = redis.asyncio.Redis.from_url(server.url)
-    try:
-        store = TableStore(client)
-        await store.load_scripts()
-        referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
-                tables = table_service_pb2_grpc.TableServiceStub(channel)
-                table = await create_table(tables, THREE)
-                await server.astop()
-                error = await fails(tables.GetTable(pb.GetTableRequest(table_id=table.table_id)))
-                return Produced(error, table.table_id)
-        finally:
-            await referee.stop(0)
-    finally:
-        await client.aclose()
-        await server.astop()
+    async with referee_over_its_own_redis() as own:
+        table = await create_table(own.tables, THREE)
+        await own.server.astop()
+        error = await fails(own.tables.GetTable(pb.GetTableRequest(table_id=table.table_id)))
+        return Produced(error, table.table_id)
 
 
 @produces("INTERNAL", "a table the store holds corrupted")

@@ -33,6 +33,7 @@ from grpc_helpers import (
     create_table,
     invalid,
     play_round,
+    referee_over_its_own_redis,
     refused,
     rid,
     view,
@@ -40,7 +41,6 @@ from grpc_helpers import (
 from redis_servers import REDIS_VERSIONS, redis_server_binary
 
 from dizhu.config import ServerConfig
-from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.rules import derive_seed
 from dizhu.service.server import create_server
 from dizhu.store import TableStore
@@ -402,32 +402,18 @@ class TestFaultOrder:
 @pytest.mark.parametrize("version", REDIS_VERSIONS, ids=[f"redis{v}" for v in REDIS_VERSIONS])
 async def test_a_change_redis_has_no_memory_for_is_store_full_whatever_the_redis_version(version: str) -> None:
     # Redis 6.2 and 7 word the refusal differently: both must read as STORE_FULL, not INTERNAL.
-    server = EmbeddedRedis(appendonly=False, binary=redis_server_binary(version))
-    await server.astart()
-    client = redis.asyncio.Redis.from_url(server.url)
-    try:
-        store = TableStore(client)
-        await store.load_scripts()
-        referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
-                tables = table_service_pb2_grpc.TableServiceStub(channel)
-                table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
-                await client.config_set("maxmemory-policy", "noeviction")
-                await client.config_set("maxmemory", int((await client.info("memory"))["used_memory"]) // 2)
-                await refused(
-                    tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)),
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    "STORE_FULL",
-                    table_id=table.table_id,
-                )
-                await client.config_set("maxmemory", 0)
-                assert (await view(tables, table)).version == 1
-        finally:
-            await referee.stop(0)
-    finally:
-        await client.aclose()
-        await server.astop()
+    async with referee_over_its_own_redis(redis_server_binary(version)) as own:
+        table = await create_table(own.tables, THREE, seeds=[SEED], first_dealer=0)
+        await own.client.config_set("maxmemory-policy", "noeviction")
+        await own.client.config_set("maxmemory", int((await own.client.info("memory"))["used_memory"]) // 2)
+        await refused(
+            own.tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "STORE_FULL",
+            table_id=table.table_id,
+        )
+        await own.client.config_set("maxmemory", 0)
+        assert (await view(own.tables, table)).version == 1
 
 
 class TestTheClockIsToldOfEveryDeadline:

@@ -22,16 +22,14 @@ from grpc_helpers import (
     create_table,
     error_info,
     invalid,
+    referee_over_its_own_redis,
     refused,
     rid,
     view,
 )
 
-from dizhu.config import ServerConfig
-from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.service.server import create_server
 from dizhu.store import TableStore
-from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2_grpc
+from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 
 FAILED = grpc.StatusCode.FAILED_PRECONDITION
@@ -575,25 +573,11 @@ class TestUnexpectedFailures:
         assert [log["event"] for log in logs if log["log_level"] == "error"] == ["unexpected_error"]
 
     async def test_a_store_gone_away_is_unavailable_and_asks_for_the_same_request_id(self) -> None:
-        redis_server = EmbeddedRedis(appendonly=False)
-        await redis_server.astart()
-        client = redis.asyncio.Redis.from_url(redis_server.url)
-        try:
-            store = TableStore(client)
-            await store.load_scripts()
-            referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
-            try:
-                async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
-                    tables = table_service_pb2_grpc.TableServiceStub(channel)
-                    table = await create_table(tables, THREE)
-                    await redis_server.astop()
-                    with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
-                        await tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
-            finally:
-                await referee.stop(0)
-        finally:
-            await client.aclose()
-            await redis_server.astop()
+        async with referee_over_its_own_redis() as own:
+            table = await create_table(own.tables, THREE)
+            await own.server.astop()
+            with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
+                await own.tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
         assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
         assert error_info(caught.value).reason == "UNAVAILABLE"
         assert caught.value.details() == "the table store is unavailable; retry with the same request_id"
