@@ -370,6 +370,16 @@ class TestSettle:
             over.updated_ms + 50,
         )
 
+    def test_no_move_is_taken_once_the_round_is_over(self) -> None:
+        over = _round_over()
+        for doing in ("play", "bid"):
+            with pytest.raises(WrongPhase) as caught:
+                play(over, _as(0), ()) if doing == "play" else bid(over, _as(0), 1)
+            refused = caught.value
+            assert str(refused) == f"WRONG_PHASE: cannot {doing}: no deal is running"
+            assert refused.metadata == {"table_id": "t-1", "phase": over.phase_name}
+            assert refused.violations == ()
+
     def test_settling_twice_changes_nothing(self) -> None:
         once = settle_round(_round_over(), _as(1)).table
         again = settle_round(once, _as(1))
