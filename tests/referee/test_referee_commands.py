@@ -36,6 +36,7 @@ from dizhu.referee.errors import (
     RefereeError,
     SeatTaken,
     StaleState,
+    TableClosed,
     TableFull,
     Unauthenticated,
     WrongPhase,
@@ -190,6 +191,11 @@ class TestTheTablesEachCommandLeaves:
         assert after.last_result is not None
         assert after.last_result.round == 1
         assert [type(event).__name__ for event in abandoned.events][-1] == "TableClosed"
+
+    def test_a_move_at_a_closed_table_is_refused_naming_the_table(self) -> None:
+        closed = close(_table(), Context(CREATOR, T0)).table
+        refused = _refused(TableClosed, lambda: bid(closed, _as(0), 1))
+        assert (refused.message, refused.metadata) == ("the table is closed", {"table_id": "t-1"})
 
     def test_abandoning_a_closed_table_changes_nothing(self) -> None:
         closed = close(_table(), Context(CREATOR, T0)).table
