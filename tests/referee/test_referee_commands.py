@@ -43,6 +43,7 @@ from dizhu.referee.errors import (
     from_refusal,
 )
 from dizhu.referee.refusals import classify_reason
+from dizhu.referee.replay import Timing
 from dizhu.referee.table import (
     ClockSettings,
     CloseReason,
@@ -169,6 +170,7 @@ class TestRefusalsCarryTheirFacts:
         table = _table()
         refused = _refused(StaleState, lambda: settle_round(table, _as(1, version=7)))
         assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
+        assert refused.message == "the table is at version 1, not 7"
         early = _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1)))
         assert early.message == "no round has ended yet"
         assert early.metadata == {"table_id": "t-1", "phase": "PHASE_AUCTION"}
@@ -205,6 +207,16 @@ class TestTheTablesEachCommandLeaves:
     def test_a_command_that_mints_without_being_given_a_minter_fails_loudly(self) -> None:
         with pytest.raises(AssertionError, match=r"^this request mints no token$"):
             Context(NOBODY, T0).mint()
+
+    def test_a_move_records_how_long_it_took_and_spends_the_bank_beyond_the_allowance(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, bank_ms=5000))
+        started = table.turn_started_ms
+        late = bid(table, _as(0, now_ms=started + 1300), 1).table
+        assert late.timings[-1] == Timing(started + 1300, 1300, False)
+        assert late.banks_ms == (4700, 5000, 5000)  # 300 ms beyond its 1000
+        at_once = bid(late, _as(1, now_ms=late.turn_started_ms), 2).table
+        assert at_once.timings[-1] == Timing(late.turn_started_ms, 0, False)
+        assert at_once.banks_ms == late.banks_ms
 
     def test_a_bid_stamps_the_seats_act(self) -> None:
         after = bid(_table(), _as(0, now_ms=T0 + 7), 1).table
