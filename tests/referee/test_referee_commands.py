@@ -311,9 +311,27 @@ class TestTheClock:
         (lead,) = [event for event in led.events if isinstance(event, ev.CardsPlayed)]
         assert (lead.seat, len(lead.cards), lead.timed_out) == (0, 1, True)
         assert lead.cards[0].rank == min(card.rank for card in playing.round.hands[0])
+        assert led.table.round is not None
+        assert (lead.cards_left, lead.stake, lead.trick_closed) == (19, led.table.round.stake, False)
         followed = timeout(led.table, led.table.deadline_ms)
         (follow,) = [event for event in followed.events if isinstance(event, ev.CardsPlayed)]
-        assert (follow.seat, follow.cards, follow.timed_out) == (1, (), True)
+        assert (follow.seat, follow.cards, follow.timed_out, follow.trick_closed) == (1, (), True, False)
+        closed = timeout(followed.table, followed.table.deadline_ms)
+        (last,) = [event for event in closed.events if isinstance(event, ev.CardsPlayed)]
+        assert (last.seat, last.trick_closed) == (2, True)
+
+    def test_a_timeout_empties_the_bank_and_leaves_the_round_unattended_where_a_bid_attends_it(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, bank_ms=5000))
+        assert table.attended is False
+        timed = timeout(table, table.deadline_ms)
+        assert timed.events[0] == ev.BidMade(0, 0, True)
+        assert (timed.table.banks_ms, timed.table.attended) == ((0, 5000, 5000), False)
+        started = timed.table.turn_started_ms
+        late = bid(timed.table, _as(1, now_ms=started + 1000 + 5000 + 1), 1)
+        assert late.events[0] == ev.BidMade(1, 1, False)
+        assert (late.table.banks_ms, late.table.attended) == ((0, 0, 5000), True)
+        taken = bid(late.table, _as(2, now_ms=late.table.turn_started_ms), 3)
+        assert [type(event).__name__ for event in taken.events][:2] == ["BidMade", "LandlordChosen"]
 
     def test_forfeit_in_play_loses_the_round_for_the_seats_side_without_counting_as_its_act(self) -> None:
         playing = bid(_forfeiting(), _as(0), 3).table  # seat 0 is the landlord, at 3, and leads
