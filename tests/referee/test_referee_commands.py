@@ -326,6 +326,7 @@ class TestTheClock:
         timed = timeout(table, table.deadline_ms)
         assert timed.events[0] == ev.BidMade(0, 0, True)
         assert (timed.table.banks_ms, timed.table.attended) == ((0, 5000, 5000), False)
+        assert timed.table.active_ms == table.active_ms  # the clock's act is no client's
         started = timed.table.turn_started_ms
         late = bid(timed.table, _as(1, now_ms=started + 1000 + 5000 + 1), 1)
         assert late.events[0] == ev.BidMade(1, 1, False)
