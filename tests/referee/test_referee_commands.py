@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dizhu.referee import events as ev
-from dizhu.referee.auth import Principal, Role
+from dizhu.referee.auth import Principal, Role, resolve
 from dizhu.referee.commands import (
     Context,
     abandon,
@@ -174,6 +174,14 @@ class TestRefusalsCarryTheirFacts:
         early = _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1)))
         assert early.message == "no round has ended yet"
         assert early.metadata == {"table_id": "t-1", "phase": "PHASE_AUCTION"}
+
+
+class TestWhoIsCalling:
+    def test_no_token_is_a_spectator_and_a_token_of_another_table_is_refused(self) -> None:
+        table = _table()
+        assert resolve(table, None) == NOBODY
+        refused = _refused(Unauthenticated, lambda: resolve(table, "token-of-elsewhere"))
+        assert (refused.message, refused.metadata) == ("the token is not valid for this table", {"table_id": "t-1"})
 
 
 class TestTheTablesEachCommandLeaves:
