@@ -176,6 +176,15 @@ class TestRefusalsCarryTheirFacts:
         assert early.metadata == {"table_id": "t-1", "phase": "PHASE_AUCTION"}
 
 
+class TestCreation:
+    def test_more_names_than_seats_are_refused(self) -> None:
+        settings = TableSettings(VARIANTS["3p"])
+        refused = _refused(
+            InvalidArgument, lambda: create_table("t-1", settings, [SEED], ["a", "b", "c", "d"], T0, str)
+        )
+        assert refused.violations == (("player_names", "3p has only 3 seats"),)
+
+
 class TestWhoIsCalling:
     def test_no_token_is_a_spectator_and_a_token_of_another_table_is_refused(self) -> None:
         table = _table()
