@@ -184,6 +184,14 @@ class TestCreation:
         )
         assert refused.violations == (("player_names", "3p has only 3 seats"),)
 
+    def test_the_named_players_seats_are_reserved_the_others_free(self) -> None:
+        table = _table(players=2)
+        assert [(seat.name, seat.reserved, seat.occupied) for seat in table.seats] == [
+            ("p0", True, True),
+            ("p1", True, True),
+            ("", False, False),
+        ]
+
 
 class TestWhoIsCalling:
     def test_no_token_is_a_spectator_and_a_token_of_another_table_is_refused(self) -> None:
