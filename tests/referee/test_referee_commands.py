@@ -184,6 +184,14 @@ class TestCreation:
         )
         assert refused.violations == (("player_names", "3p has only 3 seats"),)
 
+    def test_a_new_table_carries_its_creation_time_owner_and_limits(self) -> None:
+        settings = TableSettings(VARIANTS["3p"], redeal_cap=2, round_limit=5)
+        created = create_table("t-1", settings, [SEED], ["a"], T0, str, owner="alice", unattended_limit=3)
+        table = created.outcome.table
+        assert (table.created_ms, table.updated_ms, table.active_ms) == (T0, T0, T0)
+        assert (table.owner, table.unattended_limit) == ("alice", 3)
+        assert (table.match.redeal_cap, table.match.round_limit) == (2, 5)
+
     def test_the_named_players_seats_are_reserved_the_others_free(self) -> None:
         table = _table(players=2)
         assert [(seat.name, seat.reserved, seat.occupied) for seat in table.seats] == [
