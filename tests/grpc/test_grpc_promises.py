@@ -420,7 +420,7 @@ class TestTheClockIsToldOfEveryDeadline:
     """The clock finds due tables through an index beside the tables: every change re-indexes."""
 
     async def test_a_move_indexes_the_next_deadline_and_closing_forgets_the_table(
-        self, tables: TableStub, store: TableStore
+        self, tables: TableStub, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
         clock = table_pb2.ClockSettings()
         clock.decision_time.FromSeconds(600)
@@ -438,6 +438,8 @@ class TestTheClockIsToldOfEveryDeadline:
         assert await store.due_tables(whenever) == [(table.table_id, second)]
         await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
         assert await store.due_tables(whenever) == []
+        # Forgotten for good: not even the version it was indexed at is kept.
+        assert not await redis_client.hexists("dizhu:{clock}:versions", table.table_id)
 
 
 class TestAnAnswerShowsWhoIsConnected:
