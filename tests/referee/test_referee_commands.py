@@ -191,6 +191,7 @@ class TestCreation:
         assert (table.created_ms, table.updated_ms, table.active_ms) == (T0, T0, T0)
         assert (table.owner, table.unattended_limit) == ("alice", 3)
         assert (table.match.redeal_cap, table.match.round_limit) == (2, 5)
+        assert created.outcome.events == (ev.SeatJoined(0, "a"),)
 
     def test_the_named_players_seats_are_reserved_the_others_free(self) -> None:
         table = _table(players=2)
