@@ -10,7 +10,7 @@ module names must be unique across them, and ``tests/rules/helpers.py`` exists.)
   ``RulesService.ListLegalMoves`` like a bot would;
 - ``play_round`` / ``play_until_closed``: random but legal games;
 - ``card_id`` / ``cards_in``: the contract's card ids, for comparing card sets;
-- ``referee_over_own_redis``: a referee over a Redis of its own, for tests that stop or fill it.
+- ``referee_over_its_own_redis``: a referee whose Redis a test may fill or stop.
 """
 
 from __future__ import annotations
@@ -330,12 +330,19 @@ async def bid_to_play(tables: TableStub, table: Table) -> table_pb2.TableView:
     return response.table
 
 
+@dataclasses.dataclass(frozen=True)
+class OwnRedis:
+    """A referee over a Redis of its own (see :func:`referee_over_its_own_redis`)."""
+
+    server: EmbeddedRedis
+    client: redis.asyncio.Redis
+    tables: TableStub
+
+
 @contextlib.asynccontextmanager
-async def referee_over_own_redis(
-    binary: str | None = None,
-) -> AsyncIterator[tuple[EmbeddedRedis, redis.asyncio.Redis, TableStub]]:
-    """A referee over a Redis server of its own (``binary``: which ``redis-server``), for tests
-    that stop or fill that Redis: the server, a client of it, and the referee's stub."""
+async def referee_over_its_own_redis(binary: str | None = None) -> AsyncIterator[OwnRedis]:
+    """A referee on port 0 over a ``redis-server`` of its own (``binary``: which one), which a
+    test may fill up or stop; both are stopped afterwards."""
     server = EmbeddedRedis(appendonly=False, binary=binary)
     await server.astart()
     client = redis.asyncio.Redis.from_url(server.url)
@@ -345,7 +352,7 @@ async def referee_over_own_redis(
         referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
-                yield server, client, table_service_pb2_grpc.TableServiceStub(channel)
+                yield OwnRedis(server, client, table_service_pb2_grpc.TableServiceStub(channel))
         finally:
             await referee.stop(0)
     finally:

@@ -29,6 +29,7 @@ from typing import Any
 
 import grpc
 import pytest
+import redis.asyncio
 from grpc_helpers import (
     SEED,
     THREE,
@@ -41,13 +42,14 @@ from grpc_helpers import (
     card,
     create_table,
     error_info,
-    referee_over_own_redis,
+    referee_over_its_own_redis,
     rid,
     view,
 )
 from redis_servers import redis_of_each_version
 
 from dizhu.config import ServerConfig
+from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.service.server import create_server
 from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
@@ -470,10 +472,10 @@ async def _(world: World) -> Produced:
 
 @produces("UNAVAILABLE", "the store went away")
 async def _(world: World) -> Produced:
-    async with referee_over_own_redis() as (server, _, tables):
-        table = await create_table(tables, THREE)
-        await server.astop()
-        error = await fails(tables.GetTable(pb.GetTableRequest(table_id=table.table_id)))
+    async with referee_over_its_own_redis() as own:
+        table = await create_table(own.tables, THREE)
+        await own.server.astop()
+        error = await fails(own.tables.GetTable(pb.GetTableRequest(table_id=table.table_id)))
         return Produced(error, table.table_id)
 
 
@@ -518,13 +520,22 @@ async def _(world: World) -> Produced:
 
 @produces("STORE_FULL", "a bid when Redis has no memory left")
 async def _(world: World) -> Produced:
-    async with referee_over_own_redis() as (_, client, tables):
-        table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
-        used = int((await client.info("memory"))["used_memory"])
-        await client.config_set("maxmemory-policy", "noeviction")
-        await client.config_set("maxmemory", used // 2)
-        error = await fails(tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)))
-        return Produced(error, table.table_id)
+    server = EmbeddedRedis(appendonly=False)
+    await server.astart()
+    client = redis.asyncio.Redis.from_url(server.url)
+    try:
+        store = TableStore(client)
+        await store.load_scripts()
+        async with _referee(store) as tables:
+            table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
+            used = int((await client.info("memory"))["used_memory"])
+            await client.config_set("maxmemory-policy", "noeviction")
+            await client.config_set("maxmemory", used // 2)
+            error = await fails(tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)))
+            return Produced(error, table.table_id)
+    finally:
+        await client.aclose()
+        await server.astop()
 
 
 # -- the checks ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from grpc_helpers import (
     create_table,
     invalid,
     play_round,
-    referee_over_own_redis,
+    referee_over_its_own_redis,
     refused,
     rid,
     view,
@@ -402,15 +402,52 @@ class TestFaultOrder:
 @pytest.mark.parametrize("version", REDIS_VERSIONS, ids=[f"redis{v}" for v in REDIS_VERSIONS])
 async def test_a_change_redis_has_no_memory_for_is_store_full_whatever_the_redis_version(version: str) -> None:
     # Redis 6.2 and 7 word the refusal differently: both must read as STORE_FULL, not INTERNAL.
-    async with referee_over_own_redis(redis_server_binary(version)) as (_, client, tables):
-        table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
-        await client.config_set("maxmemory-policy", "noeviction")
-        await client.config_set("maxmemory", int((await client.info("memory"))["used_memory"]) // 2)
+    async with referee_over_its_own_redis(redis_server_binary(version)) as own:
+        table = await create_table(own.tables, THREE, seeds=[SEED], first_dealer=0)
+        await own.client.config_set("maxmemory-policy", "noeviction")
+        await own.client.config_set("maxmemory", int((await own.client.info("memory"))["used_memory"]) // 2)
         await refused(
-            tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)),
+            own.tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)),
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             "STORE_FULL",
             table_id=table.table_id,
         )
-        await client.config_set("maxmemory", 0)
-        assert (await view(tables, table)).version == 1
+        await own.client.config_set("maxmemory", 0)
+        assert (await view(own.tables, table)).version == 1
+
+
+class TestTheClockIsToldOfEveryDeadline:
+    """The clock finds due tables through an index beside the tables: every change re-indexes."""
+
+    async def test_a_move_indexes_the_next_deadline_and_closing_forgets_the_table(
+        self, tables: TableStub, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        clock = table_pb2.ClockSettings()
+        clock.decision_time.FromSeconds(600)
+        clock.first_decision_time.FromSeconds(900)
+        table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0, clock_settings=clock)
+        whenever = 2**62
+        first = table.created.table.turn_deadline.ToMilliseconds()
+        assert await store.due_tables(whenever) == [(table.table_id, first)]
+        moved = await tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=1, amount=1),
+            metadata=table.seat(0),
+        )
+        second = moved.table.turn_deadline.ToMilliseconds()
+        assert second < first  # a decision of 600 s, begun after the first of 900 s
+        assert await store.due_tables(whenever) == [(table.table_id, second)]
+        await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
+        assert await store.due_tables(whenever) == []
+        # Forgotten for good: not even the version it was indexed at is kept.
+        assert not await redis_client.hexists("dizhu:{clock}:versions", table.table_id)
+
+
+class TestAnAnswerShowsWhoIsConnected:
+    async def test_the_seat_that_acts_is_connected_in_its_own_answer(self, tables: TableStub) -> None:
+        table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
+        assert [seat.connected for seat in table.created.table.seats] == [False, False, False]
+        moved = await tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=1, amount=1),
+            metadata=table.seat(0),
+        )
+        assert [seat.connected for seat in moved.table.seats] == [True, False, False]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import grpc
 import pytest
+import redis.asyncio
+import structlog
 from grpc_helpers import (
     FOUR,
     SEED,
@@ -20,6 +22,7 @@ from grpc_helpers import (
     create_table,
     error_info,
     invalid,
+    referee_over_its_own_redis,
     refused,
     rid,
     view,
@@ -198,7 +201,32 @@ class TestTableRefusals:
             grpc.StatusCode.NOT_FOUND,
             "TABLE_NOT_FOUND",
         )
-        assert info.metadata["table_id"] == "no-such-table"
+        assert dict(info.metadata) == {"table_id": "no-such-table"}
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.Bid(pb.BidRequest(table_id="no-such-table", request_id=rid(), expected_version=1, amount=1))
+        assert caught.value.details() == "no table no-such-table"
+
+    async def test_creating_or_joining_with_a_request_id_too_short_to_be_a_secret_is_refused(
+        self, tables: TableStub
+    ) -> None:
+        settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
+        short = await invalid(
+            tables.CreateTable(pb.CreateTableRequest(request_id="c" * 15, settings=settings)), "request_id"
+        )
+        assert [violation.description for violation in short.field_violations] == [
+            "a request id is 16..64 printable ASCII characters from a random source (a UUID4): "
+            "it is the secret that fetches this answer again"
+        ]
+        table = await create_table(tables, THREE, players=2, request_id="c" * 16)
+        for too_short in ("j", "j" * 15):
+            await invalid(
+                tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=too_short, player_name="z")),
+                "request_id",
+            )
+        joined = await tables.JoinTable(
+            pb.JoinTableRequest(table_id=table.table_id, request_id="j" * 16, player_name="z")
+        )
+        assert joined.seat == 2
 
     async def test_joining_a_full_table_finds_it_full(self, tables: TableStub, table: Table) -> None:
         await refused(
@@ -329,7 +357,10 @@ class TestMalformedRequests:
         await invalid(tables.Bid(_bid(table, 1, 4), metadata=table.seat(1)), "amount")
 
     async def test_a_missing_request_id_is_an_invalid_argument(self, tables: TableStub, table: Table) -> None:
-        await invalid(tables.Bid(_bid(table, 1, 1, request_id=""), metadata=table.seat(0)), "request_id")
+        missing = await invalid(tables.Bid(_bid(table, 1, 1, request_id=""), metadata=table.seat(0)), "request_id")
+        assert [violation.description for violation in missing.field_violations] == [
+            "every change needs a request_id (a fresh UUID per decision)"
+        ]
         await invalid(
             tables.CreateTable(
                 pb.CreateTableRequest(settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER))
@@ -340,15 +371,34 @@ class TestMalformedRequests:
     async def test_a_request_id_over_64_characters_is_an_invalid_argument(
         self, tables: TableStub, table: Table
     ) -> None:
-        await invalid(tables.Bid(_bid(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)), "request_id")
+        long = await invalid(tables.Bid(_bid(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)), "request_id")
+        assert [violation.description for violation in long.field_violations] == [
+            "a request id is 1..64 printable ASCII characters"
+        ]
         applied = await tables.Bid(_bid(table, 1, 1, request_id="r" * 64), metadata=table.seat(0))
         assert applied.table.version == 2
+        # One character is enough for a request id that is no secret.
+        passed = await tables.Bid(_bid(table, 2, 0, request_id="r"), metadata=table.seat(1))
+        assert passed.table.version == 3
 
     async def test_expected_version_zero_on_bid_and_play_is_an_invalid_argument(
         self, tables: TableStub, table: Table
     ) -> None:
         await invalid(tables.Bid(_bid(table, 0, 1), metadata=table.seat(0)), "expected_version")
         await invalid(tables.Play(_play(table, 0, []), metadata=table.seat(0)), "expected_version")
+
+    async def test_a_table_id_of_64_characters_is_looked_for_and_one_longer_is_malformed(
+        self, tables: TableStub
+    ) -> None:
+        await refused(
+            tables.GetTable(pb.GetTableRequest(table_id="t" * 64)), grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND"
+        )
+        longer = await invalid(tables.GetTable(pb.GetTableRequest(table_id="t" * 65)), "table_id")
+        malformed = await invalid(tables.GetTable(pb.GetTableRequest(table_id="has space")), "table_id")
+        assert [v.description for v in [*longer.field_violations, *malformed.field_violations]] == [
+            "a table id is at most 64 characters",
+            "a table id is 1..64 characters of [A-Za-z0-9._:-]",
+        ]
 
     @pytest.mark.parametrize("table_id", ["", "has space", "x" * 129, "slash/y"])
     async def test_a_malformed_table_id_is_an_invalid_argument(self, tables: TableStub, table_id: str) -> None:
@@ -368,6 +418,14 @@ class TestMalformedRequests:
             ),
             "seeds[1]",
         )
+
+    async def test_a_refused_creation_names_no_table(self, tables: TableStub) -> None:
+        settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.CreateTable(pb.CreateTableRequest(request_id=rid(), settings=settings, seeds=[bytes(31)]))
+        info = error_info(caught.value)
+        assert info.reason == "INVALID_ARGUMENT"
+        assert "table_id" not in info.metadata
 
     async def test_an_overlong_or_empty_name_is_an_invalid_argument(self, tables: TableStub) -> None:
         settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_FOUR_PLAYER)
@@ -390,6 +448,22 @@ class TestMalformedRequests:
             ),
             "settings.variant",
         )
+
+    async def test_a_creation_retried_after_its_answer_expired_is_refused(
+        self, tables: TableStub, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        request = pb.CreateTableRequest(
+            request_id=rid(), settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
+        )
+        created = await tables.CreateTable(request)
+        await redis_client.delete(store.keys(created.table_id).answers)  # as if the answer expired
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.CreateTable(request)
+        assert (caught.value.code(), error_info(caught.value).reason) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "REQUEST_ID_REUSED",
+        )
+        assert caught.value.details() == "this request_id already created a table whose answer is no longer kept"
 
     async def test_the_same_request_id_for_another_request_is_refused(self, tables: TableStub, table: Table) -> None:
         await tables.Bid(_bid(table, 1, 1, request_id="bid-once"), metadata=table.seat(0))
@@ -477,9 +551,37 @@ class TestUnexpectedFailures:
             if request_id is not None:
                 assert info.metadata["request_id"] == request_id
                 assert request_id not in message
+            else:
+                assert "request_id" not in info.metadata
             assert info.metadata["incident_id"] in message
             for leak in ("KeyError", "Traceback", "oops", "settings", ".py", "decode"):
                 assert leak not in message
         # The server survives and still serves other tables.
         other = await create_table(tables, THREE)
         assert (await view(tables, other)).version == 1
+
+    async def test_a_store_error_other_than_a_full_store_is_an_incident(
+        self, tables: TableStub, table: Table, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        # The table's state is no hash any more: Redis answers WRONGTYPE, which is not STORE_FULL.
+        await redis_client.delete(store.keys(table.table_id).state)
+        await redis_client.set(store.keys(table.table_id).state, b"not a hash")
+        with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
+        assert caught.value.code() == grpc.StatusCode.INTERNAL
+        assert error_info(caught.value).reason == "INTERNAL"
+        assert [log["event"] for log in logs if log["log_level"] == "error"] == ["unexpected_error"]
+
+    async def test_a_store_gone_away_is_unavailable_and_asks_for_the_same_request_id(self) -> None:
+        async with referee_over_its_own_redis() as own:
+            table = await create_table(own.tables, THREE)
+            await own.server.astop()
+            with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
+                await own.tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert error_info(caught.value).reason == "UNAVAILABLE"
+        assert caught.value.details() == "the table store is unavailable; retry with the same request_id"
+        warnings = [log for log in logs if log["event"] == "store_unavailable"]
+        assert len(warnings) == 1
+        assert warnings[0]["log_level"] == "warning"
+        assert "connect" in warnings[0]["error"].lower()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dizhu.referee import events as ev
-from dizhu.referee.auth import Principal, Role
+from dizhu.referee.auth import Principal, Role, resolve
 from dizhu.referee.commands import (
     Context,
     abandon,
@@ -36,13 +36,24 @@ from dizhu.referee.errors import (
     RefereeError,
     SeatTaken,
     StaleState,
+    TableClosed,
     TableFull,
     Unauthenticated,
     WrongPhase,
     from_refusal,
 )
 from dizhu.referee.refusals import classify_reason
-from dizhu.referee.table import ClockSettings, CloseReason, Seat, TableSettings, TableState, TableStatus
+from dizhu.referee.replay import Timing
+from dizhu.referee.table import (
+    ClockSettings,
+    CloseReason,
+    NextRound,
+    Seat,
+    TableSettings,
+    TableState,
+    TableStatus,
+    TimeoutPolicy,
+)
 from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
 
 SEED = bytes(range(32))
@@ -159,7 +170,44 @@ class TestRefusalsCarryTheirFacts:
         table = _table()
         refused = _refused(StaleState, lambda: settle_round(table, _as(1, version=7)))
         assert refused.metadata == {"table_id": "t-1", "current_version": "1"}
-        assert _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1))).metadata["phase"] == "PHASE_AUCTION"
+        assert refused.message == "the table is at version 1, not 7"
+        early = _refused(WrongPhase, lambda: settle_round(table, _as(1, version=1)))
+        assert early.message == "no round has ended yet"
+        assert early.metadata == {"table_id": "t-1", "phase": "PHASE_AUCTION"}
+
+
+class TestCreation:
+    def test_more_names_than_seats_are_refused(self) -> None:
+        settings = TableSettings(VARIANTS["3p"])
+        refused = _refused(
+            InvalidArgument, lambda: create_table("t-1", settings, [SEED], ["a", "b", "c", "d"], T0, str)
+        )
+        assert refused.violations == (("player_names", "3p has only 3 seats"),)
+
+    def test_a_new_table_carries_its_creation_time_owner_and_limits(self) -> None:
+        settings = TableSettings(VARIANTS["3p"], redeal_cap=2, round_limit=5)
+        created = create_table("t-1", settings, [SEED], ["a"], T0, str, owner="alice", unattended_limit=3)
+        table = created.outcome.table
+        assert (table.created_ms, table.updated_ms, table.active_ms) == (T0, T0, T0)
+        assert (table.owner, table.unattended_limit) == ("alice", 3)
+        assert (table.match.redeal_cap, table.match.round_limit) == (2, 5)
+        assert created.outcome.events == (ev.SeatJoined(0, "a"),)
+
+    def test_the_named_players_seats_are_reserved_the_others_free(self) -> None:
+        table = _table(players=2)
+        assert [(seat.name, seat.reserved, seat.occupied) for seat in table.seats] == [
+            ("p0", True, True),
+            ("p1", True, True),
+            ("", False, False),
+        ]
+
+
+class TestWhoIsCalling:
+    def test_no_token_is_a_spectator_and_a_token_of_another_table_is_refused(self) -> None:
+        table = _table()
+        assert resolve(table, None) == NOBODY
+        refused = _refused(Unauthenticated, lambda: resolve(table, "token-of-elsewhere"))
+        assert (refused.message, refused.metadata) == ("the token is not valid for this table", {"table_id": "t-1"})
 
 
 class TestTheTablesEachCommandLeaves:
@@ -180,6 +228,11 @@ class TestTheTablesEachCommandLeaves:
         assert after.last_result.round == 1
         assert [type(event).__name__ for event in abandoned.events][-1] == "TableClosed"
 
+    def test_a_move_at_a_closed_table_is_refused_naming_the_table(self) -> None:
+        closed = close(_table(), Context(CREATOR, T0)).table
+        refused = _refused(TableClosed, lambda: bid(closed, _as(0), 1))
+        assert (refused.message, refused.metadata) == ("the table is closed", {"table_id": "t-1"})
+
     def test_abandoning_a_closed_table_changes_nothing(self) -> None:
         closed = close(_table(), Context(CREATOR, T0)).table
         again = abandon(closed, T0 + 1)
@@ -188,6 +241,16 @@ class TestTheTablesEachCommandLeaves:
     def test_a_command_that_mints_without_being_given_a_minter_fails_loudly(self) -> None:
         with pytest.raises(AssertionError, match=r"^this request mints no token$"):
             Context(NOBODY, T0).mint()
+
+    def test_a_move_records_how_long_it_took_and_spends_the_bank_beyond_the_allowance(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, bank_ms=5000))
+        started = table.turn_started_ms
+        late = bid(table, _as(0, now_ms=started + 1300), 1).table
+        assert late.timings[-1] == Timing(started + 1300, 1300, False)
+        assert late.banks_ms == (4700, 5000, 5000)  # 300 ms beyond its 1000
+        at_once = bid(late, _as(1, now_ms=late.turn_started_ms), 2).table
+        assert at_once.timings[-1] == Timing(late.turn_started_ms, 0, False)
+        assert at_once.banks_ms == late.banks_ms
 
     def test_a_bid_stamps_the_seats_act(self) -> None:
         after = bid(_table(), _as(0, now_ms=T0 + 7), 1).table
@@ -260,7 +323,76 @@ class TestLeave:
         assert after.status is TableStatus.WAITING
 
 
+def _forfeiting() -> TableState:
+    return _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, policy=TimeoutPolicy.FORFEIT))
+
+
 class TestTheClock:
+    def test_every_timeout_is_a_strike_for_the_seat_that_ran_out(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
+        counted = [0, 0, 0]
+        for _ in range(5):
+            assert table.round is not None
+            counted[table.round.turn] += 1
+            table = timeout(table, table.deadline_ms).table
+        assert table.timeouts == tuple(counted)
+        assert max(counted) == 2
+
+    def test_auto_play_leads_the_lowest_single_and_follows_with_a_pass(self) -> None:
+        playing = bid(_table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000)), _as(0), 3).table
+        assert playing.round is not None
+        led = timeout(playing, playing.deadline_ms)
+        (lead,) = [event for event in led.events if isinstance(event, ev.CardsPlayed)]
+        assert (lead.seat, len(lead.cards), lead.timed_out) == (0, 1, True)
+        assert lead.cards[0].rank == min(card.rank for card in playing.round.hands[0])
+        assert led.table.round is not None
+        assert (lead.cards_left, lead.stake, lead.trick_closed) == (19, led.table.round.stake, False)
+        followed = timeout(led.table, led.table.deadline_ms)
+        (follow,) = [event for event in followed.events if isinstance(event, ev.CardsPlayed)]
+        assert (follow.seat, follow.cards, follow.timed_out, follow.trick_closed) == (1, (), True, False)
+        closed = timeout(followed.table, followed.table.deadline_ms)
+        (last,) = [event for event in closed.events if isinstance(event, ev.CardsPlayed)]
+        assert (last.seat, last.trick_closed) == (2, True)
+
+    def test_a_timeout_empties_the_bank_and_leaves_the_round_unattended_where_a_bid_attends_it(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, bank_ms=5000))
+        assert table.attended is False
+        timed = timeout(table, table.deadline_ms)
+        assert timed.events[0] == ev.BidMade(0, 0, True)
+        assert (timed.table.banks_ms, timed.table.attended) == ((0, 5000, 5000), False)
+        assert timed.table.active_ms == table.active_ms  # the clock's act is no client's
+        started = timed.table.turn_started_ms
+        late = bid(timed.table, _as(1, now_ms=started + 1000 + 5000 + 1), 1)
+        assert late.events[0] == ev.BidMade(1, 1, False)
+        assert (late.table.banks_ms, late.table.attended) == ((0, 0, 5000), True)
+        taken = bid(late.table, _as(2, now_ms=late.table.turn_started_ms), 3)
+        assert [type(event).__name__ for event in taken.events][:2] == ["BidMade", "LandlordChosen"]
+
+    def test_forfeit_in_play_loses_the_round_for_the_seats_side_without_counting_as_its_act(self) -> None:
+        playing = bid(_forfeiting(), _as(0), 3).table  # seat 0 is the landlord, at 3, and leads
+        forfeited = timeout(playing, playing.deadline_ms + 1)
+        after = forfeited.table
+        result = after.last_result
+        assert result is not None
+        assert (result.kind.name, result.forfeited_by, result.round) == ("FARMERS_WON", 0, 1)
+        assert result.settlement.deltas[0] == -6
+        assert after.timeouts[0] == 1
+        assert (after.version, after.updated_ms, after.active_ms) == (
+            playing.version + 1,
+            playing.deadline_ms + 1,
+            playing.active_ms,
+        )
+        assert any(isinstance(event, ev.RoundEnded) for event in forfeited.events)
+
+    def test_forfeit_in_the_auction_passes(self) -> None:
+        table = _forfeiting()
+        passed = timeout(table, table.deadline_ms).table
+        assert passed.status is TableStatus.IN_ROUND
+        assert passed.last_result is None
+        assert passed.round is not None
+        assert passed.round.turn == 1
+        assert passed.timeouts == (1, 0, 0)
+
     def test_a_table_without_a_clock_is_never_timed_out(self) -> None:
         table = _table()
         assert table.deadline_ms == 0
@@ -283,3 +415,55 @@ class TestTheClock:
         joined = join(waiting, _joining(now_ms=T0 + 77), "zoe", None).outcome.table
         assert joined.status is TableStatus.IN_ROUND
         assert joined.turn_started_ms == T0 + 77
+
+
+def _round_over() -> TableState:
+    """A 3p table whose first round the clock played to its end, waiting for every Settle."""
+    table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=2000), next_round=NextRound.WHEN_ALL_SETTLED)
+    for _ in range(500):
+        if table.status is TableStatus.ROUND_OVER:
+            return table
+        table = timeout(table, table.deadline_ms).table
+    raise AssertionError("the clock did not finish the round")
+
+
+class TestSettle:
+    def test_a_seat_settling_is_an_event_and_its_act(self) -> None:
+        over = _round_over()
+        assert over.awaiting_settle == {0, 1, 2}
+        settled = settle_round(over, _as(1, now_ms=over.updated_ms + 50))
+        assert settled.events == (ev.SeatSettled(1, 1),)
+        after = settled.table
+        assert after.awaiting_settle == {0, 2}
+        assert (after.version, after.updated_ms, after.active_ms) == (
+            over.version + 1,
+            over.updated_ms + 50,
+            over.updated_ms + 50,
+        )
+
+    def test_no_move_is_taken_once_the_round_is_over(self) -> None:
+        over = _round_over()
+        for doing in ("play", "bid"):
+            with pytest.raises(WrongPhase) as caught:
+                play(over, _as(0), ()) if doing == "play" else bid(over, _as(0), 1)
+            refused = caught.value
+            assert str(refused) == f"WRONG_PHASE: cannot {doing}: no deal is running"
+            assert refused.metadata == {"table_id": "t-1", "phase": over.phase_name}
+            assert refused.violations == ()
+
+    def test_settling_twice_changes_nothing(self) -> None:
+        once = settle_round(_round_over(), _as(1)).table
+        again = settle_round(once, _as(1))
+        assert (again.table, again.events, again.changed) == (once, (), False)
+
+    def test_the_last_settle_deals_the_next_round_with_its_clock_from_then(self) -> None:
+        table = _round_over()
+        for seat in (0, 1):
+            table = settle_round(table, _as(seat)).table
+        now_ms = table.updated_ms + 500
+        last = settle_round(table, _as(2, now_ms=now_ms))
+        after = last.table
+        assert after.status is TableStatus.IN_ROUND
+        assert after.round_number == 2
+        assert (after.turn_started_ms, after.deadline_ms) == (now_ms, now_ms + 2000)
+        assert last.events[0] == ev.SeatSettled(2, 1)

@@ -153,7 +153,10 @@ class TestOpenTables:
         error = await exhausted(server.tables.CreateTable(_create(), metadata=_key("key-a")), "QUOTA_EXCEEDED")
         info = error_info(error)
         assert (info.metadata["limit"], info.metadata["max"]) == ("open_tables", "2")
-        assert any(isinstance(detail, error_details_pb2.QuotaFailure) for detail in status_details(error))
+        failures = [detail for detail in status_details(error) if isinstance(detail, error_details_pb2.QuotaFailure)]
+        assert [(v.subject, v.description) for f in failures for v in f.violations] == [
+            ("open_tables", error.details())
+        ]
         # Another client is not concerned; closing a table frees its place.
         await server.tables.CreateTable(_create(), metadata=_key("key-b"))
         await server.tables.CloseTable(
@@ -174,6 +177,8 @@ class TestOpenTables:
         await server.tables.CreateTable(_create(), metadata=_key("key-a"))
         await server.store.delete(first.table_id)  # as if it expired with its release lost
         assert (await server.tables.CreateTable(_create(), metadata=_key("key-a"))).table.version == 1
+        # The table created in its place counts: the quota is full again.
+        await exhausted(server.tables.CreateTable(_create(), metadata=_key("key-a")), "QUOTA_EXCEEDED")
 
 
 async def _open_stream(tables: Any, table_id: str, metadata: Any = ()) -> Any:

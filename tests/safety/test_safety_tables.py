@@ -14,10 +14,11 @@ import grpc
 import orjson
 import pytest
 import redis.asyncio
+import structlog
 from grpc_helpers import SEED, THREE, Table, create_table, refused, rid, view
 from live_helpers import SOON_S, Bots, clock, watch
 from prometheus_client import REGISTRY
-from safety_helpers import Server, Servers, exhausted
+from safety_helpers import Server, Servers, exhausted, retry_delay_ms
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
@@ -271,15 +272,22 @@ class TestAFullRedis:
             await client.config_set("maxmemory", 16 * 1024 * 1024)
             await client.config_set("maxmemory-policy", "noeviction")
             server = await servers.start(redis_url=small_redis.url)
-            table = await create_table(server.tables, THREE, seeds=[SEED], first_dealer=0)
+            creation = rid()
+            table = await create_table(server.tables, THREE, seeds=[SEED], first_dealer=0, request_id=creation)
             await self._fill(client, until=0.93)
+            # A retried creation is answered again: it creates nothing.
+            again = await create_table(server.tables, THREE, seeds=[SEED], first_dealer=0, request_id=creation)
+            assert again.created == table.created
             error = await exhausted(
                 server.tables.CreateTable(
                     pb.CreateTableRequest(request_id=rid(), settings=table.created.table.settings)
                 ),
                 "STORE_FULL",
             )
-            assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert error.details() == (
+                "the table store is nearly full: no new tables for now (running tables keep their room)"
+            )
+            assert retry_delay_ms(error) == 5000
             # The running table still has room for its moves.
             moved = await server.tables.Bid(
                 pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=1, amount=1),
@@ -289,7 +297,12 @@ class TestAFullRedis:
             # Filled to the brim, a move is refused the same way: retryable, nothing applied.
             await self._brim(client)
             bid = pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=2, amount=2)
-            await exhausted(server.tables.Bid(bid, metadata=table.seat(1)), "STORE_FULL")
+            with structlog.testing.capture_logs() as logs:
+                full = await exhausted(server.tables.Bid(bid, metadata=table.seat(1)), "STORE_FULL")
+            assert full.details() == "the table store is full; retry later with the same request_id"
+            assert [(log["event"], log["log_level"]) for log in logs if log["event"].startswith("store")] == [
+                ("store_full", "warning")
+            ]
             assert (await view(server.tables, table)).version == 2
             # The operator makes room: the same request applies, once.
             await client.delete(*[key async for key in client.scan_iter(match="junk:*")])

@@ -92,7 +92,8 @@ def to_status(error: RefereeError) -> grpc.Status:
         retry.retry_delay.FromMilliseconds(error.retry_after_ms)
         details.append(_pack(retry))
     if isinstance(error, QuotaExceeded):
-        violation = error_details_pb2.QuotaFailure.Violation(subject=error.metadata.get("limit", ""))
+        # Every quota refusal names its limit (errors.proto): the violation's subject.
+        violation = error_details_pb2.QuotaFailure.Violation(subject=error.metadata["limit"])
         violation.description = error.message
         details.append(_pack(error_details_pb2.QuotaFailure(violations=[violation])))
     if error.violations:
