@@ -344,9 +344,17 @@ async def close_table(endpoint: Endpoint, table: Table) -> None:
 
 
 async def read_log(endpoint: Endpoint, table_id: str) -> list[events_pb2.TableEvent]:
-    """Every event of a closed table, from the first."""
-    call = endpoint.tables.WatchTable(pb.WatchTableRequest(table_id=table_id, after_sequence=0))
-    return [r.event async for r in call if r.event.WhichOneof("payload") != "heartbeat"]
+    """Every event of a closed table, from the first; read again while the store is ``UNAVAILABLE``
+    (a referee's first use of a connection made before Redis restarted can fail once)."""
+    for _ in range(20):
+        call = endpoint.tables.WatchTable(pb.WatchTableRequest(table_id=table_id, after_sequence=0))
+        try:
+            return [r.event async for r in call if r.event.WhichOneof("payload") != "heartbeat"]
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"the log of {table_id} stayed UNAVAILABLE")
 
 
 def summary(record: Record) -> dict[str, Any]:
