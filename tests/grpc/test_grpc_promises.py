@@ -44,6 +44,7 @@ from dizhu.config import ServerConfig
 from dizhu.rules import derive_seed
 from dizhu.service.server import create_server
 from dizhu.store import TableStore
+from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
@@ -436,10 +437,12 @@ class TestTheClockIsToldOfEveryDeadline:
         second = moved.table.turn_deadline.ToMilliseconds()
         assert second < first  # a decision of 600 s, begun after the first of 900 s
         assert await store.due_tables(whenever) == [(table.table_id, second)]
+        versions = index_keys("dizhu", index_shard(table.table_id)).versions  # the table's index shard
+        assert await redis_client.hexists(versions, table.table_id)
         await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
         assert await store.due_tables(whenever) == []
         # Forgotten for good: not even the version it was indexed at is kept.
-        assert not await redis_client.hexists("dizhu:{clock}:versions", table.table_id)
+        assert not await redis_client.hexists(versions, table.table_id)
 
 
 class TestAnAnswerShowsWhoIsConnected:
