@@ -358,3 +358,25 @@ async def referee_over_its_own_redis(binary: str | None = None) -> AsyncIterator
     finally:
         await client.aclose()
         await server.astop()
+
+
+def bid_request(table: Table, version: int, amount: int, request_id: str | None = None) -> pb.BidRequest:
+    """A Bid of ``amount`` at ``version`` (a fresh request id unless one is given, "" included)."""
+    return pb.BidRequest(
+        table_id=table.table_id,
+        request_id=rid() if request_id is None else request_id,
+        expected_version=version,
+        amount=amount,
+    )
+
+
+def play_request(
+    table: Table, version: int, cards: list[cards_pb2.Card], request_id: str | None = None
+) -> pb.PlayRequest:
+    """A Play of ``cards`` at ``version`` (a fresh request id unless one is given)."""
+    return pb.PlayRequest(
+        table_id=table.table_id,
+        request_id=rid() if request_id is None else request_id,
+        expected_version=version,
+        cards=cards,
+    )

@@ -38,10 +38,12 @@ from grpc_helpers import (
     TableStub,
     as_seat,
     bad_request,
+    bid_request,
     bid_to_play,
     card,
     create_table,
     error_info,
+    play_request,
     referee_over_its_own_redis,
     rid,
     view,
@@ -194,16 +196,6 @@ async def fails(call: Awaitable[Any] | AsyncIterable[Any]) -> grpc.aio.AioRpcErr
     raise AssertionError("the call succeeded; the case should make it fail")
 
 
-def _bid(table: Table, version: int, amount: int, request_id: str | None = None) -> pb.BidRequest:
-    return pb.BidRequest(
-        table_id=table.table_id, request_id=request_id or rid(), expected_version=version, amount=amount
-    )
-
-
-def _play(table: Table, version: int, cards: list[cards_pb2.Card]) -> pb.PlayRequest:
-    return pb.PlayRequest(table_id=table.table_id, request_id=rid(), expected_version=version, cards=cards)
-
-
 def _three_player() -> table_pb2.TableSettings:
     return table_pb2.TableSettings(variant=THREE)
 
@@ -220,7 +212,9 @@ def on_a_table(reason: str, name: str, call: TableCall) -> None:
         return Produced(await fails(call(world.tables, table)), table.table_id)
 
 
-on_a_table("NOT_YOUR_TURN", "a bid out of turn", lambda t, table: t.Bid(_bid(table, 1, 1), metadata=table.seat(2)))
+on_a_table(
+    "NOT_YOUR_TURN", "a bid out of turn", lambda t, table: t.Bid(bid_request(table, 1, 1), metadata=table.seat(2))
+)
 
 
 @produces("ILLEGAL_COMBINATION", "two cards of different ranks")
@@ -229,7 +223,7 @@ async def _(world: World) -> Produced:
     playing = await bid_to_play(world.tables, table)
     low = playing.your_hand[0]
     other = next(c for c in playing.your_hand if c.rank not in (low.rank, *_JOKERS))
-    error = await fails(world.tables.Play(_play(table, playing.version, [low, other]), metadata=table.seat(0)))
+    error = await fails(world.tables.Play(play_request(table, playing.version, [low, other]), metadata=table.seat(0)))
     return Produced(error, table.table_id)
 
 
@@ -240,10 +234,10 @@ _JOKERS = (cards_pb2.RANK_BLACK_JOKER, cards_pb2.RANK_RED_JOKER)
 async def _(world: World) -> Produced:
     table = await world.table()
     playing = await bid_to_play(world.tables, table)
-    await world.tables.Play(_play(table, playing.version, [playing.your_hand[-1]]), metadata=table.seat(0))
+    await world.tables.Play(play_request(table, playing.version, [playing.your_hand[-1]]), metadata=table.seat(0))
     follower = await view(world.tables, table, 1)
     error = await fails(
-        world.tables.Play(_play(table, follower.version, [follower.your_hand[0]]), metadata=table.seat(1))
+        world.tables.Play(play_request(table, follower.version, [follower.your_hand[0]]), metadata=table.seat(1))
     )
     return Produced(error, table.table_id)
 
@@ -253,7 +247,7 @@ async def _(world: World) -> Produced:
     table = await world.table()
     playing = await bid_to_play(world.tables, table)
     theirs = (await view(world.tables, table, 1)).your_hand[0]
-    error = await fails(world.tables.Play(_play(table, playing.version, [theirs]), metadata=table.seat(0)))
+    error = await fails(world.tables.Play(play_request(table, playing.version, [theirs]), metadata=table.seat(0)))
     return Produced(error, table.table_id)
 
 
@@ -262,7 +256,7 @@ async def _(world: World) -> Produced:
     table = await world.table()
     playing = await bid_to_play(world.tables, table)
     mine = playing.your_hand[0]
-    error = await fails(world.tables.Play(_play(table, playing.version, [mine, mine]), metadata=table.seat(0)))
+    error = await fails(world.tables.Play(play_request(table, playing.version, [mine, mine]), metadata=table.seat(0)))
     return Produced(error, table.table_id)
 
 
@@ -271,15 +265,15 @@ async def _(world: World) -> Produced:
     table = await world.table()
     playing = await bid_to_play(world.tables, table)
     return Produced(
-        await fails(world.tables.Play(_play(table, playing.version, []), metadata=table.seat(0))), table.table_id
+        await fails(world.tables.Play(play_request(table, playing.version, []), metadata=table.seat(0))), table.table_id
     )
 
 
 @produces("BID_TOO_LOW", "a bid equal to the highest")
 async def _(world: World) -> Produced:
     table = await world.table()
-    first = await world.tables.Bid(_bid(table, 1, 2), metadata=table.seat(0))
-    error = await fails(world.tables.Bid(_bid(table, first.table.version, 2), metadata=table.seat(1)))
+    first = await world.tables.Bid(bid_request(table, 1, 2), metadata=table.seat(0))
+    error = await fails(world.tables.Bid(bid_request(table, first.table.version, 2), metadata=table.seat(1)))
     return Produced(error, table.table_id)
 
 
@@ -287,7 +281,9 @@ async def _(world: World) -> Produced:
 async def _(world: World) -> Produced:
     table = await world.table()
     hand = (await view(world.tables, table, 0)).your_hand
-    return Produced(await fails(world.tables.Play(_play(table, 1, [hand[0]]), metadata=table.seat(0))), table.table_id)
+    return Produced(
+        await fails(world.tables.Play(play_request(table, 1, [hand[0]]), metadata=table.seat(0))), table.table_id
+    )
 
 
 @produces("WRONG_PHASE", "Settle before any round ended")
@@ -299,7 +295,9 @@ async def _(world: World) -> Produced:
     return Produced(error, table.table_id)
 
 
-on_a_table("STALE_STATE", "an old expected_version", lambda t, table: t.Bid(_bid(table, 9, 1), metadata=table.seat(0)))
+on_a_table(
+    "STALE_STATE", "an old expected_version", lambda t, table: t.Bid(bid_request(table, 9, 1), metadata=table.seat(0))
+)
 
 
 @produces("TABLE_NOT_FOUND", "GetTable of an unknown table")
@@ -334,12 +332,12 @@ async def _(world: World) -> Produced:
     closed = await world.tables.CloseTable(
         pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator
     )
-    error = await fails(world.tables.Bid(_bid(table, closed.table.version, 1), metadata=table.seat(0)))
+    error = await fails(world.tables.Bid(bid_request(table, closed.table.version, 1), metadata=table.seat(0)))
     return Produced(error, table.table_id)
 
 
 def _unauthenticated(name: str, metadata: tuple[tuple[str, str], ...]) -> None:
-    on_a_table("UNAUTHENTICATED", name, lambda t, table: t.Bid(_bid(table, 1, 1), metadata=metadata))
+    on_a_table("UNAUTHENTICATED", name, lambda t, table: t.Bid(bid_request(table, 1, 1), metadata=metadata))
 
 
 _unauthenticated("a bid without a token", ())
@@ -384,8 +382,10 @@ def _permission_denied(name: str, call: TableCall) -> None:
     on_a_table("PERMISSION_DENIED", name, call)
 
 
-_permission_denied("the creator token bids", lambda t, table: t.Bid(_bid(table, 1, 1), metadata=table.creator))
-_permission_denied("the creator token plays", lambda t, table: t.Play(_play(table, 1, []), metadata=table.creator))
+_permission_denied("the creator token bids", lambda t, table: t.Bid(bid_request(table, 1, 1), metadata=table.creator))
+_permission_denied(
+    "the creator token plays", lambda t, table: t.Play(play_request(table, 1, []), metadata=table.creator)
+)
 _permission_denied(
     "the creator token settles",
     lambda t, table: t.Settle(pb.SettleRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator),
@@ -408,18 +408,18 @@ def _invalid(name: str, call: TableCall) -> None:
     on_a_table("INVALID_ARGUMENT", name, call)
 
 
-_invalid("Bid with expected_version 0", lambda t, table: t.Bid(_bid(table, 0, 1), metadata=table.seat(0)))
-_invalid("Play with expected_version 0", lambda t, table: t.Play(_play(table, 0, []), metadata=table.seat(0)))
-_invalid("a bid of 4", lambda t, table: t.Bid(_bid(table, 1, 4), metadata=table.seat(0)))
-_invalid("a card with no rank", lambda t, table: t.Play(_play(table, 1, [card(0, 1)]), metadata=table.seat(0)))
+_invalid("Bid with expected_version 0", lambda t, table: t.Bid(bid_request(table, 0, 1), metadata=table.seat(0)))
+_invalid("Play with expected_version 0", lambda t, table: t.Play(play_request(table, 0, []), metadata=table.seat(0)))
+_invalid("a bid of 4", lambda t, table: t.Bid(bid_request(table, 1, 4), metadata=table.seat(0)))
+_invalid("a card with no rank", lambda t, table: t.Play(play_request(table, 1, [card(0, 1)]), metadata=table.seat(0)))
 _invalid(
     "a second-deck card in 3p",
-    lambda t, table: t.Play(_play(table, 1, [card(cards_pb2.RANK_ACE, 4, copy=1)]), metadata=table.seat(0)),
+    lambda t, table: t.Play(play_request(table, 1, [card(cards_pb2.RANK_ACE, 4, copy=1)]), metadata=table.seat(0)),
 )
 _invalid("GetReplay of round 0", lambda t, table: t.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=0)))
 _invalid(
     "a request id over 64 characters",
-    lambda t, table: t.Bid(_bid(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)),
+    lambda t, table: t.Bid(bid_request(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)),
 )
 _invalid(
     "JoinTable with an empty name",
@@ -448,15 +448,15 @@ async def _(world: World) -> Produced:
 @produces("REQUEST_ID_REUSED", "the same request id for another bid")
 async def _(world: World) -> Produced:
     table = await world.table()
-    await world.tables.Bid(_bid(table, 1, 1, request_id="bid-once"), metadata=table.seat(0))
-    error = await fails(world.tables.Bid(_bid(table, 1, 2, request_id="bid-once"), metadata=table.seat(0)))
+    await world.tables.Bid(bid_request(table, 1, 1, request_id="bid-once"), metadata=table.seat(0))
+    error = await fails(world.tables.Bid(bid_request(table, 1, 2, request_id="bid-once"), metadata=table.seat(0)))
     return Produced(error, table.table_id)
 
 
 @produces("REQUEST_ID_REUSED", "the same request id for another method")
 async def _(world: World) -> Produced:
     table = await world.table()
-    await world.tables.Bid(_bid(table, 1, 1, request_id="used"), metadata=table.seat(0))
+    await world.tables.Bid(bid_request(table, 1, 1, request_id="used"), metadata=table.seat(0))
     error = await fails(
         world.tables.Settle(pb.SettleRequest(table_id=table.table_id, request_id="used"), metadata=table.seat(0))
     )
@@ -484,7 +484,7 @@ async def _(world: World) -> Produced:
     table = await world.table()
     saved = await world.store.save(table.table_id, 1, 2, b'{"v": 1, "oops": true}', [], "anon", None, None)
     assert saved.outcome.value == "SAVED"
-    error = await fails(world.tables.Bid(_bid(table, 2, 1, request_id="req-corrupt"), metadata=table.seat(0)))
+    error = await fails(world.tables.Bid(bid_request(table, 2, 1, request_id="req-corrupt"), metadata=table.seat(0)))
     return Produced(error, table.table_id)
 
 
@@ -531,7 +531,7 @@ async def _(world: World) -> Produced:
             used = int((await client.info("memory"))["used_memory"])
             await client.config_set("maxmemory-policy", "noeviction")
             await client.config_set("maxmemory", used // 2)
-            error = await fails(tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)))
+            error = await fails(tables.Bid(bid_request(table, 1, 1), metadata=table.seat(0)))
             return Produced(error, table.table_id)
     finally:
         await client.aclose()

@@ -27,11 +27,13 @@ from grpc_helpers import (
     RulesStub,
     Table,
     TableStub,
+    bid_request,
     bid_to_play,
     card,
     card_id,
     create_table,
     invalid,
+    play_request,
     play_round,
     referee_over_its_own_redis,
     refused,
@@ -60,18 +62,6 @@ async def table(tables: TableStub) -> Table:
     created = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
     assert created.created.table.turn_seat == 0
     return created
-
-
-def _bid(table: Table, version: int, amount: int, request_id: str | None = None) -> pb.BidRequest:
-    return pb.BidRequest(
-        table_id=table.table_id, request_id=request_id or rid(), expected_version=version, amount=amount
-    )
-
-
-def _play(table: Table, version: int, cards: list[cards_pb2.Card], request_id: str | None = None) -> pb.PlayRequest:
-    return pb.PlayRequest(
-        table_id=table.table_id, request_id=request_id or rid(), expected_version=version, cards=cards
-    )
 
 
 def _settle(table: Table, version: int = 0) -> pb.SettleRequest:
@@ -132,7 +122,7 @@ async def _everyone_passes(tables: TableStub, table: Table) -> table_pb2.TableVi
     current = await view(tables, table)
     deal = current.deal_number
     while current.deal_number == deal:
-        response = await tables.Bid(_bid(table, current.version, 0), metadata=table.seat(current.turn_seat))
+        response = await tables.Bid(bid_request(table, current.version, 0), metadata=table.seat(current.turn_seat))
         current = response.table
     return current
 
@@ -174,7 +164,7 @@ class TestTheCreatorActsForNoSeat:
         playing = await bid_to_play(tables, table)
         mine = playing.your_hand
         for call in (
-            tables.Play(_play(table, playing.version, [mine[0]]), metadata=table.creator),
+            tables.Play(play_request(table, playing.version, [mine[0]]), metadata=table.creator),
             tables.Settle(_settle(table), metadata=table.creator),
             tables.LeaveTable(pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator),
         ):
@@ -194,7 +184,9 @@ class TestRefusalMetadata:
         mine = playing.your_hand
         played = [theirs[-1], mine[0], theirs[0], mine[0]]  # two not held, and one held card listed twice
         info = await refused(
-            tables.Play(_play(table, playing.version, played), metadata=table.seat(0)), FAILED, "CARDS_NOT_IN_HAND"
+            tables.Play(play_request(table, playing.version, played), metadata=table.seat(0)),
+            FAILED,
+            "CARDS_NOT_IN_HAND",
         )
         assert info.metadata["missing_card_ids"] == ",".join(str(card_id(c)) for c in (theirs[-1], theirs[0], mine[0]))
 
@@ -253,13 +245,13 @@ class TestAnswerRetention:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
                 tables = table_service_pb2_grpc.TableServiceStub(channel)
                 table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0)
-                first = _bid(table, 1, 1, request_id="the-first-bid")
+                first = bid_request(table, 1, 1, request_id="the-first-bid")
                 answered = await tables.Bid(first, metadata=table.seat(0))
                 assert (await tables.Bid(first, metadata=table.seat(0))) == answered  # kept: the first answer
                 current = answered.table
                 for _ in range(2):  # two newer answers push it out
                     current = (
-                        await tables.Bid(_bid(table, current.version, 0), metadata=table.seat(current.turn_seat))
+                        await tables.Bid(bid_request(table, current.version, 0), metadata=table.seat(current.turn_seat))
                     ).table
                 await refused(tables.Bid(first, metadata=table.seat(0)), ABORTED, "STALE_STATE")
                 assert (await view(tables, table)).version == current.version
@@ -269,7 +261,7 @@ class TestAnswerRetention:
     async def test_a_retry_after_its_answer_expired_is_judged_afresh(
         self, tables: TableStub, table: Table, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
-        first = _bid(table, 1, 1, request_id="expires")
+        first = bid_request(table, 1, 1, request_id="expires")
         answered = await tables.Bid(first, metadata=table.seat(0))
         assert (await tables.Bid(first, metadata=table.seat(0))) == answered
         answers = store.keys(table.table_id).answers
@@ -322,16 +314,16 @@ class TestFaultOrder:
     async def test_3_a_remembered_answer_wins_over_a_card_of_another_deck(
         self, tables: TableStub, table: Table
     ) -> None:
-        await tables.Bid(_bid(table, 1, 1, request_id="answered"), metadata=table.seat(0))
+        await tables.Bid(bid_request(table, 1, 1, request_id="answered"), metadata=table.seat(0))
         second_deck = card(cards_pb2.RANK_ACE, cards_pb2.SUIT_SPADES, copy=1)
         await refused(
-            tables.Play(_play(table, 2, [second_deck], request_id="answered"), metadata=table.seat(0)),
+            tables.Play(play_request(table, 2, [second_deck], request_id="answered"), metadata=table.seat(0)),
             grpc.StatusCode.INVALID_ARGUMENT,
             "REQUEST_ID_REUSED",
         )
 
     async def test_3_a_remembered_answer_wins_over_a_closed_table(self, tables: TableStub, table: Table) -> None:
-        request = _bid(table, 1, 1, request_id="before-closing")
+        request = bid_request(table, 1, 1, request_id="before-closing")
         answered = await tables.Bid(request, metadata=table.seat(0))
         await tables.CloseTable(_close(table), metadata=table.creator)
         assert await tables.Bid(request, metadata=table.seat(0)) == answered
@@ -339,7 +331,7 @@ class TestFaultOrder:
     async def test_5_no_token_wins_over_a_closed_table(self, tables: TableStub, table: Table) -> None:
         closed = await tables.CloseTable(_close(table), metadata=table.creator)
         await refused(
-            tables.Bid(_bid(table, closed.table.version, 1)), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"
+            tables.Bid(bid_request(table, closed.table.version, 1)), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"
         )
 
     async def test_5_the_creator_acting_for_a_seat_wins_over_a_closed_table(
@@ -347,50 +339,56 @@ class TestFaultOrder:
     ) -> None:
         closed = await tables.CloseTable(_close(table), metadata=table.creator)
         await refused(
-            tables.Bid(_bid(table, closed.table.version, 1), metadata=table.creator),
+            tables.Bid(bid_request(table, closed.table.version, 1), metadata=table.creator),
             grpc.StatusCode.PERMISSION_DENIED,
             "PERMISSION_DENIED",
         )
 
     async def test_5_a_stale_version_wins_over_the_wrong_phase(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
-        await refused(tables.Bid(_bid(table, playing.version - 1, 0), metadata=table.seat(0)), ABORTED, "STALE_STATE")
+        await refused(
+            tables.Bid(bid_request(table, playing.version - 1, 0), metadata=table.seat(0)), ABORTED, "STALE_STATE"
+        )
 
     async def test_5_the_wrong_phase_wins_over_the_turn(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)  # seat 0 leads: seat 2 is not to act either
-        info = await refused(tables.Bid(_bid(table, playing.version, 0), metadata=table.seat(2)), FAILED, "WRONG_PHASE")
+        info = await refused(
+            tables.Bid(bid_request(table, playing.version, 0), metadata=table.seat(2)), FAILED, "WRONG_PHASE"
+        )
         assert info.metadata["phase"] == "PHASE_PLAY"
 
     async def test_6_the_turn_wins_over_the_bid_being_too_low(self, tables: TableStub, table: Table) -> None:
-        first = await tables.Bid(_bid(table, 1, 2), metadata=table.seat(0))
+        first = await tables.Bid(bid_request(table, 1, 2), metadata=table.seat(0))
         assert first.table.turn_seat == 1
         info = await refused(
-            tables.Bid(_bid(table, first.table.version, 1), metadata=table.seat(2)), FAILED, "NOT_YOUR_TURN"
+            tables.Bid(bid_request(table, first.table.version, 1), metadata=table.seat(2)), FAILED, "NOT_YOUR_TURN"
         )
         assert info.metadata["turn_seat"] == "1"
 
     async def test_6_the_turn_wins_over_cards_not_in_hand(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
         await refused(
-            tables.Play(_play(table, playing.version, [playing.your_hand[0]]), metadata=table.seat(1)),
+            tables.Play(play_request(table, playing.version, [playing.your_hand[0]]), metadata=table.seat(1)),
             FAILED,
             "NOT_YOUR_TURN",
         )
 
     async def test_6_the_turn_wins_over_a_pass_by_the_leader(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
-        led = await tables.Play(_play(table, playing.version, [playing.your_hand[0]]), metadata=table.seat(0))
+        led = await tables.Play(play_request(table, playing.version, [playing.your_hand[0]]), metadata=table.seat(0))
         # Seat 2 passing is no fault of its own but for the turn (seat 1 is to act).
-        await refused(tables.Play(_play(table, led.table.version, []), metadata=table.seat(2)), FAILED, "NOT_YOUR_TURN")
+        await refused(
+            tables.Play(play_request(table, led.table.version, []), metadata=table.seat(2)), FAILED, "NOT_YOUR_TURN"
+        )
 
     async def test_6_an_illegal_combination_wins_over_not_beating(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
-        led = await tables.Play(_play(table, playing.version, [playing.your_hand[-1]]), metadata=table.seat(0))
+        led = await tables.Play(play_request(table, playing.version, [playing.your_hand[-1]]), metadata=table.seat(0))
         follower = await view(tables, table, 1)
         low = follower.your_hand[0]
         other = next(c for c in follower.your_hand if c.rank not in (low.rank, *JOKERS))
         info = await refused(
-            tables.Play(_play(table, led.table.version, [low, other]), metadata=table.seat(1)),
+            tables.Play(play_request(table, led.table.version, [low, other]), metadata=table.seat(1)),
             grpc.StatusCode.INVALID_ARGUMENT,
             "ILLEGAL_COMBINATION",
         )
@@ -408,7 +406,7 @@ async def test_a_change_redis_has_no_memory_for_is_store_full_whatever_the_redis
         await own.client.config_set("maxmemory-policy", "noeviction")
         await own.client.config_set("maxmemory", int((await own.client.info("memory"))["used_memory"]) // 2)
         await refused(
-            own.tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)),
+            own.tables.Bid(bid_request(table, 1, 1), metadata=table.seat(0)),
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             "STORE_FULL",
             table_id=table.table_id,

@@ -16,12 +16,14 @@ from grpc_helpers import (
     THREE,
     Table,
     TableStub,
+    bid_request,
     bid_to_play,
     card,
     card_id,
     create_table,
     error_info,
     invalid,
+    play_request,
     referee_over_its_own_redis,
     refused,
     rid,
@@ -43,31 +45,21 @@ async def table(tables: TableStub) -> Table:
     return created
 
 
-def _bid(table: Table, version: int, amount: int, request_id: str | None = None) -> pb.BidRequest:
-    return pb.BidRequest(
-        table_id=table.table_id,
-        request_id=rid() if request_id is None else request_id,
-        expected_version=version,
-        amount=amount,
-    )
-
-
-def _play(table: Table, version: int, cards: list[cards_pb2.Card]) -> pb.PlayRequest:
-    return pb.PlayRequest(table_id=table.table_id, request_id=rid(), expected_version=version, cards=cards)
-
-
 class TestTurnAndAuctionRefusals:
     async def test_a_seat_bidding_out_of_turn_is_told_whose_turn_it_is(self, tables: TableStub, table: Table) -> None:
         info = await refused(
-            tables.Bid(_bid(table, 1, 1), metadata=table.seat(2)), FAILED, "NOT_YOUR_TURN", table_id=table.table_id
+            tables.Bid(bid_request(table, 1, 1), metadata=table.seat(2)),
+            FAILED,
+            "NOT_YOUR_TURN",
+            table_id=table.table_id,
         )
         assert info.metadata["turn_seat"] == "0"
 
     async def test_a_bid_not_above_the_highest_is_too_low(self, tables: TableStub, table: Table) -> None:
-        first = await tables.Bid(_bid(table, 1, 2), metadata=table.seat(0))
+        first = await tables.Bid(bid_request(table, 1, 2), metadata=table.seat(0))
         assert first.table.turn_seat == 1
         info = await refused(
-            tables.Bid(_bid(table, first.table.version, 2), metadata=table.seat(1)),
+            tables.Bid(bid_request(table, first.table.version, 2), metadata=table.seat(1)),
             FAILED,
             "BID_TOO_LOW",
             table_id=table.table_id,
@@ -77,7 +69,7 @@ class TestTurnAndAuctionRefusals:
     async def test_a_play_during_the_auction_is_in_the_wrong_phase(self, tables: TableStub, table: Table) -> None:
         hand = (await view(tables, table, 0)).your_hand
         info = await refused(
-            tables.Play(_play(table, 1, [hand[0]]), metadata=table.seat(0)),
+            tables.Play(play_request(table, 1, [hand[0]]), metadata=table.seat(0)),
             FAILED,
             "WRONG_PHASE",
             table_id=table.table_id,
@@ -87,7 +79,7 @@ class TestTurnAndAuctionRefusals:
     async def test_a_bid_during_the_play_is_in_the_wrong_phase(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
         info = await refused(
-            tables.Bid(_bid(table, playing.version, 0), metadata=table.seat(0)),
+            tables.Bid(bid_request(table, playing.version, 0), metadata=table.seat(0)),
             FAILED,
             "WRONG_PHASE",
             table_id=table.table_id,
@@ -97,9 +89,9 @@ class TestTurnAndAuctionRefusals:
     async def test_a_stale_expected_version_is_aborted_with_the_current_one(
         self, tables: TableStub, table: Table
     ) -> None:
-        first = await tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
+        first = await tables.Bid(bid_request(table, 1, 1), metadata=table.seat(0))
         info = await refused(
-            tables.Bid(_bid(table, 1, 2), metadata=table.seat(1)),
+            tables.Bid(bid_request(table, 1, 2), metadata=table.seat(1)),
             grpc.StatusCode.ABORTED,
             "STALE_STATE",
             table_id=table.table_id,
@@ -111,7 +103,7 @@ class TestPlayRefusals:
     async def test_the_leader_passing_must_lead(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
         await refused(
-            tables.Play(_play(table, playing.version, []), metadata=table.seat(0)),
+            tables.Play(play_request(table, playing.version, []), metadata=table.seat(0)),
             FAILED,
             "MUST_LEAD",
             table_id=table.table_id,
@@ -121,7 +113,7 @@ class TestPlayRefusals:
         playing = await bid_to_play(tables, table)
         theirs = (await view(tables, table, 1)).your_hand[0]
         info = await refused(
-            tables.Play(_play(table, playing.version, [theirs]), metadata=table.seat(0)),
+            tables.Play(play_request(table, playing.version, [theirs]), metadata=table.seat(0)),
             FAILED,
             "CARDS_NOT_IN_HAND",
             table_id=table.table_id,
@@ -132,7 +124,7 @@ class TestPlayRefusals:
         playing = await bid_to_play(tables, table)
         mine = playing.your_hand[0]
         info = await refused(
-            tables.Play(_play(table, playing.version, [mine, mine]), metadata=table.seat(0)),
+            tables.Play(play_request(table, playing.version, [mine, mine]), metadata=table.seat(0)),
             FAILED,
             "CARDS_NOT_IN_HAND",
             table_id=table.table_id,
@@ -144,7 +136,7 @@ class TestPlayRefusals:
         low = playing.your_hand[0]
         other = next(c for c in playing.your_hand if c.rank not in (low.rank, *_JOKERS))
         info = await refused(
-            tables.Play(_play(table, playing.version, [low, other]), metadata=table.seat(0)),
+            tables.Play(play_request(table, playing.version, [low, other]), metadata=table.seat(0)),
             grpc.StatusCode.INVALID_ARGUMENT,
             "ILLEGAL_COMBINATION",
             table_id=table.table_id,
@@ -161,7 +153,7 @@ class TestPlayRefusals:
         trio = next(cards[:3] for cards in by_rank.values() if len(cards) >= 3)
         single = next(cards[0] for rank, cards in by_rank.items() if rank != trio[0].rank)
         info = await refused(
-            tables.Play(_play(table, playing.version, [*trio, single]), metadata=table.seat(seat)),
+            tables.Play(play_request(table, playing.version, [*trio, single]), metadata=table.seat(seat)),
             grpc.StatusCode.INVALID_ARGUMENT,
             "ILLEGAL_COMBINATION",
             table_id=table.table_id,
@@ -173,12 +165,12 @@ class TestPlayRefusals:
     ) -> None:
         playing = await bid_to_play(tables, table)
         top = playing.your_hand[-1]
-        led = await tables.Play(_play(table, playing.version, [top]), metadata=table.seat(0))
+        led = await tables.Play(play_request(table, playing.version, [top]), metadata=table.seat(0))
         assert led.combination.kind == cards_pb2.COMBINATION_KIND_SINGLE
         follower = await view(tables, table, 1)
         assert follower.turn_seat == 1
         info = await refused(
-            tables.Play(_play(table, follower.version, [follower.your_hand[0]]), metadata=table.seat(1)),
+            tables.Play(play_request(table, follower.version, [follower.your_hand[0]]), metadata=table.seat(1)),
             FAILED,
             "DOES_NOT_BEAT",
             table_id=table.table_id,
@@ -254,7 +246,7 @@ class TestTableRefusals:
         assert closed.table.close_reason == table_pb2.CLOSE_REASON_CLOSED_BY_CREATOR
         assert closed.table.last_settlement.outcome == table_pb2.ROUND_OUTCOME_ABANDONED
         await refused(
-            tables.Bid(_bid(table, closed.table.version, 1), metadata=table.seat(0)),
+            tables.Bid(bid_request(table, closed.table.version, 1), metadata=table.seat(0)),
             FAILED,
             "TABLE_CLOSED",
             table_id=table.table_id,
@@ -274,7 +266,7 @@ class TestTableRefusals:
 
 class TestAuthenticationRefusals:
     async def test_a_bid_without_a_token_is_unauthenticated(self, tables: TableStub, table: Table) -> None:
-        await refused(tables.Bid(_bid(table, 1, 1)), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED")
+        await refused(tables.Bid(bid_request(table, 1, 1)), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED")
 
     @pytest.mark.parametrize("value", ["Basic abc", "Bearer", "Bearer ", "token-without-scheme"])
     async def test_a_malformed_authorization_is_unauthenticated(
@@ -282,7 +274,7 @@ class TestAuthenticationRefusals:
     ) -> None:
         metadata = (("authorization", value),)
         await refused(
-            tables.Bid(_bid(table, 1, 1), metadata=metadata), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"
+            tables.Bid(bid_request(table, 1, 1), metadata=metadata), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"
         )
         await refused(
             tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=metadata),
@@ -293,7 +285,7 @@ class TestAuthenticationRefusals:
     async def test_a_token_of_another_table_is_unauthenticated(self, tables: TableStub, table: Table) -> None:
         other = await create_table(tables, THREE)
         for call in (
-            tables.Bid(_bid(table, 1, 1), metadata=other.seat(0)),
+            tables.Bid(bid_request(table, 1, 1), metadata=other.seat(0)),
             tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=other.seat(0)),
             tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=other.creator),
         ):
@@ -306,7 +298,7 @@ class TestAuthenticationRefusals:
         assert left.table.phase == table_pb2.PHASE_WAITING_FOR_PLAYERS
         assert not left.table.seats[0].occupied
         await refused(
-            tables.Bid(_bid(table, left.table.version, 1), metadata=table.seat(0)),
+            tables.Bid(bid_request(table, left.table.version, 1), metadata=table.seat(0)),
             grpc.StatusCode.UNAUTHENTICATED,
             "UNAUTHENTICATED",
         )
@@ -318,7 +310,7 @@ class TestAuthenticationRefusals:
 
     async def test_the_creator_token_cannot_bid(self, tables: TableStub, table: Table) -> None:
         await refused(
-            tables.Bid(_bid(table, 1, 1), metadata=table.creator),
+            tables.Bid(bid_request(table, 1, 1), metadata=table.creator),
             grpc.StatusCode.PERMISSION_DENIED,
             "PERMISSION_DENIED",
         )
@@ -348,16 +340,18 @@ class TestMalformedRequests:
         self, tables: TableStub, table: Table, bad: cards_pb2.Card, field: str
     ) -> None:
         playing = await bid_to_play(tables, table)
-        await invalid(tables.Play(_play(table, playing.version, [bad]), metadata=table.seat(0)), field)
+        await invalid(tables.Play(play_request(table, playing.version, [bad]), metadata=table.seat(0)), field)
 
     async def test_a_bid_of_four_is_an_invalid_argument(self, tables: TableStub, table: Table) -> None:
-        await invalid(tables.Bid(_bid(table, 1, 4), metadata=table.seat(0)), "amount")
+        await invalid(tables.Bid(bid_request(table, 1, 4), metadata=table.seat(0)), "amount")
 
     async def test_a_bid_of_four_out_of_turn_is_still_malformed_first(self, tables: TableStub, table: Table) -> None:
-        await invalid(tables.Bid(_bid(table, 1, 4), metadata=table.seat(1)), "amount")
+        await invalid(tables.Bid(bid_request(table, 1, 4), metadata=table.seat(1)), "amount")
 
     async def test_a_missing_request_id_is_an_invalid_argument(self, tables: TableStub, table: Table) -> None:
-        missing = await invalid(tables.Bid(_bid(table, 1, 1, request_id=""), metadata=table.seat(0)), "request_id")
+        missing = await invalid(
+            tables.Bid(bid_request(table, 1, 1, request_id=""), metadata=table.seat(0)), "request_id"
+        )
         assert [violation.description for violation in missing.field_violations] == [
             "every change needs a request_id (a fresh UUID per decision)"
         ]
@@ -371,21 +365,23 @@ class TestMalformedRequests:
     async def test_a_request_id_over_64_characters_is_an_invalid_argument(
         self, tables: TableStub, table: Table
     ) -> None:
-        long = await invalid(tables.Bid(_bid(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)), "request_id")
+        long = await invalid(
+            tables.Bid(bid_request(table, 1, 1, request_id="r" * 65), metadata=table.seat(0)), "request_id"
+        )
         assert [violation.description for violation in long.field_violations] == [
             "a request id is 1..64 printable ASCII characters"
         ]
-        applied = await tables.Bid(_bid(table, 1, 1, request_id="r" * 64), metadata=table.seat(0))
+        applied = await tables.Bid(bid_request(table, 1, 1, request_id="r" * 64), metadata=table.seat(0))
         assert applied.table.version == 2
         # One character is enough for a request id that is no secret.
-        passed = await tables.Bid(_bid(table, 2, 0, request_id="r"), metadata=table.seat(1))
+        passed = await tables.Bid(bid_request(table, 2, 0, request_id="r"), metadata=table.seat(1))
         assert passed.table.version == 3
 
     async def test_expected_version_zero_on_bid_and_play_is_an_invalid_argument(
         self, tables: TableStub, table: Table
     ) -> None:
-        await invalid(tables.Bid(_bid(table, 0, 1), metadata=table.seat(0)), "expected_version")
-        await invalid(tables.Play(_play(table, 0, []), metadata=table.seat(0)), "expected_version")
+        await invalid(tables.Bid(bid_request(table, 0, 1), metadata=table.seat(0)), "expected_version")
+        await invalid(tables.Play(play_request(table, 0, []), metadata=table.seat(0)), "expected_version")
 
     async def test_a_table_id_of_64_characters_is_looked_for_and_one_longer_is_malformed(
         self, tables: TableStub
@@ -466,9 +462,9 @@ class TestMalformedRequests:
         assert caught.value.details() == "this request_id already created a table whose answer is no longer kept"
 
     async def test_the_same_request_id_for_another_request_is_refused(self, tables: TableStub, table: Table) -> None:
-        await tables.Bid(_bid(table, 1, 1, request_id="bid-once"), metadata=table.seat(0))
+        await tables.Bid(bid_request(table, 1, 1, request_id="bid-once"), metadata=table.seat(0))
         await refused(
-            tables.Bid(_bid(table, 1, 2, request_id="bid-once"), metadata=table.seat(0)),
+            tables.Bid(bid_request(table, 1, 2, request_id="bid-once"), metadata=table.seat(0)),
             grpc.StatusCode.INVALID_ARGUMENT,
             "REQUEST_ID_REUSED",
         )
@@ -506,20 +502,22 @@ class TestFaultOrder:
 
     async def test_permission_wins_over_a_stale_version(self, tables: TableStub, table: Table) -> None:
         await refused(
-            tables.Bid(_bid(table, 9, 1), metadata=table.creator),
+            tables.Bid(bid_request(table, 9, 1), metadata=table.creator),
             grpc.StatusCode.PERMISSION_DENIED,
             "PERMISSION_DENIED",
         )
 
     async def test_a_stale_version_wins_over_the_turn(self, tables: TableStub, table: Table) -> None:
-        await refused(tables.Bid(_bid(table, 9, 1), metadata=table.seat(2)), grpc.StatusCode.ABORTED, "STALE_STATE")
+        await refused(
+            tables.Bid(bid_request(table, 9, 1), metadata=table.seat(2)), grpc.StatusCode.ABORTED, "STALE_STATE"
+        )
 
     async def test_cards_not_in_hand_win_over_an_illegal_combination(self, tables: TableStub, table: Table) -> None:
         playing = await bid_to_play(tables, table)
         theirs = (await view(tables, table, 2)).your_hand
         mine = playing.your_hand
         info = await refused(
-            tables.Play(_play(table, playing.version, [mine[0], theirs[-1]]), metadata=table.seat(0)),
+            tables.Play(play_request(table, playing.version, [mine[0], theirs[-1]]), metadata=table.seat(0)),
             FAILED,
             "CARDS_NOT_IN_HAND",
         )
@@ -527,7 +525,7 @@ class TestFaultOrder:
 
     async def test_a_closed_table_wins_over_a_stale_version(self, tables: TableStub, table: Table) -> None:
         await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
-        await refused(tables.Bid(_bid(table, 1, 1), metadata=table.seat(0)), FAILED, "TABLE_CLOSED")
+        await refused(tables.Bid(bid_request(table, 1, 1), metadata=table.seat(0)), FAILED, "TABLE_CLOSED")
 
 
 class TestUnexpectedFailures:
@@ -538,7 +536,7 @@ class TestUnexpectedFailures:
         assert saved.outcome.value == "SAVED"
         for call, request_id in (
             (tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(0)), None),
-            (tables.Bid(_bid(table, 2, 1, request_id="req-corrupt-1"), metadata=table.seat(0)), "req-corrupt-1"),
+            (tables.Bid(bid_request(table, 2, 1, request_id="req-corrupt-1"), metadata=table.seat(0)), "req-corrupt-1"),
         ):
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await call
@@ -567,7 +565,7 @@ class TestUnexpectedFailures:
         await redis_client.delete(store.keys(table.table_id).state)
         await redis_client.set(store.keys(table.table_id).state, b"not a hash")
         with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
-            await tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
+            await tables.Bid(bid_request(table, 1, 1), metadata=table.seat(0))
         assert caught.value.code() == grpc.StatusCode.INTERNAL
         assert error_info(caught.value).reason == "INTERNAL"
         assert [log["event"] for log in logs if log["log_level"] == "error"] == ["unexpected_error"]
@@ -577,7 +575,7 @@ class TestUnexpectedFailures:
             table = await create_table(own.tables, THREE)
             await own.server.astop()
             with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
-                await own.tables.Bid(_bid(table, 1, 1), metadata=table.seat(0))
+                await own.tables.Bid(bid_request(table, 1, 1), metadata=table.seat(0))
         assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
         assert error_info(caught.value).reason == "UNAVAILABLE"
         assert caught.value.details() == "the table store is unavailable; retry with the same request_id"
