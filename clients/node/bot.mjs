@@ -67,7 +67,7 @@ export class RandomBot {
  * even a heartbeat), it reconnects with after_sequence = the last sequence received; on
  * OUT_OF_RANGE it reconnects without (a fresh snapshot). Ends after table_closed.
  */
-export async function* watchTable(tables, tableId, token, { afterSequence = null, idleMs = 30_000, attempts = 8, onResume } = {}) {
+export async function* watchTable(tables, tableId, token, { afterSequence = null, idleMs = 45_000, attempts = 8, onResume } = {}) {
   let last = afterSequence;
   let failures = 0;
   let delay = 50;

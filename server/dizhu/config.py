@@ -68,7 +68,7 @@ class ServerConfig:
     #: Redis key prefix.
     key_prefix: str = "dizhu"
     #: Seconds of silence after which an event stream carries a heartbeat.
-    heartbeat_s: float = 10.0
+    heartbeat_s: float = 20.0
     #: How often the turn clock looks for tables whose time ran out.
     clock_interval_s: float = 0.1
     #: Tables one process may stream at once (all are followed on one Redis connection).

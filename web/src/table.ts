@@ -15,7 +15,7 @@ import type { TableEvent } from "./gen/dizhu/v1/events_pb";
 import type { LegalMove } from "./gen/dizhu/v1/rules_service_pb";
 import { CloseReason, NextRound, Phase, RoundOutcome, type TableView } from "./gen/dizhu/v1/table_pb";
 
-const IDLE_STREAM_MS = 30_000;
+const IDLE_STREAM_MS = 45_000;
 const SHOWN_MOVES = 40;
 const OUT_OF_DATE = new Set(["STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE"]);
 const OUTCOMES: Record<number, string> = {

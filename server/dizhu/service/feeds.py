@@ -81,7 +81,7 @@ class _Feed:
 class TableFeeds:
     """The feeds of one referee process (see the module docstring)."""
 
-    def __init__(self, store: TableStore, *, heartbeat_s: float = 10.0, queue_limit: int = 1000) -> None:
+    def __init__(self, store: TableStore, *, heartbeat_s: float = 20.0, queue_limit: int = 1000) -> None:
         self._store = store
         self._heartbeat_s = heartbeat_s
         self._queue_limit = queue_limit

@@ -201,7 +201,7 @@ class StreamingViews:
     and calls again) and the next call reopens it from the last sequence received.
     """
 
-    def __init__(self, client: TableClient, *, idle_timeout_s: float = 30.0) -> None:
+    def __init__(self, client: TableClient, *, idle_timeout_s: float = 45.0) -> None:
         self.client = client
         self.idle_timeout_s = idle_timeout_s
         #: The last sequence received (None before the first event).

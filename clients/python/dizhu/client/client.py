@@ -427,7 +427,7 @@ class TableClient:
         self,
         after_sequence: int | None = None,
         *,
-        idle_timeout_s: float = 30.0,
+        idle_timeout_s: float = 45.0,
         on_reconnect: Callable[[DizhuError, int | None], None] | None = None,
     ) -> AsyncGenerator[events_pb2.TableEvent, None]:
         """The table's events as this caller may see them (``WatchTable``), until it closes.
