@@ -36,7 +36,7 @@ from pathlib import Path
 import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import Server, _card, _cpu_seconds, plan_game, referee_process, skeleton_process
+from bench_service import Server, _card, cpu_seconds, plan_game, referee_process, skeleton_process
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.rules import Bid
@@ -134,9 +134,9 @@ async def burst_and_idle(server: Server, args: argparse.Namespace) -> dict[str, 
     opened = time.perf_counter() - start
     await asyncio.sleep(2)
     per_stream = (_rss_kib(server.pid) - rss) / args.streams
-    cpu, beats = _cpu_seconds([server.pid]), watchers.heartbeats
+    cpu, beats = cpu_seconds([server.pid]), watchers.heartbeats
     await asyncio.sleep(args.idle)
-    idle = (_cpu_seconds([server.pid]) - cpu) / args.idle * 100
+    idle = (cpu_seconds([server.pid]) - cpu) / args.idle * 100
     beats = (watchers.heartbeats - beats) / args.idle
     await watchers.close()
     return {"opened_s": opened, "kib": per_stream, "idle_pct": idle, "beats": beats}
@@ -196,7 +196,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of idle measurement (default 30)")
     parser.add_argument("--fanout", type=int, default=1000, help="streams on the one table of the fan-out")
     parser.add_argument("--moves", type=int, default=40, help="moves timed in the fan-out (default 40)")
-    parser.add_argument("--heartbeat", type=float, default=10.0, help="both servers' heartbeat (default 10 s)")
+    parser.add_argument("--heartbeat", type=float, default=20.0, help="both servers' heartbeat (default 20 s, as dizhu serve)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--before", type=Path, help="also run the referee of another checkout (an older commit)")
     args = parser.parse_args()

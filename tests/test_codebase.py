@@ -78,3 +78,17 @@ class TestDocs:
                 elif anchor and target.suffix == ".md" and anchor not in anchors.get(target, set()):
                     broken.append(f"{page.relative_to(ROOT)}: {link} (no such heading)")
         assert not broken, "\n".join(broken)
+
+
+class TestBenchmarks:
+    def test_every_benchmark_script_starts(self) -> None:
+        # Benchmarks import each other's helpers; one renamed helper must not leave another broken
+        # until someone next measures (their figures are in docs/benchmarks.md, not in the suite).
+        failed = []
+        for script in sorted((ROOT / "bench").glob("*.py")):
+            if script.name in {"peers.py"}:
+                continue  # a module of the peers' adapters, no command
+            ran = _run(sys.executable, str(script), "--help")
+            if ran.returncode != 0 or "usage:" not in ran.stdout:
+                failed.append(f"{script.name}: exit {ran.returncode}\n{ran.stderr[-600:]}")
+        assert not failed, "\n".join(failed)
