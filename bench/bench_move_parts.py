@@ -54,7 +54,7 @@ _PARTS = [
     ("the caller's view", convert, "table_view"),
     ("the referee command (rules, flow)", dizhu.referee.commands, "play"),
     ("the referee command (rules, flow)", dizhu.referee.commands, "bid"),
-    ("state encoding (and decoding)", dizhu.service.gateway._DecodedTables, "encode"),
+    ("state encoding (and decoding)", dizhu.service.gateway, "encode"),
     ("state encoding (and decoding)", dizhu.service.gateway._DecodedTables, "decode"),
     ("events", Gateway, "_events"),
     ("answer fingerprint and seal", dizhu.service.gateway, "fingerprint"),

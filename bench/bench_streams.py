@@ -196,7 +196,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of idle measurement (default 30)")
     parser.add_argument("--fanout", type=int, default=1000, help="streams on the one table of the fan-out")
     parser.add_argument("--moves", type=int, default=40, help="moves timed in the fan-out (default 40)")
-    parser.add_argument("--heartbeat", type=float, default=20.0, help="both servers' heartbeat (default 20 s, as dizhu serve)")
+    parser.add_argument("--heartbeat", type=float, default=20.0, help="both servers' heartbeat (default 20 s)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--before", type=Path, help="also run the referee of another checkout (an older commit)")
     args = parser.parse_args()

@@ -78,7 +78,7 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
         args = [
             *(expected_version, expected_version + 1, self._state, _EVENTS_KEPT),
             *(request_id, "1", pb.BidResponse(table=view).SerializeToString(), _ANSWER_TTL_MS, _ANSWERS_KEPT),
-            *(0, 0, 0, self._event),
+            *(0, 0, 0, "", "", self._event),
         ]
         keys = [f"{base}:state", f"{base}:events", f"{base}:records", f"{base}:answers", f"{base}:answered"]
         await self._save(keys=keys, args=args)

@@ -158,6 +158,34 @@ class TestSave:
         assert (await _save(store, 1, events=0)).first_sequence == 3
         assert await store.last_sequence(TABLE) == 2
 
+    async def test_a_change_decided_on_the_stored_state_and_presence_is_written(self, store: TableStore) -> None:
+        await _create(store)
+        saved = await store.save(TABLE, 1, 2, b"state-2", [b"e"], ALICE, "r-1", b"a", decided_on=b"state-1", presence=0)
+        assert saved.outcome is SaveOutcome.SAVED
+        assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2)
+
+    @pytest.mark.parametrize(
+        ("decided_on", "presence"),
+        [(b"state-1 of another table that had the same id", 0), (b"state-1", 4)],
+        ids=["other-state-same-version", "other-presence"],
+    )
+    async def test_a_change_decided_on_another_state_or_presence_conflicts_and_writes_nothing(
+        self, store: TableStore, redis_client: redis.asyncio.Redis, decided_on: bytes, presence: int
+    ) -> None:
+        await _create(store)
+        before = {key: await redis_client.dump(key) for key in await redis_client.keys("*")}
+        saved = await store.save(
+            TABLE, 1, 2, b"state-2", [b"e"], ALICE, "r-1", b"a", decided_on=decided_on, presence=presence
+        )
+        assert saved == Saved(SaveOutcome.CONFLICT, version=1)
+        assert {key: await redis_client.dump(key) for key in await redis_client.keys("*")} == before
+
+    async def test_a_duplicate_wins_over_a_change_decided_on_another_state(self, store: TableStore) -> None:
+        await _create(store)
+        await _save(store, 1, request_id="r-1")
+        retry = await store.save(TABLE, 2, 3, b"x", [b"e"], ALICE, "r-1", b"again", decided_on=b"old", presence=0)
+        assert retry == Saved(SaveOutcome.DUPLICATE, answer=b"answer-r-1", version=2)
+
     @pytest.mark.parametrize(("expected", "new"), [(0, 1), (2, 2), (3, 2), (-1, 5)])
     async def test_versions_that_do_not_grow_from_a_positive_one_are_refused(
         self, store: TableStore, expected: int, new: int

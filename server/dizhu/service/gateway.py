@@ -7,6 +7,13 @@ the first answer back (never applied twice); a request that loses a race to a co
 change is decided again on the new state (so two conflicting requests never both apply, and
 the loser gets the precise reason, e.g. NOT_YOUR_TURN or STALE_STATE).
 
+When this process wrote (or read) the table last and the caller expects that very version,
+the read is skipped: the change is decided on the state this process holds and the
+compare-and-set writes it only if the store still holds exactly those bytes and that
+presence -- and, as always, only if the request id has no answer yet. A move then costs one
+round trip. A refusal, a change that changes nothing, or a conflict is decided again on the
+table as read, so every answer but a successful change still comes from a fresh read.
+
 Answers are keyed by a hash of the caller's token and the request id, so one seat can never
 read another's answer, carry a fingerprint of the request so a reused request id is refused,
 and hold no token (``dizhu.service.answers``).
@@ -35,6 +42,7 @@ from dizhu.referee.commands import Context, Created, Mint, Outcome, abandon, tim
 from dizhu.referee.errors import (
     InvalidArgument,
     QuotaExceeded,
+    RefereeError,
     RequestIdReused,
     StoreFull,
     TableNotFound,
@@ -137,36 +145,52 @@ class Snapshot(NamedTuple):
     presence: int
 
 
+class _Known(NamedTuple):
+    """A table as this process last read or wrote it."""
+
+    data: bytes
+    table: TableState
+    #: The seats announced connected when it was read or written; None if unknown since.
+    presence: int | None
+
+
 class _DecodedTables:
-    """The last state this process decoded or encoded for each table, by its exact bytes.
+    """The last state this process decoded or wrote for each table, by its exact bytes.
 
     Consecutive moves at a table mostly reach the same process, which then skips decoding:
     the bytes read from the store are compared with the ones it has (the store stays the
-    truth; a table changed elsewhere simply has other bytes).
+    truth; a table changed elsewhere simply has other bytes). A table this process wrote last
+    is also where its next move starts from without reading it (see :meth:`Gateway.mutate`).
     """
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._tables: collections.OrderedDict[str, tuple[bytes, TableState]] = collections.OrderedDict()
+        self._tables: collections.OrderedDict[str, _Known] = collections.OrderedDict()
 
-    def _keep(self, table_id: str, data: bytes, table: TableState) -> None:
-        self._tables[table_id] = (data, table)
+    def keep(self, table_id: str, data: bytes, table: TableState, presence: int | None) -> None:
+        self._tables[table_id] = _Known(data, table, presence)
         self._tables.move_to_end(table_id)
         if len(self._tables) > self._size:
             self._tables.popitem(last=False)
 
-    def decode(self, table_id: str, data: bytes) -> TableState:
+    def decode(self, table_id: str, data: bytes, presence: int | None = None) -> TableState:
         known = self._tables.get(table_id)
-        if known is not None and known[0] == data:
-            return known[1]
-        table = decode(data)
-        self._keep(table_id, data, table)
+        table = known.table if known is not None and known.data == data else decode(data)
+        self.keep(table_id, data, table, presence)
         return table
 
-    def encode(self, table: TableState) -> bytes:
-        data = encode(table)
-        self._keep(table.table_id, data, table)
-        return data
+    def at(self, table_id: str, version: int) -> _Known | None:
+        """The table as last known here, if that was at ``version`` with its presence known."""
+        known = self._tables.get(table_id)
+        if known is None or known.table.version != version or known.presence is None:
+            return None
+        return known
+
+    def announced(self, table_id: str, presence: int | None) -> None:
+        """The seats announced connected at the table changed here to ``presence`` (None: unknown)."""
+        known = self._tables.get(table_id)
+        if known is not None and known.presence != presence:
+            self._tables[table_id] = known._replace(presence=presence)
 
 
 class Gateway:
@@ -202,7 +226,7 @@ class Gateway:
     async def table(self, table_id: str) -> TableState | None:
         """The table as stored now, None if there is none."""
         loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
-        return None if loaded.state is None else self._decoded.decode(table_id, loaded.state)
+        return None if loaded.state is None else self._decoded.decode(table_id, loaded.state, loaded.presence)
 
     async def snapshot(self, table_id: str, credentials: Credentials) -> Snapshot:
         """The table, who the caller is, the sequence of the last event the table reflects, and
@@ -210,7 +234,7 @@ class Gateway:
         loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
         if loaded.state is None:
             raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
-        table = self._decoded.decode(table_id, loaded.state)
+        table = self._decoded.decode(table_id, loaded.state, loaded.presence)
         principal = resolve(table, credentials.token())
         if table.status is TableStatus.CLOSED:
             return Snapshot(table, principal, loaded.sequence, 0)
@@ -230,9 +254,14 @@ class Gateway:
         answer: bytes | None,
         *,
         by_client: bool,
+        announced: int | None,
+        decided_on: bytes | None = None,
     ) -> Saved:
         """One compare-and-set of ``outcome`` over ``before``: state, events, round records, answer.
 
+        ``announced``: the seats announced connected that the change was decided with (None:
+        unknown). ``decided_on``: the stored state ``before`` was decoded from, when the change
+        was decided without reading it (then the write also checks it and ``announced``).
         Then the indexes: the turn clock's; for a closed table, the activity index and its
         creator's quota let go of it; for a client's change, the activity index is refreshed.
         """
@@ -246,11 +275,12 @@ class Gateway:
             await self._store.index_deadline(after.table_id, after.version, after.deadline_ms, early=True)
         ended = [event for event in outcome.events if isinstance(event, RoundEnded) and event.replay]
         kept = self.policy.replays_per_table  # the latest rounds' replays; the one that many before goes
+        data = encode(after)
         saved = await self._store.save(
             after.table_id,
             before.version,
             after.version,
-            self._decoded.encode(after),
+            data,
             self._events(outcome, now_ms),
             principal,
             request_id,
@@ -258,9 +288,12 @@ class Gateway:
             finished=closing,
             records=[(f"replay:{event.result.round}", event.replay.encode()) for event in ended],
             drop_records=[f"replay:{event.result.round - kept}" for event in ended if event.result.round > kept],
+            decided_on=decided_on,
+            presence=None if decided_on is None else announced,
         )
         if saved.outcome is not SaveOutcome.SAVED:
             return saved
+        self._decoded.keep(after.table_id, data, after, announced)
         if clocked:
             await self._store.index_deadline(after.table_id, after.version, after.deadline_ms or None, final=closing)
         if closing:
@@ -297,14 +330,14 @@ class Gateway:
         if loaded.state is None:
             await self._store.index_deadline(table_id, loaded.version, None, final=True)
             return False
-        table = self._decoded.decode(table_id, loaded.state)
+        table = self._decoded.decode(table_id, loaded.state, loaded.presence)
         now_ms = self._now_ms()
         outcome = timeout(table, now_ms)
         if not outcome.changed:
             # Not due (the index was early or stale): index this version's deadline instead.
             await self._store.index_deadline(table_id, table.version, table.deadline_ms or None)
             return False
-        saved = await self._save(table, outcome, now_ms, "clock", None, None, by_client=False)
+        saved = await self._save(table, outcome, now_ms, "clock", None, None, by_client=False, announced=None)
         return saved.outcome is SaveOutcome.SAVED
 
     async def quarantine(self, table_id: str, delay_ms: int) -> None:
@@ -339,14 +372,16 @@ class Gateway:
         if loaded.state is None:
             await self._store.forget_activity(table_id)
             return 0
-        table = self._decoded.decode(table_id, loaded.state)
+        table = self._decoded.decode(table_id, loaded.state, loaded.presence)
         if table.status is TableStatus.CLOSED:
             await self._let_go(table)
             return 0
         if table.active_ms >= before_ms:
             await self._store.mark_active(table_id, table.active_ms)
             return 0
-        saved = await self._save(table, abandon(table, now_ms), now_ms, "clock", None, None, by_client=False)
+        saved = await self._save(
+            table, abandon(table, now_ms), now_ms, "clock", None, None, by_client=False, announced=None
+        )
         if saved.outcome is not SaveOutcome.SAVED:
             return 0
         ABANDONED.inc()
@@ -389,26 +424,54 @@ class Gateway:
         request_id = _valid_request_id(getattr(request, "request_id", ""), secret=secret_request_id)
         print_ = fingerprint(method, request)
         answer_principal = credentials.answer_principal
+        # The table as this process last wrote or read it, if the caller expects that version:
+        # the change is then decided without reading the table, and written only if the store
+        # still holds exactly that state (and presence). Anything else -- a refusal, a no-op, a
+        # conflict -- is decided again below on the table as read, as every change used to be.
+        known = self._decoded.at(table_id, expected_version) if expected_version else None
         for _ in range(_MAX_ATTEMPTS):
-            loaded = await self._store.load(table_id, answer_principal, request_id)
-            if loaded.state is None:
-                raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
-            if loaded.answer is not None:
-                return answers.open(loaded.answer, print_, table_id, self.keys)
-            table = self._decoded.decode(table_id, loaded.state)
+            if known is not None:
+                data: bytes | None = known.data
+                table, announced = known.table, known.presence or 0
+                known = None
+            else:
+                loaded = await self._store.load(table_id, answer_principal, request_id)
+                if loaded.state is None:
+                    raise TableNotFound(f"no table {table_id}", metadata={"table_id": table_id})
+                if loaded.answer is not None:
+                    return answers.open(loaded.answer, print_, table_id, self.keys)
+                data, announced = None, loaded.presence
+                table = self._decoded.decode(table_id, loaded.state, announced)
             now_ms = self._now_ms()
-            principal = resolve(table, credentials.token())
             minting = _Minting(self.keys, table_id)
-            outcome = command(table, Context(principal, now_ms, expected_version, minting))
-            response = respond(outcome, principal)
+            try:
+                principal = resolve(table, credentials.token())
+                outcome = command(table, Context(principal, now_ms, expected_version, minting))
+                if data is not None and not outcome.changed:
+                    continue
+                response = respond(outcome, principal)
+            except RefereeError:
+                if data is None:
+                    raise
+                continue  # a refusal is given on the table as read, never on one remembered
             actor = principal.seat if principal.role is Role.SEAT else None
-            mark_presence(response, self.presence.predicted(table, outcome.table, actor, loaded.presence))
+            mark_presence(response, self.presence.predicted(table, outcome.table, actor, announced))
             if not outcome.changed:
                 return response
             sealed = answers.seal(print_, response, minting.recipes)
-            saved = await self._save(table, outcome, now_ms, answer_principal, request_id, sealed, by_client=True)
+            saved = await self._save(
+                table,
+                outcome,
+                now_ms,
+                answer_principal,
+                request_id,
+                sealed,
+                by_client=True,
+                announced=announced,
+                decided_on=data,
+            )
             if saved.outcome is SaveOutcome.SAVED:
-                await self.presence.changed(table, outcome.table, actor, loaded.presence)
+                self._decoded.announced(table_id, await self.presence.changed(table, outcome.table, actor, announced))
                 return response
             if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
                 return answers.open(saved.answer, print_, table_id, self.keys)
@@ -446,10 +509,11 @@ class Gateway:
         response = respond(created)
         if owner:
             await self._reserve(owner, table_id, now_ms)
+        data = encode(created.outcome.table)
         try:
             saved = await self._store.create(
                 table_id,
-                self._decoded.encode(created.outcome.table),
+                data,
                 created.outcome.table.version,
                 self._events(created.outcome, now_ms),
                 "create",
@@ -462,6 +526,7 @@ class Gateway:
             raise
         if saved.outcome is SaveOutcome.SAVED:
             table = created.outcome.table
+            self._decoded.keep(table_id, data, table, 0)  # a new table has announced no one yet
             await self._mark_active(table_id, now_ms)
             if table.deadline_ms:
                 await self._store.index_deadline(table_id, table.version, table.deadline_ms)

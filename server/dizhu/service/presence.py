@@ -171,16 +171,17 @@ class Presence:
         acting = 1 << actor if actor is not None else 0
         return (announced | joined | acting) & occupied
 
-    async def changed(self, before: TableState, after: TableState, actor: int | None, announced: int) -> None:
+    async def changed(self, before: TableState, after: TableState, actor: int | None, announced: int) -> int | None:
         """A change of the table was saved: ``actor`` (a seat, if a seat made it) called,
-        seats taken count as calls, seats left lose their leases, a closed table its presence."""
+        seats taken count as calls, seats left lose their leases, a closed table its presence.
+
+        The seats announced connected now, as far as this process knows (None: unknown)."""
         if after.status is TableStatus.CLOSED:
-            await self.update(after.table_id, (), after)
-            return
+            return await self.update(after.table_id, (), after)
         if after.seats is before.seats:  # no seat taken or left (see predicted): only the actor called
             if actor is not None and after.seats[actor].occupied and self._due(after.table_id, actor, announced):
-                await self.update(after.table_id, [self._call_lease(actor)], after)
-            return
+                return await self.update(after.table_id, [self._call_lease(actor)], after)
+            return announced
         occupied_before, occupied_after = occupied_mask(before), occupied_mask(after)
         seats = range(len(after.seats))
         left = [seat for seat in seats if occupied_before >> seat & 1 and not occupied_after >> seat & 1]
@@ -188,8 +189,7 @@ class Presence:
         callers = joined | ({actor} if actor is not None and occupied_after >> actor & 1 else set())
         leases = [(f"{seat}:*", 0) for seat in left]
         leases += [self._call_lease(seat) for seat in sorted(callers) if self._due(after.table_id, seat, announced)]
-        if leases:
-            await self.update(after.table_id, leases, after)
+        return await self.update(after.table_id, leases, after) if leases else announced
 
     @contextlib.asynccontextmanager
     async def stream_lease(self, table: TableState, seat: int | None) -> AsyncIterator[StreamLease]:

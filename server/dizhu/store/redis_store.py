@@ -324,6 +324,8 @@ class TableStore:
         finished: bool = False,
         records: Sequence[tuple[str, bytes]] = (),
         drop_records: Sequence[str] = (),
+        decided_on: bytes | None = None,
+        presence: int | None = None,
     ) -> Saved:
         """Replace the state if the stored version is ``expected_version``: one ``EVALSHA``.
 
@@ -337,6 +339,10 @@ class TableStore:
         An answer is kept ``answer_ttl_s`` (no longer than the table, once finished), and a
         table keeps at most its ``answers_per_table`` latest answers. ``finished=True`` makes
         every key of the table expire after ``finished_ttl_s``; ``False`` removes any such expiry.
+
+        ``decided_on`` and ``presence``, for a change decided without reading the table first:
+        ``CONFLICT`` too unless the stored state is exactly ``decided_on`` and the seats last
+        announced connected are ``presence`` (see :class:`dizhu.service.gateway.Gateway`).
         """
         if not 0 < expected_version < new_version:
             raise ValueError(f"versions must grow from a positive one, not {expected_version} → {new_version}")
@@ -351,6 +357,8 @@ class TableStore:
             self.finished_ttl_s if finished else 0,
             len(records),
             len(drop_records),
+            b"" if decided_on is None else decided_on,
+            "" if presence is None else presence,
         ]
         for name, data in records:
             args += [name, data]

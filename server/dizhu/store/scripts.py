@@ -157,11 +157,14 @@ SAVE = (
 -- ARGV[10] expiry in seconds for every key of the table (a finished table), "0" to PERSIST them
 -- ARGV[11] n, the number of records to write
 -- ARGV[12] m, the number of records to delete
--- ARGV[13 .. 12+2n]          record name, record data, ... (HSET into KEYS[3])
--- ARGV[13+2n .. 12+2n+m]     record names to delete (HDEL from KEYS[3])
--- ARGV[13+2n+m ...]          the events, in order; they get the sequence numbers after the last one
+-- ARGV[13] the stored state data the new state was decided on, "" not to compare it
+-- ARGV[14] the seats announced connected (decimal mask) the answer was made with, "" not to compare
+-- ARGV[15 .. 14+2n]          record name, record data, ... (HSET into KEYS[3])
+-- ARGV[15+2n .. 14+2n+m]     record names to delete (HDEL from KEYS[3])
+-- ARGV[15+2n+m ...]          the events, in order; they get the sequence numbers after the last one
 -- return   {"DUPLICATE", answer, 0, version} if ARGV[5] already has an answer (nothing written);
---          {"CONFLICT", nil, 0, version} if there is no table or its version is not ARGV[1]
+--          {"CONFLICT", nil, 0, version} if there is no table, its version is not ARGV[1], or
+--          its data or presence differ from ARGV[13] or ARGV[14] where given
 --          (nothing written; version "0" when there is no table);
 --          {"SAVED", nil, first_sequence, ARGV[2]} after writing.
 """
@@ -174,20 +177,24 @@ if ARGV[5] ~= '' then
     return {'DUPLICATE', answer, 0, redis.call('HGET', KEYS[1], 'version') or '0'}
   end
 end
-local state = redis.call('HMGET', KEYS[1], 'version', 'seq')
+local state = redis.call('HMGET', KEYS[1], 'version', 'seq', 'presence')
 if state[1] ~= ARGV[1] then return {'CONFLICT', false, 0, state[1] or '0'} end
+-- A change decided without reading the table first (on the writer's own last write of it) is
+-- written only over that very state, and an answer only with the presence it reports.
+if ARGV[13] ~= '' and redis.call('HGET', KEYS[1], 'data') ~= ARGV[13] then return {'CONFLICT', false, 0, state[1]} end
+if ARGV[14] ~= '' and (state[3] or '0') ~= ARGV[14] then return {'CONFLICT', false, 0, state[1]} end
 local records = tonumber(ARGV[11])
 local drops = tonumber(ARGV[12])
 -- The first write must be one Redis may refuse when full (see the module docstring).
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'data', ARGV[3])
 for i = 0, records - 1 do
-  redis.call('HSET', KEYS[3], ARGV[13 + 2 * i], ARGV[14 + 2 * i])
+  redis.call('HSET', KEYS[3], ARGV[15 + 2 * i], ARGV[16 + 2 * i])
 end
 for i = 0, drops - 1 do
-  redis.call('HDEL', KEYS[3], ARGV[13 + 2 * records + i])
+  redis.call('HDEL', KEYS[3], ARGV[15 + 2 * records + i])
 end
 local last = tonumber(state[2] or '0')
-local seq = append_events(last, 13 + 2 * records + drops, ARGV[4])
+local seq = append_events(last, 15 + 2 * records + drops, ARGV[4])
 redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
 announce(seq, last)
 if ARGV[5] ~= '' and ARGV[6] == '1' then
