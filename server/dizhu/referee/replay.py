@@ -18,6 +18,8 @@ import datetime as dt
 import json
 from typing import Any, NamedTuple
 
+import orjson
+
 from dizhu.referee.timeouts import auto_action
 from dizhu.rules import (
     VARIANTS,
@@ -125,7 +127,8 @@ def replay_json(
         "result": result,
         "balances": list(balances),
     }
-    return json.dumps(document, indent=1)
+    # orjson: the standard library's indented output cost about 0.3 ms per round, on the move that ends it.
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
