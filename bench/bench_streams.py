@@ -12,8 +12,9 @@ measures both in the same run and prints the referee's figures with the skeleton
    nothing happening (heartbeats included: the streams received them);
 4. fan-out: ``--fanout`` streams on one table, then ``--moves`` moves one at a time (a
    precomputed game, as ``bench_service.py`` plays it), each timed from sending the move to
-   each subscriber receiving its event: p50 and p99 over all deliveries, and p99 of the last
-   subscriber of each move.
+   each subscriber receiving its event: p50 and p99 over all deliveries, p99 of the last
+   subscriber of each move, and the CPU each delivered event cost the server (the moves
+   included) and the receiving process (µs).
 
 Run: ``python bench/bench_streams.py [--streams 10000] [--tables 100] [--idle 30] [--fanout 1000]``.
 """
@@ -151,6 +152,7 @@ async def fan_out(server: Server, args: argparse.Namespace, games: Iterator) -> 
         await asyncio.wait_for(watchers.all_ready.wait(), timeout=120)
         await asyncio.sleep(1)
         sent: dict[int, float] = {}
+        server_cpu, own_cpu = cpu_seconds([server.pid]), time.process_time()
         for action in game.actions[: args.moves]:
             sent[version + 1] = time.perf_counter()
             if isinstance(action, Bid):
@@ -167,11 +169,16 @@ async def fan_out(server: Server, args: argparse.Namespace, games: Iterator) -> 
             version += 1
             await asyncio.sleep(0.1)
         await asyncio.sleep(1)
+        server_cpu, own_cpu = cpu_seconds([server.pid]) - server_cpu, time.process_time() - own_cpu
         await watchers.close()
     delays = sorted(t - sent[v] for v, times in watchers.arrivals.items() if v in sent for t in times)
     lasts = sorted(max(times) - sent[v] for v, times in watchers.arrivals.items() if v in sent)
     complete = sum(len(times) == args.fanout for v, times in watchers.arrivals.items() if v in sent)
+    delivered = sum(len(times) for times in watchers.arrivals.values())
     return {
+        # CPU per delivered event: the server's (the moves included) and this receiving process's.
+        "server_us": server_cpu / delivered * 1e6,
+        "receiver_us": own_cpu / delivered * 1e6,
         "p50": statistics.median(delays) * 1000,
         "p99": delays[int(0.99 * (len(delays) - 1))] * 1000,
         "last_p99": lasts[int(0.99 * (len(lasts) - 1))] * 1000,
@@ -223,6 +230,7 @@ async def _measure(servers: list[Server], args: argparse.Namespace, games: Itera
     """Each measurement of every server, in alternating order, the skeleton first in each report."""
     burst = [("opened_s", "{:.1f} s"), ("kib", "{:.1f} KiB/stream"), ("idle_pct", "{:.1f} %"), ("beats", "{:.0f}/s")]
     spread = [("p50", "{:.1f}"), ("p99", "{:.1f}"), ("last_p99", "{:.1f}"), ("complete", "{:.0f}")]
+    spread += [("server_us", "{:.0f}"), ("receiver_us", "{:.0f}")]
     for repeat in range(args.repeats):
         order = servers if repeat % 2 == 0 else servers[::-1]
         measured = {server.name: await burst_and_idle(server, args) for server in order}
