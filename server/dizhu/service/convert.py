@@ -109,6 +109,15 @@ def cards_from_proto(
     return tuple(result)
 
 
+def cards_of_variant(cards: tuple[Card, ...], variant: Variant, field: str = "cards") -> tuple[Card, ...]:
+    """``cards`` as :func:`cards_from_proto` gave them for any variant, checked against ``variant``
+    (its number of decks), as :func:`cards_from_proto` with ``variant`` would."""
+    for index, card in enumerate(cards):
+        if card.copy >= variant.decks:
+            raise InvalidArgument(f"{field}[{index}].copy", f"the table's variant has {variant.decks} deck(s)")
+    return cards
+
+
 def ranks_from_proto(ranks: Iterable[int], field: str) -> tuple[Rank, ...]:
     return tuple(_rank_from_proto(value, f"{field}[{index}]") for index, value in enumerate(ranks))
 
@@ -251,6 +260,13 @@ def settings_to_proto(settings: TableSettings) -> table_pb2.TableSettings:
     return message
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _shown_settings(settings: TableSettings) -> table_pb2.TableSettings:
+    """A table's settings as every view shows them: built once per settings (never changed
+    after: a view's constructor copies it)."""
+    return settings_to_proto(settings)
+
+
 _OUTCOMES = {
     RoundResultKind.LANDLORD_WON: table_pb2.ROUND_OUTCOME_LANDLORD_WON,
     RoundResultKind.FARMERS_WON: table_pb2.ROUND_OUTCOME_FARMERS_WON,
@@ -312,7 +328,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
     running = table.status is TableStatus.IN_ROUND and table.round is not None
     view = table_pb2.TableView(
         table_id=table.table_id,
-        settings=settings_to_proto(table.settings),
+        settings=_shown_settings(table.settings),
         version=table.version,
         phase=_phase(table),
         round=table.round_number if table.status is not TableStatus.CLOSED else table.match.rounds_played,

@@ -225,11 +225,10 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         # Malformed cards are refused before the table is read, and the list is bounded first.
         if len(request.cards) > _MAX_PLAY_CARDS:
             raise InvalidArgument("cards", f"a play has at most {_MAX_PLAY_CARDS} cards (a landlord's hand)")
-        convert.cards_from_proto(request.cards, None)
+        cards = convert.cards_from_proto(request.cards, None)
 
         def command(table: TableState, ctx: Context) -> Outcome:
-            cards = convert.cards_from_proto(request.cards, table.variant)
-            return commands.play(table, ctx, cards)
+            return commands.play(table, ctx, convert.cards_of_variant(cards, table.variant))
 
         def respond(outcome: Outcome, principal: Principal) -> pb.PlayResponse:
             response = pb.PlayResponse(table=_viewed(outcome, principal))
