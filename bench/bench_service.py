@@ -13,7 +13,10 @@ tables at once, alternating skeleton and referee phases, and prints for each pha
   (an open-loop schedule: each move is timed from when it was due), the skeleton at the
   same rate beside it;
 - ``--scaling``: ``--workers 2`` against 1 worker (throughput, CPU per move, efficiency);
-- Redis round trips per move (scripts run, from Redis' command statistics).
+- Redis round trips per move (scripts run, from Redis' command statistics);
+- ``--view-bytes N``: the skeleton once more, its responses padded to about N bytes (the
+  referee's carry the caller's view, 670 bytes on average in these games), to tell the cost
+  of the response's size from the cost of the referee's own work.
 
 Every ratio is of two figures measured in the same run, repetition by repetition; the
 median and the range over ``--repeats`` are printed. Run:
@@ -293,14 +296,14 @@ def run_phase(
 
 
 @contextlib.contextmanager
-def skeleton_process(redis_url: str, flags: Sequence[str] = ()) -> Iterator[Server]:
+def skeleton_process(redis_url: str, flags: Sequence[str] = (), name: str = "skeleton") -> Iterator[Server]:
     target = f"127.0.0.1:{free_port()}"
     command = [sys.executable, str(HERE / "skeleton.py"), "--address", target, "--redis-url", redis_url, *flags]
     process = subprocess.Popen(command, env={**os.environ, "GRPC_VERBOSITY": "ERROR"}, stdin=subprocess.DEVNULL)
     try:
         with grpc.insecure_channel(target) as channel:
             grpc.channel_ready_future(channel).result(timeout=30)
-        yield Server("skeleton", target, process.pid)
+        yield Server(name, target, process.pid)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -404,6 +407,12 @@ def main() -> None:
     parser.add_argument(
         "--before", type=Path, help="also run the referee of another checkout (e.g. a git worktree of an older commit)"
     )
+    parser.add_argument(
+        "--view-bytes",
+        type=int,
+        default=0,
+        help="also run the skeleton answering responses of about this size (670: the referee's mean in these games)",
+    )
     args = parser.parse_args()
     rng = random.Random(7)
     pool = [plan_game(rng) for _ in range(400)]
@@ -423,6 +432,9 @@ def main() -> None:
         servers = [skeleton, referee]
         if args.before is not None:
             servers.append(stack.enter_context(referee_process("before", store.url, flags, args.before)))
+        if args.view_bytes:
+            sized = skeleton_process(store.url, ["--view-bytes", str(args.view_bytes)], "skeleton+view")
+            servers.append(stack.enter_context(sized))
         print(f"{len(pool)} precomputed 3p games; one Redis (AOF everysec); load generator on the same cores")
         highest = 0.0
         for tables in levels:

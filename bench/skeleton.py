@@ -5,8 +5,10 @@ does no game logic: ``CreateTable`` writes an opaque state, and each ``Bid`` or 
 exactly one Redis read (the referee's ``LOAD`` script: the state and the answer recorded for
 the request id) and one compare-and-set (the referee's ``SAVE`` script: check the version,
 write the state, append an event to the table's stream, record the answer), then a response
-carrying the new version. The state and event written are opaque bytes of the sizes given
-(about those the referee writes), so Redis does the same work for both.
+carrying the new version -- and, with ``--view-bytes``, opaque history entries that make it
+about as long as a referee's response (whose view the contract requires). The state and
+event written are opaque bytes of the sizes given (about those the referee writes), so
+Redis does the same work for both.
 
 ``bench/bench_service.py`` starts it beside ``dizhu serve`` and prints every figure of the
 referee as a ratio of the skeleton's, measured in the same run. Run alone:
@@ -28,7 +30,7 @@ from grpc_health.v1 import health_pb2_grpc
 from redis.asyncio import Redis
 
 from dizhu.store import scripts
-from dizhu.v1 import events_pb2, table_pb2, table_service_pb2_grpc
+from dizhu.v1 import cards_pb2, events_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
 _PREFIX = "skeleton"
@@ -44,7 +46,9 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
     handed over in this process (no Redis), and a heartbeat after ``heartbeat_s`` of quiet.
     """
 
-    def __init__(self, redis: Redis, state_bytes: int, event_bytes: int, heartbeat_s: float = 10.0) -> None:
+    def __init__(
+        self, redis: Redis, state_bytes: int, event_bytes: int, heartbeat_s: float = 20.0, view_bytes: int = 0
+    ) -> None:
         self._watchers: dict[str, set[asyncio.Queue[events_pb2.TableEvent]]] = {}
         self._heartbeat_s = heartbeat_s
         self._redis = redis
@@ -53,6 +57,7 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
         self._create = redis.register_script(scripts.CREATE)
         self._state = os.urandom(state_bytes // 2).hex().encode()
         self._event = os.urandom(event_bytes)
+        self._padding = _padding(view_bytes)
 
     async def CreateTable(self, request: pb.CreateTableRequest, context: object) -> pb.CreateTableResponse:  # noqa: N802
         table_id = hashlib.sha256(request.request_id.encode()).hexdigest()[:20]
@@ -75,6 +80,8 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
         if int(version) != expected_version:
             raise ValueError("stale")
         view = table_pb2.TableView(table_id=table_id, version=expected_version + 1)
+        if self._padding:
+            view.MergeFromString(self._padding)
         args = [
             *(expected_version, expected_version + 1, self._state, _EVENTS_KEPT),
             *(request_id, "1", pb.BidResponse(table=view).SerializeToString(), _ANSWER_TTL_MS, _ANSWERS_KEPT),
@@ -113,11 +120,25 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
         return pb.PlayResponse(table=await self._move(request.table_id, request.request_id, request.expected_version))
 
 
-async def serve(address: str, redis_url: str, state_bytes: int, event_bytes: int, heartbeat_s: float) -> None:
+def _padding(view_bytes: int) -> bytes:
+    """Encoded ``TableView.history`` entries of about ``view_bytes`` in all (a play of two cards each)."""
+    entry = table_pb2.TableView(
+        history=[
+            table_pb2.RoundAction(
+                deal_number=1, seat=1, cards=[cards_pb2.Card(rank=3, suit=1), cards_pb2.Card(rank=3, suit=2)]
+            )
+        ]
+    ).SerializeToString()
+    return entry * (view_bytes // len(entry))
+
+
+async def serve(
+    address: str, redis_url: str, state_bytes: int, event_bytes: int, heartbeat_s: float, view_bytes: int
+) -> None:
     redis = Redis.from_url(redis_url)
     options = [("grpc.so_reuseport", 0), ("grpc.server.max_pending_requests", 20_000)]
     server = grpc.aio.server(options=options)
-    skeleton = Skeleton(redis, state_bytes, event_bytes, heartbeat_s)
+    skeleton = Skeleton(redis, state_bytes, event_bytes, heartbeat_s, view_bytes)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(skeleton, server)
     health_pb2_grpc.add_HealthServicer_to_server(health_aio.HealthServicer(), server)
     server.add_insecure_port(address)
@@ -135,9 +156,12 @@ def main() -> None:
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--state-bytes", type=int, default=2000, help="size of the state written per move")
     parser.add_argument("--event-bytes", type=int, default=120, help="size of the event appended per move")
-    parser.add_argument("--heartbeat", type=float, default=10.0, help="idle seconds before a stream's heartbeat")
+    parser.add_argument("--heartbeat", type=float, default=20.0, help="idle seconds before a stream's heartbeat")
+    parser.add_argument("--view-bytes", type=int, default=0, help="pad each response's view to about this size")
     args = parser.parse_args()
-    asyncio.run(serve(args.address, args.redis_url, args.state_bytes, args.event_bytes, args.heartbeat))
+    asyncio.run(
+        serve(args.address, args.redis_url, args.state_bytes, args.event_bytes, args.heartbeat, args.view_bytes)
+    )
 
 
 if __name__ == "__main__":
