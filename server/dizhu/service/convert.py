@@ -260,11 +260,22 @@ def settings_to_proto(settings: TableSettings) -> table_pb2.TableSettings:
     return message
 
 
-@functools.lru_cache(maxsize=1 << 12)
+#: Settings as views show them, by the identity of the settings (a table's states share one
+#: object; hashing its fields costs about as much as converting them).
+_SHOWN_SETTINGS: dict[int, tuple[TableSettings, table_pb2.TableSettings]] = {}
+
+
 def _shown_settings(settings: TableSettings) -> table_pb2.TableSettings:
-    """A table's settings as every view shows them: built once per settings (never changed
-    after: a view's constructor copies it)."""
-    return settings_to_proto(settings)
+    """A table's settings as every view shows them: built once per settings object (never
+    changed after: a view's constructor copies it)."""
+    known = _SHOWN_SETTINGS.get(id(settings))
+    if known is not None and known[0] is settings:
+        return known[1]
+    if len(_SHOWN_SETTINGS) >= 1 << 12:
+        _SHOWN_SETTINGS.clear()
+    message = settings_to_proto(settings)
+    _SHOWN_SETTINGS[id(settings)] = (settings, message)
+    return message
 
 
 _OUTCOMES = {
