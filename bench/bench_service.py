@@ -12,7 +12,9 @@ tables at once, alternating skeleton and referee phases, and prints for each pha
 - ``--latency``: Bid/Play latency p50/p99/p99.9 at half the referee's highest throughput
   (an open-loop schedule: each move is timed from when it was due), the skeleton at the
   same rate beside it;
-- ``--scaling``: ``--workers 2`` against 1 worker (throughput, CPU per move, efficiency);
+- ``--scaling``: ``--workers 2`` against 1 worker (throughput, CPU per move, efficiency, and
+  how the CPU split between the worker processes: the load opens several connections, as
+  several clients would, and the kernel spreads connections, not calls);
 - Redis round trips per move (scripts run, from Redis' command statistics);
 - ``--view-bytes N``: the skeleton once more, its responses padded to about N bytes (the
   referee's carry the caller's view, 670 bytes on average in these games), to tell the cost
@@ -50,6 +52,8 @@ from dizhu.testing import free_port, serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
 HERE = Path(__file__).resolve().parent
+#: Connections the load opens to a server (fewer with fewer tables in flight).
+_CONNECTIONS = 8
 
 
 @dataclass
@@ -203,16 +207,24 @@ async def _phase(
     """
     out = Timings()
     stocked = max(4 * tables, int(seconds * 40))  # about every game the phase will play
-    async with grpc.aio.insecure_channel(server.target) as channel:
-        stub = table_service_pb2_grpc.TableServiceStub(channel)
-        await channel.channel_ready()
+    async with contextlib.AsyncExitStack() as channels:
+        # Several connections, as several clients would open: the kernel spreads connections,
+        # not calls, over the processes of `dizhu serve --workers N` (each channel its own
+        # subchannel pool, else gRPC shares one connection between them).
+        stubs = []
+        for _ in range(min(tables, _CONNECTIONS)):
+            channel = await channels.enter_async_context(
+                grpc.aio.insecure_channel(server.target, options=[("grpc.use_local_subchannel_pool", 1)])
+            )
+            await channel.channel_ready()
+            stubs.append(table_service_pb2_grpc.TableServiceStub(channel))
         before = counters()
-        stock = [await create_table(stub, next(games)) for _ in range(stocked)]
+        stock = [await create_table(stubs[0], next(games)) for _ in range(stocked)]
         creation = counters() - before
         created_late = 0
         deadline = 0.0
 
-        async def worker() -> None:
+        async def worker(stub: table_service_pb2_grpc.TableServiceStub) -> None:
             nonlocal created_late
             while time.perf_counter() < deadline:
                 if not stock:
@@ -224,7 +236,7 @@ async def _phase(
         before = counters()
         start = time.perf_counter()
         deadline = start + seconds
-        await asyncio.gather(*(worker() for _ in range(tables)))
+        await asyncio.gather(*(worker(stubs[index % len(stubs)]) for index in range(tables)))
         out.seconds = time.perf_counter() - start
         used = counters() - before
     late = created_late / stocked
@@ -445,10 +457,15 @@ def main() -> None:
         if args.scaling:
             two = stack.enter_context(referee_process("2 workers", store.url, [*flags, "--workers", "2"]))
             time.sleep(2)  # every worker is up, not only the first to answer
+            processes = _family(two.pid)
+            cpu_before = [cpu_seconds([pid]) for pid in processes]
             results = compare("1 worker vs 2", [referee, two], games, 64, args, redis_client, redis_pid)
             pairs = zip(results[referee.name], results[two.name], strict=True)
             speedup = statistics.median(o.moves_per_s / b.moves_per_s for b, o in pairs)
             print(f"  efficiency on 2 cores: {speedup / 2:.2f} (speedup {speedup:.2f} with 2 workers)")
+            spent = [cpu_seconds([pid]) - before for pid, before in zip(processes, cpu_before, strict=True)]
+            shares = sorted((100 * cpu / sum(spent) for cpu in spent if cpu > 0.05 * sum(spent)), reverse=True)
+            print(f"  CPU of the 2 workers' processes: {' / '.join(f'{share:.0f} %' for share in shares)}")
 
 
 if __name__ == "__main__":
