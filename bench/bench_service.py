@@ -260,7 +260,7 @@ def cpu_seconds(pids: Sequence[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def _family(pid: int) -> list[int]:
+def process_family(pid: int) -> list[int]:
     """The process and its children (the worker processes)."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     return [pid, *map(int, children)]
@@ -301,7 +301,7 @@ def run_phase(
     redis_pid: int,
     rate: float | None = None,
 ) -> Measured:
-    pids = _family(server.pid)
+    pids = process_family(server.pid)
     return asyncio.run(
         _phase(server, games, tables, seconds, rate, lambda: Counters.read(pids, redis_client, redis_pid))
     )
@@ -457,7 +457,7 @@ def main() -> None:
         if args.scaling:
             two = stack.enter_context(referee_process("2 workers", store.url, [*flags, "--workers", "2"]))
             time.sleep(2)  # every worker is up, not only the first to answer
-            processes = _family(two.pid)
+            processes = process_family(two.pid)
             cpu_before = [cpu_seconds([pid]) for pid in processes]
             results = compare("1 worker vs 2", [referee, two], games, 64, args, redis_client, redis_pid)
             pairs = zip(results[referee.name], results[two.name], strict=True)

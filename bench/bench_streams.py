@@ -37,7 +37,7 @@ from pathlib import Path
 import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import Server, _card, cpu_seconds, plan_game, referee_process, skeleton_process
+from bench_service import Server, _card, cpu_seconds, plan_game, process_family, referee_process, skeleton_process
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.rules import Bid
@@ -48,10 +48,13 @@ _PER_CHANNEL = 90
 
 
 def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    """The resident memory of ``pid`` and its children (the workers of ``dizhu serve --workers N``)."""
+    total = 0
+    for process in process_family(pid):
+        for line in Path(f"/proc/{process}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total
 
 
 def _channels(target: str, streams: int) -> list[grpc.aio.Channel]:
@@ -135,9 +138,9 @@ async def burst_and_idle(server: Server, args: argparse.Namespace) -> dict[str, 
     opened = time.perf_counter() - start
     await asyncio.sleep(2)
     per_stream = (_rss_kib(server.pid) - rss) / args.streams
-    cpu, beats = cpu_seconds([server.pid]), watchers.heartbeats
+    cpu, beats = cpu_seconds(process_family(server.pid)), watchers.heartbeats
     await asyncio.sleep(args.idle)
-    idle = (cpu_seconds([server.pid]) - cpu) / args.idle * 100
+    idle = (cpu_seconds(process_family(server.pid)) - cpu) / args.idle * 100
     beats = (watchers.heartbeats - beats) / args.idle
     await watchers.close()
     return {"opened_s": opened, "kib": per_stream, "idle_pct": idle, "beats": beats}
@@ -152,7 +155,7 @@ async def fan_out(server: Server, args: argparse.Namespace, games: Iterator) -> 
         await asyncio.wait_for(watchers.all_ready.wait(), timeout=120)
         await asyncio.sleep(1)
         sent: dict[int, float] = {}
-        server_cpu, own_cpu = cpu_seconds([server.pid]), time.process_time()
+        server_cpu, own_cpu = cpu_seconds(process_family(server.pid)), time.process_time()
         for action in game.actions[: args.moves]:
             sent[version + 1] = time.perf_counter()
             if isinstance(action, Bid):
@@ -169,7 +172,8 @@ async def fan_out(server: Server, args: argparse.Namespace, games: Iterator) -> 
             version += 1
             await asyncio.sleep(0.1)
         await asyncio.sleep(1)
-        server_cpu, own_cpu = cpu_seconds([server.pid]) - server_cpu, time.process_time() - own_cpu
+        server_cpu = cpu_seconds(process_family(server.pid)) - server_cpu
+        own_cpu = time.process_time() - own_cpu
         await watchers.close()
     delays = sorted(t - sent[v] for v, times in watchers.arrivals.items() if v in sent for t in times)
     lasts = sorted(max(times) - sent[v] for v, times in watchers.arrivals.items() if v in sent)
@@ -206,12 +210,13 @@ def main() -> None:
     parser.add_argument("--heartbeat", type=float, default=20.0, help="both servers' heartbeat (default 20 s)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--before", type=Path, help="also run the referee of another checkout (an older commit)")
+    parser.add_argument("--serve-args", default="", help="further flags for dizhu serve (e.g. '--workers 2')")
     args = parser.parse_args()
     rng = random.Random(11)
     games = iter([plan_game(rng) for _ in range(4 * args.repeats)])
     most = str(max(args.streams, args.fanout) + 100)
     flags = ["--log-level", "warning", "--max-streams", most, "--max-watched-tables", most]
-    flags += ["--heartbeat", str(args.heartbeat)]
+    flags += ["--heartbeat", str(args.heartbeat), *args.serve_args.split()]
     with (
         tempfile.TemporaryDirectory() as data,
         EmbeddedRedis(Path(data), appendonly=True) as store,
