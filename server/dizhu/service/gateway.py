@@ -173,18 +173,19 @@ class _DecodedTables:
         if len(self._tables) > self._size:
             self._tables.popitem(last=False)
 
-    def decode(self, table_id: str, data: bytes, presence: int | None = None) -> TableState:
+    def decode(self, table_id: str, data: bytes, presence: int) -> TableState:
         known = self._tables.get(table_id)
         table = known.table if known is not None and known.data == data else decode(data)
         self.keep(table_id, data, table, presence)
         return table
 
-    def at(self, table_id: str, version: int) -> _Known | None:
-        """The table as last known here, if that was at ``version`` with its presence known."""
+    def at(self, table_id: str, version: int) -> tuple[bytes, TableState, int] | None:
+        """The table as last known here (its bytes, state and announced seats), if that was at
+        ``version`` with its presence known."""
         known = self._tables.get(table_id)
-        if known is None or known.table.version != version or known.presence is None:
+        if known is None or known.presence is None or known.table.version != version:
             return None
-        return known
+        return known.data, known.table, known.presence
 
     def announced(self, table_id: str, presence: int | None) -> None:
         """The seats announced connected at the table changed here to ``presence`` (None: unknown)."""
@@ -429,10 +430,10 @@ class Gateway:
         # still holds exactly that state (and presence). Anything else -- a refusal, a no-op, a
         # conflict -- is decided again below on the table as read, as every change used to be.
         known = self._decoded.at(table_id, expected_version) if expected_version else None
+        data: bytes | None
         for _ in range(_MAX_ATTEMPTS):
             if known is not None:
-                data: bytes | None = known.data
-                table, announced = known.table, known.presence or 0
+                data, table, announced = known
                 known = None
             else:
                 loaded = await self._store.load(table_id, answer_principal, request_id)
