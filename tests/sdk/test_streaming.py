@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import inspect
+import re
 import uuid
+from pathlib import Path
 
 from google.protobuf import duration_pb2
 
 from dizhu.client import BotRunner, Decision, HeuristicBot, RandomBot, StreamingViews, TableClient
+from dizhu.config import ServerConfig, add_server_arguments, config_from_args
 from dizhu.testing import local_referee
 from dizhu.v1 import cards_pb2, events_pb2, table_pb2
 
@@ -155,3 +160,27 @@ class TestFailover:
         for runner in runners:
             assert isinstance(runner.views, StreamingViews)
             assert runner.views.resumes >= 1
+
+
+class TestIdleLimits:
+    def test_every_bundled_client_waits_longer_than_the_default_heartbeat_before_giving_up_a_stream(self) -> None:
+        # events.proto: a silent stream carries a heartbeat after the referee's interval (20 s by
+        # default), so that a client may take a longer silence (the bundled clients: 45 s) for a
+        # lost stream. A client that gave up sooner would reconnect from every idle table.
+        root = Path(__file__).resolve().parents[2]
+        heartbeat_s = ServerConfig().heartbeat_s
+        assert heartbeat_s == 20.0
+        parser = argparse.ArgumentParser()
+        add_server_arguments(parser)
+        assert config_from_args(parser.parse_args([])).heartbeat_s == heartbeat_s  # the command line's default
+        python_s = [
+            inspect.signature(TableClient.watch).parameters["idle_timeout_s"].default,
+            inspect.signature(StreamingViews).parameters["idle_timeout_s"].default,
+        ]
+        node = re.search(r"idleMs = ([\d_]+)", (root / "clients/node/bot.mjs").read_text())
+        web = re.search(r"IDLE_STREAM_MS = ([\d_]+);", (root / "web/src/table.ts").read_text())
+        assert node is not None
+        assert web is not None
+        browser_s = [int(node.group(1).replace("_", "")) / 1000, int(web.group(1).replace("_", "")) / 1000]
+        assert python_s + browser_s == [45.0, 45.0, 45.0, 45.0]
+        assert min(python_s + browser_s) >= 2 * heartbeat_s
