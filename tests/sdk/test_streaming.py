@@ -9,13 +9,15 @@ import inspect
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import duration_pb2
 
 from dizhu.client import BotRunner, Decision, HeuristicBot, RandomBot, StreamingViews, TableClient
+from dizhu.client.client import CardsLike
 from dizhu.config import ServerConfig, add_server_arguments, config_from_args
 from dizhu.testing import local_referee
-from dizhu.v1 import cards_pb2, events_pb2, table_pb2
+from dizhu.v1 import cards_pb2, events_pb2, table_pb2, table_service_pb2
 
 
 async def _collect(client: TableClient, after_sequence: int | None = None) -> list[events_pb2.TableEvent]:
@@ -119,16 +121,37 @@ class TestClocks:
         assert sum(seat.balance for seat in final.seats) == 0
 
 
+class _HeldClient(TableClient):
+    """A seat's client whose moves wait while ``moves_allowed`` is clear (reads and streams go on)."""
+
+    def __init__(self, *args: Any, moves_allowed: asyncio.Event, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.moves_allowed = moves_allowed
+
+    async def bid(self, amount: int, *, expected_version: int | None = None) -> table_pb2.TableView:
+        await self.moves_allowed.wait()
+        return await super().bid(amount, expected_version=expected_version)
+
+    async def play(self, cards: CardsLike, *, expected_version: int | None = None) -> table_service_pb2.PlayResponse:
+        await self.moves_allowed.wait()
+        return await super().play(cards, expected_version=expected_version)
+
+
 class TestFailover:
     async def test_bots_resume_their_streams_on_a_second_referee(self, redis_url: str) -> None:
         """Two referees on one Redis; the first stops mid-game; every bot's stream resumes on the second."""
         prefix = f"failover-{uuid.uuid4().hex[:8]}"
         decisions: list[Decision] = []
         midgame = asyncio.Event()
+        # The game waits while the first referee stops: played to its end within the grace
+        # period (streams stay open that long), it would never need the second referee.
+        moves_allowed = asyncio.Event()
+        moves_allowed.set()
 
         def note(decision: Decision) -> None:
             decisions.append(decision)
-            if len(decisions) >= 5:
+            if len(decisions) == 5:
+                moves_allowed.clear()
                 midgame.set()
 
         async with contextlib.AsyncExitStack() as stack:
@@ -143,13 +166,16 @@ class TestFailover:
             creator = await stack.enter_async_context(TableClient(target))
             created = await creator.create_table(player_names=["a", "b", "c"], round_limit=2)
             clients = [
-                await stack.enter_async_context(TableClient(target, table_id=created.table_id, token=token.token))
+                await stack.enter_async_context(
+                    _HeldClient(target, table_id=created.table_id, token=token.token, moves_allowed=moves_allowed)
+                )
                 for token in created.seat_tokens
             ]
             runners = [BotRunner(HeuristicBot(), client, on_decision=note) for client in clients]
             playing = asyncio.gather(*(runner.run() for runner in runners))
             await asyncio.wait_for(midgame.wait(), timeout=30)
             await first_referee.aclose()  # its streams end, its port closes
+            moves_allowed.set()
             finals = await asyncio.wait_for(playing, timeout=60)
             final = await creator.get()
 
