@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import struct
 import urllib.parse
 
@@ -165,6 +166,80 @@ class TestRefusals:
         info = error_details_pb2.ErrorInfo()
         assert details.details[0].Unpack(info)
         assert (info.reason, info.metadata["table_id"]) == ("TABLE_NOT_FOUND", "no-such-table")
+
+
+class TestRequestsThatAreNoRequest:
+    """Bytes that are no request, or too many of them, are refused over HTTP as over gRPC
+    (tests/safety/test_safety_inputs.py): INVALID_ARGUMENT with ErrorInfo and BadRequest."""
+
+    PAYLOADS = (
+        b"\x0a\x80",  # truncated: a length with no bytes
+        b"\x13" * 200 + b"\x14" * 200,  # groups nested 200 deep
+        b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",  # a varint too long
+    )
+    PATHS = ("/dizhu.v1.TableService/GetTable", "/dizhu.v1.TableService/Play", "/dizhu.v1.RulesService/Classify")
+
+    @staticmethod
+    def _status(headers: dict[str, str], body: bytes) -> status_pb2.Status:
+        trailers = headers if "grpc-status" in headers else _grpc_web_trailers(body)
+        return status_pb2.Status.FromString(base64.b64decode(trailers["grpc-status-details-bin"] + "=="))
+
+    @staticmethod
+    def _refusal(status: status_pb2.Status) -> tuple[error_details_pb2.ErrorInfo, error_details_pb2.BadRequest]:
+        info, bad = error_details_pb2.ErrorInfo(), error_details_pb2.BadRequest()
+        assert [detail.Unpack(info) or detail.Unpack(bad) for detail in status.details] == [True, True]
+        for internal in ("Error", "Exception", "Traceback", "google.protobuf", ".py"):
+            assert internal not in status.message
+        return info, bad
+
+    async def test_undecodable_bytes_over_grpc_web_are_an_invalid_argument(self, web_referee: WebReferee) -> None:
+        for path in self.PATHS:
+            for payload in self.PAYLOADS:
+                status, headers, body = await web_referee.http(
+                    "POST", path, _grpc_web_frame(payload), {"content-type": "application/grpc-web+proto"}
+                )
+                assert status == 200
+                refusal = self._status(headers, body)
+                assert refusal.code == 3, (path, payload, refusal.message)  # INVALID_ARGUMENT
+                info, bad = self._refusal(refusal)
+                assert (info.reason, info.domain) == ("INVALID_ARGUMENT", "dizhu.v1")
+                assert [violation.field for violation in bad.field_violations] == [""]
+
+    async def test_json_that_is_no_request_is_an_invalid_argument(self, web_referee: WebReferee) -> None:
+        for body in (b"{not json", b'{"variant": 3.5}', b'{"no_such_field": 1, "cards": "x"}'):
+            status, _, answer = await web_referee.http(
+                "POST", "/dizhu.v1.RulesService/Classify", body, {"content-type": "application/json"}
+            )
+            assert status == 400, answer
+            error = json.loads(answer)
+            assert error["code"] == "invalid_argument", error
+            types = [detail["type"] for detail in error["details"]]
+            assert types == ["google.rpc.ErrorInfo", "google.rpc.BadRequest"], error
+            info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(error["details"][0]["value"] + "=="))
+            assert info.reason == "INVALID_ARGUMENT"
+
+    async def test_a_request_over_the_size_limit_is_refused_whole(self, web_referee: WebReferee) -> None:
+        three = cards_pb2.Card(rank=cards_pb2.RANK_THREE, suit=cards_pb2.SUIT_SPADES)
+        request = pb.PlayRequest(table_id="t", request_id="r", expected_version=1, cards=[three] * 12_000)
+        assert 64 * 1024 < request.ByteSize() < 1 << 20
+        clients = ((ProtocolType.GRPC_WEB, False), (ProtocolType.CONNECT, False), (ProtocolType.CONNECT, True))
+        for protocol, as_json in clients:
+            async with web_referee.web(protocol=protocol, json=as_json) as web:
+                with pytest.raises(ConnectError) as refused:
+                    await web.unary("TableService", "Play", request)
+            assert refused.value.code is Code.INVALID_ARGUMENT, (protocol, as_json, refused.value)
+            info = error_info(refused.value)
+            assert (info.reason, info.metadata["max_bytes"]) == ("INVALID_ARGUMENT", str(64 * 1024))
+
+    async def test_a_request_over_the_transport_cap_is_not_read(self, web_referee: WebReferee) -> None:
+        # As over gRPC: 16 times the request limit (1 MiB at least) and the transport refuses it.
+        three = cards_pb2.Card(rank=cards_pb2.RANK_THREE, suit=cards_pb2.SUIT_SPADES)
+        request = pb.PlayRequest(table_id="t", request_id="r", expected_version=1, cards=[three] * 600_000)
+        assert request.ByteSize() > 1 << 20
+        async with web_referee.web() as web:
+            with pytest.raises(ConnectError) as refused:
+                await web.unary("TableService", "Play", request)
+        assert refused.value.code is Code.RESOURCE_EXHAUSTED, refused.value
 
 
 class TestWatchTable:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
@@ -32,7 +33,15 @@ from dizhu.referee.errors import InvalidArgument, RateLimited, RefereeError
 from dizhu.service.admission import Admission
 from dizhu.service.errors import ServicerContext, abort
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "MAX_CALLS_PER_CONNECTION", "RATE_LIMITED_PAUSE_S", "add_services"]
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "MAX_CALLS_PER_CONNECTION",
+    "RATE_LIMITED_PAUSE_S",
+    "Undecodable",
+    "add_services",
+    "decode_request",
+    "transport_cap",
+]
 
 #: The largest request accepted by default: a CreateTable with 1,024 preset seeds fits.
 DEFAULT_MAX_REQUEST_BYTES: Final = 64 * 1024
@@ -41,6 +50,14 @@ RATE_LIMITED_PAUSE_S: Final = 0.1
 #: How many calls one connection may have in flight (HTTP/2 streams): it bounds what paused
 #: answers and open WatchTable streams can hold per connection.
 MAX_CALLS_PER_CONNECTION: Final = 256
+#: How far above the request limit the transport still delivers a request to the deserializer
+#: (which refuses it with INVALID_ARGUMENT and details); larger ones the transport refuses itself.
+_TRANSPORT_CAP_FACTOR: Final = 16
+
+
+def transport_cap(max_request_bytes: int) -> int:
+    """The largest request the transport reads (gRPC's and HTTP's): refused with RESOURCE_EXHAUSTED above."""
+    return max(1 << 20, _TRANSPORT_CAP_FACTOR * max_request_bytes)
 
 
 async def _refuse(context: ServicerContext, refusal: RefereeError) -> None:
@@ -50,7 +67,7 @@ async def _refuse(context: ServicerContext, refusal: RefereeError) -> None:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Undecodable:
+class Undecodable:
     """What the deserializer returns instead of raising: why the bytes are no request."""
 
     description: str
@@ -61,21 +78,23 @@ class _Undecodable:
         return InvalidArgument("", self.description, metadata=self.metadata)
 
 
-def _deserializer(method: MethodDescriptor, max_bytes: int) -> Callable[[bytes], Message | _Undecodable]:
+def decode_request(request_type: type[Message], data: bytes, max_bytes: int) -> Message | Undecodable:
+    """The request ``data`` encodes (protobuf's binary form), or why it is none: never raises."""
+    if len(data) > max_bytes:
+        return Undecodable(
+            f"the request is {len(data)} bytes; at most {max_bytes} are accepted", {"max_bytes": str(max_bytes)}
+        )
+    try:
+        return request_type.FromString(data)
+    except Exception:  # whatever the parser objects to, the caller sent no valid message
+        return Undecodable(
+            f"the bytes are no valid {request_type.DESCRIPTOR.full_name} (protobuf wire format, UTF-8 strings)", {}
+        )
+
+
+def _deserializer(method: MethodDescriptor, max_bytes: int) -> Callable[[bytes], Message | Undecodable]:
     request_type: type[Message] = message_factory.GetMessageClass(method.input_type)
-    name = method.input_type.full_name
-
-    def deserialize(data: bytes) -> Message | _Undecodable:
-        if len(data) > max_bytes:
-            return _Undecodable(
-                f"the request is {len(data)} bytes; at most {max_bytes} are accepted", {"max_bytes": str(max_bytes)}
-            )
-        try:
-            return request_type.FromString(data)
-        except Exception:  # whatever the parser objects to, the caller sent no valid message
-            return _Undecodable(f"the bytes are no valid {name} (protobuf wire format, UTF-8 strings)", {})
-
-    return deserialize
+    return functools.partial(decode_request, request_type, max_bytes=max_bytes)
 
 
 Unary = Callable[[Any, ServicerContext], Awaitable[Any]]
@@ -86,7 +105,7 @@ def _unary(behaviour: Unary, admission: Admission, creates: bool) -> Unary:
     async def handle(request: Any, context: ServicerContext) -> Any:
         try:
             admission.admit(context, creates=creates)
-            if isinstance(request, _Undecodable):
+            if isinstance(request, Undecodable):
                 raise request.error()
         except RefereeError as refusal:
             await _refuse(context, refusal)
@@ -99,7 +118,7 @@ def _streaming(behaviour: Streaming, admission: Admission) -> Streaming:
     async def handle(request: Any, context: ServicerContext) -> AsyncIterator[Any]:
         try:
             admission.admit(context, creates=False)
-            if isinstance(request, _Undecodable):
+            if isinstance(request, Undecodable):
                 raise request.error()
             close = admission.open_stream(context)
         except RefereeError as refusal:

@@ -27,7 +27,7 @@ from dizhu.service.feeds import TableFeeds
 from dizhu.service.gateway import Gateway, TablePolicy
 from dizhu.service.metrics import MetricsInterceptor
 from dizhu.service.presence import Presence, run_presence_sweeper
-from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services
+from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services, transport_cap
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
@@ -45,8 +45,6 @@ _log = structlog.get_logger("dizhu.server")
 _TABLE_SERVICE = table_service_pb2.DESCRIPTOR.services_by_name["TableService"]
 _RULES_SERVICE = rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"]
 _SERVICES = (_TABLE_SERVICE.full_name, _RULES_SERVICE.full_name)
-#: gRPC's own cap on a request, far above ours: larger ones are refused before we see them.
-_TRANSPORT_CAP_FACTOR = 16
 #: Calls gRPC core may hold before the event loop takes them (see create_server).
 _PENDING_CALLS = 20_000
 #: Allocations (net) between collections of the youngest generation (Python's default: 700).
@@ -103,7 +101,7 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
         ("grpc.max_connection_age_grace_ms", 30 * 1000),
         # Requests up to this reach our deserializer, which refuses those over max_request_bytes
         # with INVALID_ARGUMENT and details; gRPC refuses larger ones itself (RESOURCE_EXHAUSTED).
-        ("grpc.max_receive_message_length", max(1 << 20, _TRANSPORT_CAP_FACTOR * config.max_request_bytes)),
+        ("grpc.max_receive_message_length", transport_cap(config.max_request_bytes)),
         ("grpc.max_concurrent_streams", MAX_CALLS_PER_CONNECTION),
         # Calls wait in gRPC core until the event loop takes them; beyond 1,000 waiting (its
         # default), core ends new ones with CANCELLED before any of our code sees them: a burst
@@ -183,6 +181,7 @@ async def _serve_browsers(
         max_bots=config.web_bots,
         reuse_port=config.workers > 1,
         grace_s=config.grace_s,
+        max_request_bytes=config.max_request_bytes,
     )
 
 

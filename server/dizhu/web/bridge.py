@@ -23,7 +23,6 @@ from typing import Any, NoReturn
 
 import grpc
 from connectrpc.code import Code
-from connectrpc.compat import google_protobuf_codecs
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
@@ -31,6 +30,9 @@ from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import descriptor, descriptor_pb2, message_factory
 from google.rpc import status_pb2
 from protobuf.wkt import Any as AnyDetail
+
+from dizhu.service.registration import DEFAULT_MAX_REQUEST_BYTES, transport_cap
+from dizhu.web.codecs import request_codecs
 
 __all__ = ["Registration", "WebServicerContext", "connect_application", "method_info"]
 
@@ -290,12 +292,15 @@ def connect_application(
     services: Sequence[descriptor.ServiceDescriptor],
     interceptors: Sequence[grpc.aio.ServerInterceptor],
     stopping: asyncio.Event,
+    *,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
 ) -> ConnectASGIApplication[Any]:
     """An ASGI application serving ``services`` over gRPC-Web and Connect.
 
     ``registrations`` are the servicers and their generated ``add_*_to_server`` functions,
     ``interceptors`` the gRPC server's. Once ``stopping`` is set, open streams end with
-    UNAVAILABLE (clients resume elsewhere).
+    UNAVAILABLE (clients resume elsewhere). Requests are decoded and limited to
+    ``max_request_bytes`` as on the gRPC side (:mod:`dizhu.web.codecs`).
     """
     methods = _Methods(registrations, interceptors, stopping)
 
@@ -313,4 +318,9 @@ def connect_application(
                     table[path] = Endpoint.unary(info, methods.unary(path))
         return table
 
-    return _ConnectApplication(service=methods, endpoints=endpoints, codecs=google_protobuf_codecs())
+    return _ConnectApplication(
+        service=methods,
+        endpoints=endpoints,
+        codecs=request_codecs(max_request_bytes),
+        read_max_bytes=transport_cap(max_request_bytes),
+    )

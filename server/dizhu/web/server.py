@@ -19,6 +19,7 @@ import uvicorn
 from google.protobuf import descriptor
 
 from dizhu.bots import BotHost
+from dizhu.service.registration import DEFAULT_MAX_REQUEST_BYTES
 from dizhu.web.app import web_application
 from dizhu.web.bridge import Registration, connect_application
 
@@ -88,13 +89,15 @@ async def start_web_server(
     max_bots: int = 0,
     reuse_port: bool = False,
     grace_s: float = 10.0,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
 ) -> WebServer:
     """Serve ``services`` (gRPC-Web, Connect), the web table and, if ``max_bots``, its bots on ``address``.
 
-    ``grpc_target`` is where the bots reach the referee's gRPC port.
+    ``grpc_target`` is where the bots reach the referee's gRPC port; ``max_request_bytes`` is
+    the gRPC side's request limit, applied here alike.
     """
     stopping = asyncio.Event()
-    contract = connect_application(registrations, services, interceptors, stopping)
+    contract = connect_application(registrations, services, interceptors, stopping, max_request_bytes=max_request_bytes)
     bots = BotHost(grpc_target, limit=max_bots) if max_bots > 0 else None
     app = web_application(contract, [service.full_name for service in services], bots, cors_origins)
     config = uvicorn.Config(
