@@ -49,7 +49,7 @@ function rpc() {
     root.resolvePath = (_, target) => join(GOOGLE_PROTO_DIR, target);
     root.loadSync(["google/rpc/status.proto", "google/rpc/error_details.proto"], { keepCase: true });
     rpcTypes = Object.fromEntries(
-      ["Status", "ErrorInfo", "BadRequest"].map((name) => [name, root.lookupType(`google.rpc.${name}`)]),
+      ["Status", "ErrorInfo", "BadRequest", "RetryInfo"].map((name) => [name, root.lookupType(`google.rpc.${name}`)]),
     );
   }
   return rpcTypes;
@@ -58,15 +58,23 @@ function rpc() {
 /**
  * The machine-readable details of a failed call (docs/api.md, "Errors"): the status code
  * and, from the google.rpc.Status in the `grpc-status-details-bin` trailer, the ErrorInfo's
- * reason, domain and metadata and the BadRequest's field violations. An error without
- * details (a transport failure) gets its code's name as reason, like the Python SDK does.
- *   { code, reason, domain, metadata: { table_id, ... }, fieldViolations: [{ field, description }] }
+ * reason, domain and metadata, the BadRequest's field violations and the RetryInfo's delay
+ * (0 without one). An error without details (a transport failure) gets its code's name as
+ * reason, like the Python SDK does.
+ *   { code, reason, domain, metadata: { table_id, ... }, fieldViolations: [{ field, description }], retryDelayMs }
  */
 export function errorDetails(error) {
-  const details = { code: error.code, reason: codeName(error.code), domain: "", metadata: {}, fieldViolations: [] };
+  const details = {
+    code: error.code,
+    reason: codeName(error.code),
+    domain: "",
+    metadata: {},
+    fieldViolations: [],
+    retryDelayMs: 0,
+  };
   const trailer = error.metadata?.get?.("grpc-status-details-bin")?.[0];
   if (!trailer) return details;
-  const { Status, ErrorInfo, BadRequest } = rpc();
+  const { Status, ErrorInfo, BadRequest, RetryInfo } = rpc();
   for (const any of Status.decode(trailer).details) {
     const type = any.type_url.slice(any.type_url.lastIndexOf("/") + 1);
     if (type === "google.rpc.ErrorInfo") {
@@ -77,6 +85,9 @@ export function errorDetails(error) {
         field,
         description,
       }));
+    } else if (type === "google.rpc.RetryInfo") {
+      const delay = RetryInfo.decode(any.value).retry_delay ?? {};
+      details.retryDelayMs = Number(delay.seconds ?? 0) * 1000 + Math.ceil(Number(delay.nanos ?? 0) / 1e6);
     }
   }
   return details;
@@ -115,15 +126,35 @@ export const RETRYABLE = new Set([
   grpc.status.CANCELLED,
 ]);
 
+/** RESOURCE_EXHAUSTED reasons that pass by themselves: wait the referee's RetryInfo delay, then send again. */
+export const RETRYABLE_REASONS = new Set(["RATE_LIMITED", "STORE_FULL"]);
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How long to wait before sending `error`'s request again (ms), or null when it must not be sent again. */
+function retryWait(error, backoffMs, maxDelayMs) {
+  if (RETRYABLE.has(error.code)) return backoffMs;
+  if (error.code !== grpc.status.RESOURCE_EXHAUSTED) return null;
+  const { reason, retryDelayMs } = errorDetails(error);
+  if (!RETRYABLE_REASONS.has(reason) || retryDelayMs > maxDelayMs) return null;
+  return Math.max(backoffMs, retryDelayMs);
+}
 
 /**
  * Calls `stub[method](request)` with `token`, retrying the very same request (same
- * request_id) on UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED with exponential backoff:
- * the referee answers a repeated request id with its first answer, so nothing applies
- * twice. Other errors are thrown at once, with `.code` and `.details`.
+ * request_id) on UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED with exponential backoff,
+ * and on RESOURCE_EXHAUSTED with reason RATE_LIMITED or STORE_FULL after the delay the
+ * referee asks for (its RetryInfo; not when longer than `maxDelayMs`): the referee answers a
+ * repeated request id with its first answer, so nothing applies twice. `onRetry(error)` is
+ * called before each retry. Other errors are thrown at once, with `.code` and `.details`.
  */
-export async function call(stub, method, request, token, { attempts = 8, timeoutMs = 10_000 } = {}) {
+export async function call(
+  stub,
+  method,
+  request,
+  token,
+  { attempts = 8, timeoutMs = 10_000, maxDelayMs = 2000, onRetry = () => {} } = {},
+) {
   let delay = 50;
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -133,9 +164,11 @@ export async function call(stub, method, request, token, { attempts = 8, timeout
         );
       });
     } catch (error) {
-      if (!RETRYABLE.has(error.code) || attempt >= attempts) throw error;
-      await sleep(delay * (0.5 + Math.random() / 2));
-      delay = Math.min(delay * 2, 2000);
+      const wait = attempt < attempts ? retryWait(error, delay * (0.5 + Math.random() / 2), maxDelayMs) : null;
+      if (wait === null) throw error;
+      onRetry(error);
+      await sleep(wait);
+      delay = Math.min(delay * 2, maxDelayMs);
     }
   }
 }

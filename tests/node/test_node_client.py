@@ -184,3 +184,57 @@ class TestErrorDetails:
         assert (invalid["reason"], invalid["code"]) == ("INVALID_ARGUMENT", 3)
         assert [violation["field"] for violation in invalid["fieldViolations"]] == ["amount"]
         assert invalid["fieldViolations"][0]["description"]
+
+
+_RATE_LIMIT_SCRIPT = """
+import { call, connect, errorDetails } from "./dizhu.mjs";
+
+const { rules, close } = connect(process.env.TARGET);
+const classify = { variant: "VARIANT_THREE_PLAYER", cards: { ranks: ["RANK_NINE"] } };
+const retried = [];
+const answers = [];
+for (let n = 0; n < 10; n += 1) {
+  const answer = await call(rules, "Classify", classify, null, {
+    onRetry: (error) => retried.push(errorDetails(error).reason),
+  });
+  answers.push(answer.classification.combinations[0].kind);
+}
+let refused = null;
+try {
+  await call(rules, "Classify", classify, null, { attempts: 1 });
+} catch (error) {
+  refused = errorDetails(error);
+}
+console.log(JSON.stringify({ answers, retried, refused }));
+close();
+"""
+
+
+@pytest.fixture
+def limited_referee(redis_url: str) -> Iterator[str]:
+    """A referee applying its rate limits on loopback too: 2 calls per second per client, bursts of 4."""
+    flags = ["--key-prefix", f"node-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
+    with serve_process(redis_url, args=[*flags, "--limits", "on", "--rate-limit", "2"]) as process:
+        yield process.target
+
+
+class TestRetries:
+    def test_a_rate_limited_call_is_sent_again_after_the_referees_delay(self, node: str, limited_referee: str) -> None:
+        result = subprocess.run(
+            [node, "--input-type=module", "-e", _RATE_LIMIT_SCRIPT],
+            cwd=NODE_CLIENT,
+            env={**os.environ, "TARGET": limited_referee},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        out = json.loads(result.stdout.strip().splitlines()[-1])
+        # Ten calls at once against a burst of four: every one answered, the later ones after waiting.
+        assert out["answers"] == ["COMBINATION_KIND_SINGLE"] * 10
+        assert out["retried"], "no call was rate limited: nothing was tested"
+        assert set(out["retried"]) == {"RATE_LIMITED"}
+        refused = out["refused"]
+        assert (refused["code"], refused["reason"]) == (8, "RATE_LIMITED")  # RESOURCE_EXHAUSTED
+        assert 0 < refused["retryDelayMs"] <= 2000
