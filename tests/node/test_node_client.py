@@ -18,6 +18,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,12 +57,17 @@ def node() -> str:
     return node
 
 
+def _serve(redis_url: str, *flags: str) -> Iterator[str]:
+    """``"127.0.0.1:<port>"`` of a ``dizhu serve`` subprocess, stopped (SIGTERM) afterwards."""
+    common = ["--key-prefix", f"node-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
+    with serve_process(redis_url, args=[*common, *flags]) as process:
+        yield process.target
+
+
 @pytest.fixture
 def referee(redis_url: str) -> Iterator[str]:
-    """``"127.0.0.1:<port>"`` of a ``dizhu serve`` subprocess, stopped (SIGTERM) afterwards."""
-    flags = ["--key-prefix", f"node-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
-    with serve_process(redis_url, args=flags) as process:
-        yield process.target
+    """A referee on the tests' Redis."""
+    yield from _serve(redis_url)
 
 
 def _play_table(node: str, target: str, *args: str) -> dict[str, object]:
@@ -143,6 +149,22 @@ close();
 """
 
 
+def _run_script(node: str, script: str, env: dict[str, str]) -> dict[str, Any]:
+    """Run a module ``script`` beside the client; the JSON object on its last line of output."""
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        cwd=NODE_CLIENT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return out
+
+
 def _python_google_protos() -> str:
     """The folder holding Python's googleapis-common-protos copy of google/rpc/*.proto."""
     import google.rpc
@@ -160,17 +182,7 @@ class TestErrorDetails:
         if protos == "python":
             env["GOOGLE_PROTO_DIR"] = _python_google_protos()
             assert (Path(env["GOOGLE_PROTO_DIR"]) / "google" / "rpc" / "error_details.proto").is_file()
-        result = subprocess.run(
-            [node, "--input-type=module", "-e", _ERRORS_SCRIPT],
-            cwd=NODE_CLIENT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        out = json.loads(result.stdout.strip().splitlines()[-1])
+        out = _run_script(node, _ERRORS_SCRIPT, env)
         table_id = out["table_id"]
         assert out["not_found"]["reason"] == "TABLE_NOT_FOUND"
         assert out["not_found"]["domain"] == "dizhu.v1"
@@ -213,24 +225,12 @@ close();
 @pytest.fixture
 def limited_referee(redis_url: str) -> Iterator[str]:
     """A referee applying its rate limits on loopback too: 2 calls per second per client, bursts of 4."""
-    flags = ["--key-prefix", f"node-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
-    with serve_process(redis_url, args=[*flags, "--limits", "on", "--rate-limit", "2"]) as process:
-        yield process.target
+    yield from _serve(redis_url, "--limits", "on", "--rate-limit", "2")
 
 
 class TestRetries:
     def test_a_rate_limited_call_is_sent_again_after_the_referees_delay(self, node: str, limited_referee: str) -> None:
-        result = subprocess.run(
-            [node, "--input-type=module", "-e", _RATE_LIMIT_SCRIPT],
-            cwd=NODE_CLIENT,
-            env={**os.environ, "TARGET": limited_referee},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        out = json.loads(result.stdout.strip().splitlines()[-1])
+        out = _run_script(node, _RATE_LIMIT_SCRIPT, {**os.environ, "TARGET": limited_referee})
         # Ten calls at once against a burst of four: every one answered, the later ones after waiting.
         assert out["answers"] == ["COMBINATION_KIND_SINGLE"] * 10
         assert out["retried"], "no call was rate limited: nothing was tested"

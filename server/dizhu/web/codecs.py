@@ -22,11 +22,15 @@ from dizhu.service.registration import Undecodable, decode_request
 __all__ = ["request_codecs"]
 
 
-class _BinaryRequests:
-    """Protobuf's binary form."""
+class _Requests:
+    """A codec of requests held to ``max_request_bytes``."""
 
     def __init__(self, max_request_bytes: int) -> None:
         self._max_bytes = max_request_bytes
+
+
+class _BinaryRequests(_Requests):
+    """Protobuf's binary form."""
 
     def name(self) -> str:
         return "proto"
@@ -38,11 +42,8 @@ class _BinaryRequests:
         return decode_request(message_class, bytes(data), self._max_bytes)
 
 
-class _JsonRequests:
+class _JsonRequests(_Requests):
     """Protobuf's JSON form (unknown fields ignored, as the binary form's are)."""
-
-    def __init__(self, max_request_bytes: int) -> None:
-        self._max_bytes = max_request_bytes
 
     def name(self) -> str:
         return "json"
