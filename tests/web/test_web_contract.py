@@ -31,8 +31,11 @@ def _grpc_web_frame(message: bytes) -> bytes:
     return b"\x00" + struct.pack(">I", len(message)) + message
 
 
-def _grpc_web_trailers(body: bytes) -> dict[str, str]:
-    """The trailers frame (flag 0x80) at the end of a gRPC-Web response body."""
+def _grpc_web_trailers(headers: dict[str, str], body: bytes) -> dict[str, str]:
+    """A gRPC-Web response's trailers: its headers when it has no body ("trailers-only"), else
+    the trailers frame (flag 0x80) at the end of its body."""
+    if "grpc-status" in headers:
+        return headers
     offset = 0
     while offset < len(body):
         flag, length = body[offset], struct.unpack(">I", body[offset + 1 : offset + 5])[0]
@@ -42,6 +45,11 @@ def _grpc_web_trailers(body: bytes) -> dict[str, str]:
             lines = frame.decode().strip().split("\r\n")
             return {key.strip().lower(): value.strip() for key, value in (line.split(":", 1) for line in lines)}
     raise AssertionError("no trailers frame in the response")
+
+
+def _rpc_status(trailers: dict[str, str]) -> status_pb2.Status:
+    """The google.rpc.Status in a response's ``grpc-status-details-bin`` trailer."""
+    return status_pb2.Status.FromString(base64.b64decode(trailers["grpc-status-details-bin"] + "=="))
 
 
 class TestUnaryCalls:
@@ -159,9 +167,9 @@ class TestRefusals:
             {"content-type": "application/grpc-web+proto", "x-grpc-web": "1"},
         )
         assert status == 200
-        trailers = headers if "grpc-status" in headers else _grpc_web_trailers(body)
+        trailers = _grpc_web_trailers(headers, body)
         assert trailers["grpc-status"] == "5"  # NOT_FOUND
-        details = status_pb2.Status.FromString(base64.b64decode(trailers["grpc-status-details-bin"] + "=="))
+        details = _rpc_status(trailers)
         assert details.code == 5
         info = error_details_pb2.ErrorInfo()
         assert details.details[0].Unpack(info)
@@ -180,11 +188,6 @@ class TestRequestsThatAreNoRequest:
     PATHS = ("/dizhu.v1.TableService/GetTable", "/dizhu.v1.TableService/Play", "/dizhu.v1.RulesService/Classify")
 
     @staticmethod
-    def _status(headers: dict[str, str], body: bytes) -> status_pb2.Status:
-        trailers = headers if "grpc-status" in headers else _grpc_web_trailers(body)
-        return status_pb2.Status.FromString(base64.b64decode(trailers["grpc-status-details-bin"] + "=="))
-
-    @staticmethod
     def _refusal(status: status_pb2.Status) -> tuple[error_details_pb2.ErrorInfo, error_details_pb2.BadRequest]:
         info, bad = error_details_pb2.ErrorInfo(), error_details_pb2.BadRequest()
         assert [detail.Unpack(info) or detail.Unpack(bad) for detail in status.details] == [True, True]
@@ -199,7 +202,7 @@ class TestRequestsThatAreNoRequest:
                     "POST", path, _grpc_web_frame(payload), {"content-type": "application/grpc-web+proto"}
                 )
                 assert status == 200
-                refusal = self._status(headers, body)
+                refusal = _rpc_status(_grpc_web_trailers(headers, body))
                 assert refusal.code == 3, (path, payload, refusal.message)  # INVALID_ARGUMENT
                 info, bad = self._refusal(refusal)
                 assert (info.reason, info.domain) == ("INVALID_ARGUMENT", "dizhu.v1")

@@ -40,6 +40,7 @@ __all__ = [
     "Undecodable",
     "add_services",
     "decode_request",
+    "too_large",
     "transport_cap",
 ]
 
@@ -78,12 +79,15 @@ class Undecodable:
         return InvalidArgument("", self.description, metadata=self.metadata)
 
 
+def too_large(size: int, max_bytes: int) -> Undecodable:
+    """Why a request of ``size`` bytes (protobuf's binary form), more than ``max_bytes``, is refused."""
+    return Undecodable(f"the request is {size} bytes; at most {max_bytes} are accepted", {"max_bytes": str(max_bytes)})
+
+
 def decode_request(request_type: type[Message], data: bytes, max_bytes: int) -> Message | Undecodable:
     """The request ``data`` encodes (protobuf's binary form), or why it is none: never raises."""
     if len(data) > max_bytes:
-        return Undecodable(
-            f"the request is {len(data)} bytes; at most {max_bytes} are accepted", {"max_bytes": str(max_bytes)}
-        )
+        return too_large(len(data), max_bytes)
     try:
         return request_type.FromString(data)
     except Exception:  # whatever the parser objects to, the caller sent no valid message

@@ -17,7 +17,7 @@ from connectrpc.codec import Codec
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from dizhu.service.registration import Undecodable, decode_request
+from dizhu.service.registration import Undecodable, decode_request, too_large
 
 __all__ = ["request_codecs"]
 
@@ -58,7 +58,8 @@ class _JsonRequests(_Requests):
         except Exception:  # whatever the parser objects to, the caller sent no valid message
             return Undecodable(f"the body is no valid {message_class.DESCRIPTOR.full_name} (protobuf JSON form)", {})
         # Held to the gRPC side's limit by the size the request has there.
-        return decode_request(message_class, message.SerializeToString(), self._max_bytes)
+        size = message.ByteSize()
+        return too_large(size, self._max_bytes) if size > self._max_bytes else message
 
 
 def request_codecs(max_request_bytes: int) -> list[Codec[Any, Any]]:
