@@ -99,10 +99,14 @@ export const CHANNEL_OPTIONS = {
   "grpc.max_reconnect_backoff_ms": 2000,
 };
 
-/** The stubs of one referee, sharing one channel. */
-export function connect(target) {
-  const tables = new dizhu.TableService(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
-  const rules = new dizhu.RulesService(target, grpc.credentials.createInsecure(), {
+/**
+ * The stubs of one referee, sharing one channel. `credentials`: how to reach it, plaintext by
+ * default; for a referee serving TLS (`dizhu serve --tls-cert`), `grpc.credentials.createSsl(ca)`
+ * with its authority's certificate (PEM), or `createSsl()` for the system's authorities.
+ */
+export function connect(target, { credentials = grpc.credentials.createInsecure() } = {}) {
+  const tables = new dizhu.TableService(target, credentials, CHANNEL_OPTIONS);
+  const rules = new dizhu.RulesService(target, credentials, {
     ...CHANNEL_OPTIONS,
     channelOverride: tables.getChannel(),
   });

@@ -38,8 +38,16 @@ class NoRoomForBots(Exception):
 class BotHost:
     """Starts and keeps the bots of one web server; see the module docstring."""
 
-    def __init__(self, target: str, *, limit: int, idle_s: float = 1800.0) -> None:
+    def __init__(
+        self,
+        target: str,
+        *,
+        limit: int,
+        idle_s: float = 1800.0,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
         self._target = target
+        self._credentials = credentials
         self.limit = limit
         self.idle_s = idle_s
         self._channel: grpc.aio.Channel | None = None
@@ -52,7 +60,11 @@ class BotHost:
 
     def _open(self) -> grpc.aio.Channel:
         if self._channel is None:
-            self._channel = grpc.aio.insecure_channel(self._target, options=CHANNEL_OPTIONS)
+            self._channel = (
+                grpc.aio.insecure_channel(self._target, options=CHANNEL_OPTIONS)
+                if self._credentials is None
+                else grpc.aio.secure_channel(self._target, self._credentials, options=CHANNEL_OPTIONS)
+            )
         return self._channel
 
     async def seat(self, table_id: str, kinds: Sequence[str]) -> list[int]:

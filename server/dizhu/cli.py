@@ -189,11 +189,23 @@ def _replay(args: argparse.Namespace) -> int:
 
     import grpc
 
+    from dizhu.client.command import credentials_from
     from dizhu.v1 import table_service_pb2, table_service_pb2_grpc
 
+    try:
+        credentials = credentials_from(args)
+    except OSError as error:
+        print(f"dizhu replay: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def channel() -> grpc.aio.Channel:
+        if credentials is None:
+            return grpc.aio.insecure_channel(args.target)
+        return grpc.aio.secure_channel(args.target, credentials)
+
     async def fetch() -> str:
-        async with grpc.aio.insecure_channel(args.target) as channel:
-            stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        async with channel() as channel_:
+            stub = table_service_pb2_grpc.TableServiceStub(channel_)  # type: ignore[no-untyped-call]
             request = table_service_pb2.GetReplayRequest(table_id=args.table_id, round=args.round)
             response = await stub.GetReplay(request, timeout=30)
             return str(response.json)
@@ -219,9 +231,21 @@ def _play(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
+    from dizhu.client.command import credentials_from
     from dizhu.play import PlayOptions, play, stdin_lines
     from dizhu.play.screen import Screen
 
+    try:
+        credentials = credentials_from(args)
+    except OSError as error:
+        print(f"dizhu play: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    if credentials is not None and not args.target:
+        print(
+            "dizhu play: --tls and --tls-ca need --target (the referee in this process speaks plaintext)",
+            file=sys.stderr,
+        )
+        return 2
     options = PlayOptions(
         variant=args.variant,
         rounds=args.rounds,
@@ -231,6 +255,7 @@ def _play(args: argparse.Namespace) -> int:
         seed=args.seed,
         target=args.target,
         table_id=args.table,
+        credentials=credentials,
     )
     from dizhu.client import DizhuError
 
@@ -294,8 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("table_id")
     replay.add_argument("round", type=_positive)
     replay.add_argument("--target", default="127.0.0.1:50051", help="the referee's host:port")
-    replay.set_defaults(handler=_replay)
     from dizhu.client.command import add_arguments as add_bot_arguments
+    from dizhu.client.command import add_tls_arguments
+
+    add_tls_arguments(replay)
+    replay.set_defaults(handler=_replay)
 
     bot = commands.add_parser(
         "bot",
@@ -319,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     seat.add_argument("--seed", type=_seed, help="seed of the first round (64 hex digits), for a reproducible game")
     seat.add_argument("--target", help="a running referee's host:port (default: one in this process)")
     seat.add_argument("--table", help="with --target: take a free seat at this table instead of creating one")
+    add_tls_arguments(seat)
     seat.set_defaults(handler=_play)
     # Listed for --help only: main() hands `dizhu tournament ...` to dizhu.tournament.cli whole.
     commands.add_parser(

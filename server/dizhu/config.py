@@ -81,6 +81,9 @@ class ServerConfig:
     cors_origins: tuple[str, ...] = ()
     #: Bundled bots the web table may start in this process at once (0: none).
     web_bots: int = 32
+    #: The certificate (chain) and private key both ports serve, PEM; None: plaintext.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
     #: Seconds a seat counts as connected after its last call made with its token.
     presence_window_s: float = 30.0
     #: Seconds a seat's open stream keeps it connected after its process last renewed it.
@@ -336,6 +339,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         "before giving up (env DIZHU_REDIS_WAIT_S; default: %(default)s)",
     )
     _add_safety_arguments(parser, d)
+    _add_tls_arguments(parser)
     _add_browser_arguments(parser, d)
     _add_scale_out_arguments(parser, d)
 
@@ -565,6 +569,32 @@ def _secrets(args: argparse.Namespace) -> tuple[str, ...]:
     return found
 
 
+def _add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    tls = parser.add_argument_group("TLS (docs/security.md#tls)")
+    tls.add_argument(
+        "--tls-cert",
+        metavar="FILE",
+        type=Path,
+        default=os.environ.get("DIZHU_TLS_CERT") or None,
+        help="serve both ports over TLS with this certificate chain (PEM), read again when it changes; "
+        "needs --tls-key (env DIZHU_TLS_CERT; default: none, plaintext)",
+    )
+    tls.add_argument(
+        "--tls-key",
+        metavar="FILE",
+        type=Path,
+        default=os.environ.get("DIZHU_TLS_KEY") or None,
+        help="the private key (PEM) of --tls-cert (env DIZHU_TLS_KEY; default: none)",
+    )
+
+
+def _tls_files(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    cert, key = args.tls_cert, args.tls_key
+    if (cert is None) != (key is None):
+        raise _usage_error("--tls-cert and --tls-key go together (or $DIZHU_TLS_CERT and $DIZHU_TLS_KEY)")
+    return (Path(cert), Path(key)) if cert is not None and key is not None else (None, None)
+
+
 def _http_address(text: str) -> str:
     return _address(text) if text else text
 
@@ -623,6 +653,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         raise _usage_error("--durability replica needs a Redis with replicas (--redis-url): the embedded one has none")
     api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")
     cors_origins = args.cors_origin if args.cors_origin is not None else _env("DIZHU_CORS_ORIGINS", "").split(",")
+    tls_cert, tls_key = _tls_files(args)
     return ServerConfig(
         address=args.address,
         redis_url=args.redis_url or None,
@@ -659,6 +690,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         http_address=args.http_address,
         cors_origins=tuple(origin for origin in cors_origins if origin),
         web_bots=args.web_bots,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
         presence_window_s=args.presence_window,
         presence_lease_s=args.presence_lease,
         redis_cluster=args.redis_cluster,

@@ -44,9 +44,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from dizhu.config import ServerConfig
+
+if TYPE_CHECKING:
+    import grpc
 
 __all__ = ["ServeProcess", "free_port", "local_referee", "serve_process"]
 
@@ -112,12 +115,15 @@ class ServeProcess:
     process: subprocess.Popen[bytes]
 
 
-def _wait_until_serving(target: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+def _wait_until_serving(
+    target: str, process: subprocess.Popen[bytes], timeout_s: float, credentials: grpc.ChannelCredentials | None
+) -> None:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     deadline = time.monotonic() + timeout_s
-    with grpc.insecure_channel(target) as channel:
+    channel = grpc.insecure_channel(target) if credentials is None else grpc.secure_channel(target, credentials)
+    with channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -141,12 +147,14 @@ def serve_process(
     port: int | None = None,
     timeout_s: float = 30.0,
     stderr: IO[bytes] | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
 ) -> Iterator[ServeProcess]:
     """Run ``dizhu serve`` over ``redis_url`` as a child process until the block ends.
 
-    Yields once the referee answers health checks as SERVING; then stops it with SIGTERM
-    (its graceful shutdown) and waits for it. ``args`` are further ``serve`` flags; its logs
-    go to ``stderr`` (a file open for writing) if given, else to this process's.
+    Yields once the referee answers health checks as SERVING (asked with ``credentials``
+    when ``args`` turn TLS on); then stops it with SIGTERM (its graceful shutdown) and waits
+    for it. ``args`` are further ``serve`` flags; its logs go to ``stderr`` (a file open for
+    writing) if given, else to this process's.
     """
     target = f"127.0.0.1:{port or free_port()}"
     here = Path(__file__).resolve().parent.parent
@@ -157,7 +165,7 @@ def serve_process(
         command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
     )
     try:
-        _wait_until_serving(target, process, timeout_s)
+        _wait_until_serving(target, process, timeout_s, credentials)
         yield ServeProcess(target, process)
     finally:
         process.terminate()

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
+from tls_helpers import issue
 
 from dizhu.testing import serve_process
 
@@ -238,3 +240,38 @@ class TestRetries:
         refused = out["refused"]
         assert (refused["code"], refused["reason"]) == (8, "RATE_LIMITED")  # RESOURCE_EXHAUSTED
         assert 0 < refused["retryDelayMs"] <= 2000
+
+
+_TLS_SCRIPT = """
+import { readFileSync } from "node:fs";
+import grpc from "@grpc/grpc-js";
+import { call, connect } from "./dizhu.mjs";
+
+const classify = { variant: "VARIANT_THREE_PLAYER", cards: { ranks: ["RANK_NINE"] } };
+async function attempt(options) {
+  const { rules, close } = connect(process.env.TARGET, options);
+  try {
+    const answer = await call(rules, "Classify", classify, null, { attempts: 1, timeoutMs: 5000 });
+    return answer.classification.combinations[0].kind;
+  } catch (error) {
+    return error.code;
+  } finally {
+    close();
+  }
+}
+const trusted = await attempt({ credentials: grpc.credentials.createSsl(readFileSync(process.env.CA)) });
+const plaintext = await attempt({});
+console.log(JSON.stringify({ trusted, plaintext }));
+"""
+
+
+class TestTls:
+    def test_the_node_client_reaches_a_tls_referee_with_its_authority(
+        self, node: str, redis_url: str, tmp_path: Path
+    ) -> None:
+        certificate = issue(tmp_path, trustme.CA())
+        flags = [*certificate.serve_flags, "--log-level", "warning", "--grace", "1"]
+        with serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee:
+            env = {**os.environ, "TARGET": referee.target, "CA": str(certificate.authority)}
+            out = _run_script(node, _TLS_SCRIPT, env)
+        assert out == {"trusted": "COMBINATION_KIND_SINGLE", "plaintext": 14}  # UNAVAILABLE without TLS

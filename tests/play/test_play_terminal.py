@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pexpect
+import trustme
+from tls_helpers import issue
+
+from dizhu.testing import serve_process
 
 SEED = "ab" * 32
 TIMEOUT_S = 60
@@ -82,3 +87,21 @@ class TestPlay:
             if child.isalive():
                 child.terminate(force=True)
         assert child.exitstatus == 0
+
+
+class TestPlayAtATlsReferee:
+    def test_the_person_and_the_bots_reach_a_referee_serving_tls(self, redis_url: str, tmp_path: Path) -> None:
+        certificate = issue(tmp_path, trustme.CA())
+        flags = [*certificate.serve_flags, "--log-level", "warning", "--grace", "1"]
+        with serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee:
+            child = _spawn("--target", referee.target, "--tls-ca", str(certificate.authority), "--rounds", "1")
+            try:
+                child.expect(r"you are seat 0 against heuristic, heuristic bots")
+                # The auction starts once both bots took their seats: they reached the referee too.
+                child.expect(r"Your bid \(1-3, 0 or p to pass; highest so far \d\) \[\d+ s left\] > ")
+                child.sendline("q")
+                child.expect(pexpect.EOF)
+                child.close()
+            finally:
+                if child.isalive():
+                    child.terminate(force=True)

@@ -131,4 +131,4 @@ class TestAnExposedServe:
                     )
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
         events = {json.loads(line).get("event") for line in log.read_text().splitlines() if line.startswith("{")}
-        assert {"no_server_secret", "no_table_creation", "limits_off"} <= events
+        assert {"no_server_secret", "no_table_creation", "limits_off", "plaintext"} <= events

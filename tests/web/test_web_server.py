@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 
 import prometheus_client
 from connectrpc.errors import ConnectError
-from web_helpers import SOON_S, WebReferee, start_web_referee
+from web_helpers import WebReferee, start_web_referee, view_once_the_bots_play
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
@@ -92,12 +91,7 @@ class TestBotsApi:
                 json.dumps({"table_id": created.table_id, "bots": ["heuristic", "random"]}).encode(),
                 {"content-type": "application/json"},
             )
-            view = await person.get()
-            deadline = asyncio.get_running_loop().time() + SOON_S
-            while not ((view.phase == table_pb2.PHASE_AUCTION and view.turn_seat == 0) or view.bids):
-                assert asyncio.get_running_loop().time() < deadline, view
-                await asyncio.sleep(0.05)
-                view = await person.get()
+            view = await view_once_the_bots_play(person)
         assert status == 200
         assert json.loads(body) == {"seats": [1, 2]}
         assert [seat.player_name for seat in view.seats] == ["person", "Bob (heuristic bot)", "Cyd (random bot)"]

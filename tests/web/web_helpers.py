@@ -18,6 +18,7 @@ from typing import Any
 from dizhu.client import TableClient
 from dizhu.config import ServerConfig
 from dizhu.service.server import Referee, running_referee
+from dizhu.v1 import table_pb2
 from dizhu.web.client import ProtocolType, WebClient
 
 #: Generous bound for anything that should happen "soon".
@@ -88,3 +89,15 @@ async def start_web_referee(redis_url: str, **overrides: Any) -> AsyncIterator[W
     with tempfile.TemporaryDirectory(prefix="dizhu-web-") as data_dir:
         async with running_referee(web_config(redis_url, data_dir, **overrides)) as referee:
             yield WebReferee(referee)
+
+
+async def view_once_the_bots_play(person: TableClient) -> table_pb2.TableView:
+    """``person``'s view (seat 0) once the bots it asked for sat down and the auction began:
+    a bid was made, or it is the person's turn to make the first."""
+    view = await person.get()
+    deadline = asyncio.get_running_loop().time() + SOON_S
+    while not ((view.phase == table_pb2.PHASE_AUCTION and view.turn_seat == 0) or view.bids):
+        assert asyncio.get_running_loop().time() < deadline, view
+        await asyncio.sleep(0.05)
+        view = await person.get()
+    return view

@@ -17,6 +17,8 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import grpc
+
 from dizhu.bots import BotHost
 from dizhu.client import DizhuError, MoveRefused, OutOfTurn, TableClient, to_beat
 from dizhu.demo import BOT_KINDS, Narrator, demo_seeds
@@ -43,6 +45,8 @@ class PlayOptions:
     target: str | None = None
     #: Join this table (a free seat) instead of creating one with bots.
     table_id: str | None = None
+    #: ``target`` serves TLS (``dizhu play --tls`` / ``--tls-ca``).
+    credentials: grpc.ChannelCredentials | None = None
 
 
 async def stdin_lines() -> AsyncIterator[str]:
@@ -248,8 +252,11 @@ async def play(options: PlayOptions, screen: Screen, lines: AsyncIterator[str]) 
             target = await stack.enter_async_context(local_referee())
         else:
             target = options.target
-        client = await stack.enter_async_context(TableClient(target, table_id=options.table_id))
-        bots = BotHost(target, limit=players)
+        credentials = options.credentials if options.target is not None else None
+        client = await stack.enter_async_context(
+            TableClient(target, table_id=options.table_id, credentials=credentials)
+        )
+        bots = BotHost(target, limit=players, credentials=credentials)
         stack.push_async_callback(bots.close)
         if options.table_id is None:
             settings = table_pb2.TableSettings(

@@ -31,6 +31,7 @@ from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services, t
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import StartupError, bind, start_metrics, wait_for_redis
 from dizhu.service.table_servicer import TableServicer
+from dizhu.service.tls import CertificateFiles
 from dizhu.store import TableStore
 from dizhu.store.connection import connect
 from dizhu.v1 import rules_service_pb2, table_service_pb2
@@ -139,10 +140,14 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
-    port = bind(server, config.address)
+    tls = CertificateFiles(config.tls_cert, config.tls_key) if config.tls_cert and config.tls_key else None
+    port = bind(server, config.address, None if tls is None else tls.grpc_credentials())
+    # The web table's bots play through gRPC from this process; with TLS they come in on a
+    # loopback port of their own (they hold no certificate authority to check ours against).
+    bots_port = port if tls is None or not config.web_bots else bind(server, "127.0.0.1:0")
     await server.start()
     # Browsers are served before health says SERVING, so that a ready referee is ready on both ports.
-    web = await _serve_browsers(config, registrations, interceptors, port) if config.http_address else None
+    web = await _serve_browsers(config, registrations, interceptors, bots_port, tls) if config.http_address else None
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     clock_stopping = asyncio.Event()
@@ -163,6 +168,7 @@ async def _serve_browsers(
     registrations: Sequence[Registration],
     interceptors: Sequence[grpc.aio.ServerInterceptor],
     grpc_port: int,
+    tls: CertificateFiles | None,
 ) -> WebServer:
     """The HTTP side (gRPC-Web, Connect, the web table) from the same servicers and interceptors."""
     try:
@@ -170,7 +176,8 @@ async def _serve_browsers(
     except ImportError as error:
         raise SystemExit(f"--http-address needs the web extra: pip install 'dizhu[web]' ({error})") from None
     host = config.address.rpartition(":")[0]
-    local = "127.0.0.1" if host in ("", "0.0.0.0", "[::]", "::") else host  # noqa: S104 -- names, not a bind
+    wildcard = host in ("", "0.0.0.0", "[::]", "::")  # noqa: S104 -- names, not a bind
+    local = "127.0.0.1" if tls is not None or wildcard else host
     return await start_web_server(
         config.http_address,
         registrations=registrations,
@@ -182,6 +189,7 @@ async def _serve_browsers(
         reuse_port=config.workers > 1,
         grace_s=config.grace_s,
         max_request_bytes=config.max_request_bytes,
+        ssl_context=None if tls is None else tls.http_context(),
     )
 
 
@@ -233,6 +241,13 @@ def _warn_about_exposure(config: ServerConfig) -> None:
         )
     if not config.limits_enabled:
         _log.warning("limits_off", detail="listening beyond loopback with --limits off: no rate limits or quotas")
+    if config.tls_cert is None:
+        # Not a warning: TLS is often ended by a proxy or mesh in front of this port.
+        _log.info(
+            "plaintext",
+            detail="tokens and API keys travel unencrypted unless a proxy in front serves TLS "
+            "(or --tls-cert and --tls-key)",
+        )
 
 
 @contextlib.asynccontextmanager
@@ -279,6 +294,7 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    _check_certificate(config)
     if config.metrics_port:
         start_metrics(config.metrics_port)
     if warn:
@@ -301,6 +317,12 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
     _log.info("stopped")
 
 
+def _check_certificate(config: ServerConfig) -> None:
+    """Refuse to start, before anything else starts, with a certificate that cannot be served."""
+    if config.tls_cert and config.tls_key:
+        CertificateFiles(config.tls_cert, config.tls_key)
+
+
 def _worker(config: ServerConfig) -> None:
     """One worker process: its own event loop and gRPC server on the shared port."""
     from dizhu.logs import configure_logging
@@ -321,6 +343,7 @@ def run_workers(config: ServerConfig) -> int:
     """
     import multiprocessing
 
+    _check_certificate(config)  # here, once, rather than in every worker
     embedded: EmbeddedRedis | None = None
     if config.redis_url is None:
         embedded = EmbeddedRedis(config.data_dir, appendonly=True).start()

@@ -28,10 +28,13 @@ class StartupError(Exception):
     """The referee cannot start; the message says why and what to change."""
 
 
-def bind(server: grpc.aio.Server, address: str) -> int:
-    """Listen on ``address``; the port bound."""
+def bind(server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None = None) -> int:
+    """Listen on ``address`` (over TLS with ``credentials``); the port bound."""
     try:
-        port = server.add_insecure_port(address)
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
     except RuntimeError:
         port = 0
     if port == 0:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import math
 import socket
+import ssl
 from collections.abc import Iterator, Sequence
 
 import grpc
@@ -90,11 +91,13 @@ async def start_web_server(
     reuse_port: bool = False,
     grace_s: float = 10.0,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> WebServer:
     """Serve ``services`` (gRPC-Web, Connect), the web table and, if ``max_bots``, its bots on ``address``.
 
-    ``grpc_target`` is where the bots reach the referee's gRPC port; ``max_request_bytes`` is
-    the gRPC side's request limit, applied here alike.
+    ``grpc_target`` is where the bots reach the referee's gRPC port (in plaintext);
+    ``max_request_bytes`` is the gRPC side's request limit, applied here alike; with
+    ``ssl_context`` the port speaks HTTPS only.
     """
     stopping = asyncio.Event()
     contract = connect_application(registrations, services, interceptors, stopping, max_request_bytes=max_request_bytes)
@@ -108,6 +111,9 @@ async def start_web_server(
         access_log=False,
         timeout_graceful_shutdown=max(math.ceil(grace_s), 1),
     )
+    if ssl_context is not None:
+        config.load()  # what serve() would do, then the context that renews certificates in place
+        config.ssl = ssl_context
     web = WebServer(_Uvicorn(config), _listen(address, reuse_port=reuse_port), bots, stopping)
     await web.started()
     return web

@@ -17,7 +17,7 @@ To test a bot against a real referee, see ``dizhu.testing.local_referee`` (serve
 from dizhu.client.bot import Bot, BotRunner, Decision, PollingViews, StreamingViews, ViewSource, run_bot, to_beat
 from dizhu.client.bots import HeuristicBot, RandomBot
 from dizhu.client.cards import NotationError, format_cards, parse_cards, pick
-from dizhu.client.client import CHANNEL_OPTIONS, RetryPolicy, TableClient, new_request_id
+from dizhu.client.client import CHANNEL_OPTIONS, RetryPolicy, TableClient, new_request_id, tls_credentials
 from dizhu.client.errors import (
     BidTooLow,
     CardsNotInHand,
@@ -95,5 +95,6 @@ __all__ = [
     "parse_cards",
     "pick",
     "run_bot",
+    "tls_credentials",
     "to_beat",
 ]

@@ -49,6 +49,8 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Final, Protocol, TypeVar, cast
 
+import grpc
+
 from dizhu.client.client import RetryPolicy, TableClient
 from dizhu.client.errors import DizhuError, MoveRefused, OutOfTurn, RetryableError, TableClosed
 from dizhu.v1 import cards_pb2, events_pb2, rules_service_pb2, table_pb2, table_service_pb2
@@ -431,15 +433,17 @@ async def run_bot(
     retry: RetryPolicy | None = None,
     on_decision: Callable[[Decision], None] | None = None,
     views: Callable[[TableClient], ViewSource] = StreamingViews,
+    credentials: grpc.ChannelCredentials | None = None,
 ) -> table_pb2.TableView:
     """Play ``bot`` at ``table_id`` on the referee at ``target`` until the table closes.
 
     With ``seat_token`` the bot plays that seat (a pre-assigned one); without, it joins
     the table as ``player_name`` (default ``bot.name``). ``views`` makes the view source
     from the client (default :class:`StreamingViews`; :class:`PollingViews` polls).
+    ``credentials``: the referee serves TLS (see :func:`~dizhu.client.tls_credentials`).
     Returns the closed table's view.
     """
-    async with TableClient(target, table_id=table_id, token=seat_token, retry=retry) as client:
+    async with TableClient(target, table_id=table_id, token=seat_token, retry=retry, credentials=credentials) as client:
         if seat_token is None:
             await client.join(player_name or bot.name)
         return await BotRunner(bot, client, views=views(client), on_decision=on_decision).run()

@@ -32,9 +32,11 @@ import asyncio
 import dataclasses
 import datetime
 import logging
+import os
 import random
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar, cast
 
@@ -82,6 +84,13 @@ CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
 def new_request_id() -> str:
     """A fresh idempotency key (a UUID4 in hex)."""
     return uuid.uuid4().hex
+
+
+def tls_credentials(ca_file: str | os.PathLike[str] | None = None) -> grpc.ChannelCredentials:
+    """Credentials for a referee that serves TLS (``dizhu serve --tls-cert``): its certificate is
+    checked against the authority in ``ca_file`` (PEM), or against the system's when None."""
+    roots = None if ca_file is None else Path(ca_file).read_bytes()
+    return grpc.ssl_channel_credentials(root_certificates=roots)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -151,9 +160,9 @@ class TableClient:
     """One caller of one table; see the module docstring.
 
     ``target`` is ``"host:port"`` or any gRPC target (``"ipv4:10.0.0.1:50051,10.0.0.2:50051"``
-    lists referees to fail over to): the client opens, and :meth:`close` closes, an insecure
-    channel with :data:`CHANNEL_OPTIONS`; or an open ``grpc.aio.Channel`` (left open by
-    :meth:`close`). ``table_id`` and
+    lists referees to fail over to): the client opens, and :meth:`close` closes, a channel
+    with :data:`CHANNEL_OPTIONS` -- over TLS with ``credentials`` (see :func:`tls_credentials`),
+    else in plaintext; or an open ``grpc.aio.Channel`` (left open by :meth:`close`). ``table_id`` and
     ``token`` may be given when known (a bot handed a seat), else set by
     :meth:`create_table` (creator token) or :meth:`join` (seat token).
     """
@@ -166,9 +175,14 @@ class TableClient:
         token: str | None = None,
         api_key: str | None = None,
         retry: RetryPolicy | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
         if isinstance(target, str):
-            self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+            self._channel = (
+                grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+                if credentials is None
+                else grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
+            )
             self._owns_channel = True
         else:
             self._channel = target

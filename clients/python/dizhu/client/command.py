@@ -32,14 +32,16 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import grpc
+
 from dizhu.client.bot import Bot, BotRunner, Decision
 from dizhu.client.bots import HeuristicBot, RandomBot
 from dizhu.client.cards import format_cards
-from dizhu.client.client import TableClient
+from dizhu.client.client import TableClient, tls_credentials
 from dizhu.client.errors import DizhuError
 from dizhu.v1 import table_pb2
 
-__all__ = ["BUNDLED", "add_arguments", "load_bot", "main", "play"]
+__all__ = ["BUNDLED", "add_arguments", "add_tls_arguments", "credentials_from", "load_bot", "main", "play"]
 
 #: The bundled bots by name, each made from the ``--seed`` (None: unseeded).
 BUNDLED: dict[str, Callable[[int | None], Bot]] = {"heuristic": lambda _: HeuristicBot(), "random": RandomBot}
@@ -102,6 +104,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, help="seed of the random bot (default: none, unseeded)")
     parser.add_argument("--verbose", action="store_true", help="tell every decision on standard error")
+    add_tls_arguments(parser)
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tls`` and ``--tls-ca``: how a command reaches a referee that serves TLS."""
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="reach the referee over TLS, its certificate checked against the system's authorities",
+    )
+    parser.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="reach the referee over TLS, its certificate checked against this authority (PEM)",
+    )
+
+
+def credentials_from(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
+    """The channel credentials ``--tls`` / ``--tls-ca`` ask for; None: plaintext.
+
+    Raises ``OSError`` when the authority's file cannot be read."""
+    if args.tls_ca:
+        return tls_credentials(args.tls_ca)
+    return tls_credentials() if args.tls else None
 
 
 def _tell(decision: Decision) -> None:
@@ -114,9 +140,9 @@ def _tell(decision: Decision) -> None:
     print(f"seat {decision.seat} {what} (version {decision.after.version})", file=sys.stderr)
 
 
-async def play(args: argparse.Namespace, bot: Bot) -> dict[str, object]:
+async def play(args: argparse.Namespace, bot: Bot, credentials: grpc.ChannelCredentials | None) -> dict[str, object]:
     """Play ``bot`` as the command line says; the summary printed at the end."""
-    async with TableClient(args.target, table_id=args.table, token=args.token) as client:
+    async with TableClient(args.target, table_id=args.table, token=args.token, credentials=credentials) as client:
         if args.token is None:
             await client.join(args.name or bot.name)
         runner = BotRunner(bot, client, on_decision=_tell if args.verbose else None)
@@ -146,7 +172,12 @@ def run(args: argparse.Namespace, prog: str) -> int:
         print(f"{prog}: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        summary = asyncio.run(play(args, bot))
+        credentials = credentials_from(args)
+    except OSError as error:
+        print(f"{prog}: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        summary = asyncio.run(play(args, bot, credentials))
     except DizhuError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return EXIT_FAILED
