@@ -21,7 +21,7 @@ import grpc
 import structlog
 
 from dizhu.client import BotRunner, DizhuError, TableClient
-from dizhu.client.client import CHANNEL_OPTIONS
+from dizhu.client.client import open_channel
 from dizhu.demo import BOT_KINDS
 
 __all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots"]
@@ -60,11 +60,7 @@ class BotHost:
 
     def _open(self) -> grpc.aio.Channel:
         if self._channel is None:
-            self._channel = (
-                grpc.aio.insecure_channel(self._target, options=CHANNEL_OPTIONS)
-                if self._credentials is None
-                else grpc.aio.secure_channel(self._target, self._credentials, options=CHANNEL_OPTIONS)
-            )
+            self._channel = open_channel(self._target, self._credentials)
         return self._channel
 
     async def seat(self, table_id: str, kinds: Sequence[str]) -> list[int]:

@@ -189,6 +189,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     import grpc
 
+    from dizhu.client import open_channel
     from dizhu.client.command import credentials_from
     from dizhu.v1 import table_service_pb2, table_service_pb2_grpc
 
@@ -198,14 +199,9 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"dizhu replay: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE
 
-    def channel() -> grpc.aio.Channel:
-        if credentials is None:
-            return grpc.aio.insecure_channel(args.target)
-        return grpc.aio.secure_channel(args.target, credentials)
-
     async def fetch() -> str:
-        async with channel() as channel_:
-            stub = table_service_pb2_grpc.TableServiceStub(channel_)  # type: ignore[no-untyped-call]
+        async with open_channel(args.target, credentials) as channel:
+            stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
             request = table_service_pb2.GetReplayRequest(table_id=args.table_id, round=args.round)
             response = await stub.GetReplay(request, timeout=30)
             return str(response.json)

@@ -592,7 +592,7 @@ def _tls_files(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
     cert, key = args.tls_cert, args.tls_key
     if (cert is None) != (key is None):
         raise _usage_error("--tls-cert and --tls-key go together (or $DIZHU_TLS_CERT and $DIZHU_TLS_KEY)")
-    return (Path(cert), Path(key)) if cert is not None and key is not None else (None, None)
+    return cert, key
 
 
 def _http_address(text: str) -> str:

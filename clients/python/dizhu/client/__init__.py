@@ -17,7 +17,14 @@ To test a bot against a real referee, see ``dizhu.testing.local_referee`` (serve
 from dizhu.client.bot import Bot, BotRunner, Decision, PollingViews, StreamingViews, ViewSource, run_bot, to_beat
 from dizhu.client.bots import HeuristicBot, RandomBot
 from dizhu.client.cards import NotationError, format_cards, parse_cards, pick
-from dizhu.client.client import CHANNEL_OPTIONS, RetryPolicy, TableClient, new_request_id, tls_credentials
+from dizhu.client.client import (
+    CHANNEL_OPTIONS,
+    RetryPolicy,
+    TableClient,
+    new_request_id,
+    open_channel,
+    tls_credentials,
+)
 from dizhu.client.errors import (
     BidTooLow,
     CardsNotInHand,
@@ -92,6 +99,7 @@ __all__ = [
     "format_cards",
     "from_rpc_error",
     "new_request_id",
+    "open_channel",
     "parse_cards",
     "pick",
     "run_bot",

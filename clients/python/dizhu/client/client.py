@@ -93,6 +93,14 @@ def tls_credentials(ca_file: str | os.PathLike[str] | None = None) -> grpc.Chann
     return grpc.ssl_channel_credentials(root_certificates=roots)
 
 
+def open_channel(target: str, credentials: grpc.ChannelCredentials | None = None) -> grpc.aio.Channel:
+    """A channel to the referee at ``target`` with :data:`CHANNEL_OPTIONS`: over TLS with
+    ``credentials`` (see :func:`tls_credentials`), else in plaintext."""
+    if credentials is None:
+        return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+    return grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How calls that may not have reached the referee are retried (always with the same request)."""
@@ -178,11 +186,7 @@ class TableClient:
         credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
         if isinstance(target, str):
-            self._channel = (
-                grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
-                if credentials is None
-                else grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
-            )
+            self._channel = open_channel(target, credentials)
             self._owns_channel = True
         else:
             self._channel = target
