@@ -130,8 +130,7 @@ class CertificateFiles:
 
     def http_context(self) -> ssl.SSLContext:
         """An SSL context for the HTTP port that hands each new connection the current pair."""
-        listening = _server_context()
-        listening.load_cert_chain(self.cert, self.key)
+        listening = self._pair.context
 
         def pick(connection: ssl.SSLObject, _server_name: str | None, _context: ssl.SSLContext) -> None:
             # Runs on every ClientHello, before the certificate is chosen.
