@@ -87,7 +87,7 @@ class CertificateFiles:
         except (OSError, ssl.SSLError) as error:
             reason = getattr(error, "reason", None) or error.strerror or str(error)
             raise _InvalidPair(
-                f"{self.cert} and {self.key} are no certificate (PEM) and its private key (PEM): {reason}"
+                f"cannot serve {self.cert} and {self.key} (a certificate chain and its private key, PEM): {reason}"
             ) from None
         return _Pair(stamp, cert_pem, key_pem, context)
 
