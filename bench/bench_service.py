@@ -18,7 +18,9 @@ tables at once, alternating skeleton and referee phases, and prints for each pha
 - Redis round trips per move (scripts run, from Redis' command statistics);
 - ``--view-bytes N``: the skeleton once more, its responses padded to about N bytes (the
   referee's carry the caller's view, 670 bytes on average in these games), to tell the cost
-  of the response's size from the cost of the referee's own work.
+  of the response's size from the cost of the referee's own work;
+- ``--tls``: the referee once more, serving TLS (a certificate made up for the run), and
+  its ratio to the plaintext referee.
 
 Every ratio is of two figures measured in the same run, repetition by repetition; the
 median and the range over ``--repeats`` are printed. Run:
@@ -213,8 +215,11 @@ async def _phase(
         # subchannel pool, else gRPC shares one connection between them).
         stubs = []
         for _ in range(min(tables, _CONNECTIONS)):
+            options = [("grpc.use_local_subchannel_pool", 1)]
             channel = await channels.enter_async_context(
-                grpc.aio.insecure_channel(server.target, options=[("grpc.use_local_subchannel_pool", 1)])
+                grpc.aio.insecure_channel(server.target, options=options)
+                if server.credentials is None
+                else grpc.aio.secure_channel(server.target, server.credentials, options=options)
             )
             await channel.channel_ready()
             stubs.append(table_service_pb2_grpc.TableServiceStub(channel))
@@ -277,6 +282,8 @@ class Server:
     name: str
     target: str
     pid: int
+    #: How the load reaches it: over TLS with these, else in plaintext.
+    credentials: grpc.ChannelCredentials | None = None
 
 
 @dataclass
@@ -359,10 +366,7 @@ def compare(
             f"CPU per CreateTable {statistics.median(p.cpu_ms_per_create for p in phases):.2f} ms"
         )
     for name, phases in list(results.items())[1:]:
-        pairs = list(zip(results[base], phases, strict=True))
-        through = [o.moves_per_s / b.moves_per_s for b, o in pairs]
-        cpu = [o.cpu_ms_per_move / b.cpu_ms_per_move for b, o in pairs]
-        print(f"  {name} / {base}: throughput {_spread(through)}x   CPU per move {_spread(cpu)}x")
+        _print_ratio(phases, results[base], f"{name} / {base}")
     return results
 
 
@@ -387,11 +391,18 @@ def latency(
 
 
 @contextlib.contextmanager
-def referee_process(name: str, redis_url: str, flags: Sequence[str], tree: Path | None = None) -> Iterator[Server]:
-    """``dizhu serve`` from this checkout, or from the ``server/`` and ``clients/python/`` of ``tree``."""
+def referee_process(
+    name: str,
+    redis_url: str,
+    flags: Sequence[str],
+    tree: Path | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> Iterator[Server]:
+    """``dizhu serve`` from this checkout, or from the ``server/`` and ``clients/python/`` of ``tree``
+    (``credentials``: the flags turn TLS on)."""
     if tree is None:
-        with serve_process(redis_url, args=flags) as started:
-            yield Server(name, started.target, started.process.pid)
+        with serve_process(redis_url, args=flags, credentials=credentials) as started:
+            yield Server(name, started.target, started.process.pid, credentials)
         return
     target = f"127.0.0.1:{free_port()}"
     path = os.pathsep.join([str(tree / "server"), str(tree / "clients" / "python")])
@@ -406,6 +417,34 @@ def referee_process(name: str, redis_url: str, flags: Sequence[str], tree: Path 
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+_TLS = "serve --tls"
+
+
+@contextlib.contextmanager
+def _tls_referee(redis_url: str, flags: Sequence[str], folder: Path) -> Iterator[Server]:
+    """``dizhu serve`` with a certificate of an authority made up for the run, and the load trusting it."""
+    try:
+        import trustme
+    except ImportError:
+        raise SystemExit("--tls needs trustme to make a certificate: pip install -e '.[test]'") from None
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1")
+    cert, key = folder / "bench-cert.pem", folder / "bench-key.pem"
+    issued.cert_chain_pems[0].write_to_path(str(cert))
+    issued.private_key_pem.write_to_path(str(key))
+    credentials = grpc.ssl_channel_credentials(authority.cert_pem.bytes())
+    tls_flags = [*flags, "--tls-cert", str(cert), "--tls-key", str(key)]
+    with referee_process(_TLS, redis_url, tls_flags, credentials=credentials) as server:
+        yield server
+
+
+def _print_ratio(phases: Sequence[Measured], bases: Sequence[Measured], label: str) -> None:
+    pairs = list(zip(bases, phases, strict=True))
+    through = [o.moves_per_s / b.moves_per_s for b, o in pairs]
+    cpu = [o.cpu_ms_per_move / b.cpu_ms_per_move for b, o in pairs]
+    print(f"  {label}: throughput {_spread(through)}x   CPU per move {_spread(cpu)}x")
 
 
 def main() -> None:
@@ -424,6 +463,9 @@ def main() -> None:
         type=int,
         default=0,
         help="also run the skeleton answering responses of about this size (670: the referee's mean in these games)",
+    )
+    parser.add_argument(
+        "--tls", action="store_true", help="also run the referee serving TLS (--tls-cert; needs trustme, a test extra)"
     )
     args = parser.parse_args()
     rng = random.Random(7)
@@ -447,11 +489,15 @@ def main() -> None:
         if args.view_bytes:
             sized = skeleton_process(store.url, ["--view-bytes", str(args.view_bytes)], "skeleton+view")
             servers.append(stack.enter_context(sized))
+        if args.tls:
+            servers.append(stack.enter_context(_tls_referee(store.url, flags, Path(data))))
         print(f"{len(pool)} precomputed 3p games; one Redis (AOF everysec); load generator on the same cores")
         highest = 0.0
         for tables in levels:
             results = compare("skeleton vs referee", servers, games, tables, args, redis_client, redis_pid)
             highest = max(highest, statistics.median(p.moves_per_s for p in results[referee.name]))
+            if args.tls:
+                _print_ratio(results[_TLS], results[referee.name], f"{_TLS} / {referee.name}")
         if args.latency:
             latency(servers[:2], highest / 2, games, args, redis_client, redis_pid)
         if args.scaling:
