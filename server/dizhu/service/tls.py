@@ -29,8 +29,9 @@ __all__ = ["CertificateFiles"]
 
 _log = structlog.get_logger("dizhu.tls")
 
-#: The files' modification times and sizes, as one comparable stamp.
-_Stamp = tuple[int, int, int, int]
+#: The files' inodes, modification times and sizes, as one comparable stamp (a file replaced
+#: whole, as renewals do, has a new inode even within the clock tick of the old one's mtime).
+_Stamp = tuple[int, int, int, int, int, int]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -52,7 +53,14 @@ def _stamp(cert: Path, key: Path) -> _Stamp | None:
         cert_stat, key_stat = os.stat(cert), os.stat(key)
     except OSError:
         return None
-    return cert_stat.st_mtime_ns, cert_stat.st_size, key_stat.st_mtime_ns, key_stat.st_size
+    return (
+        cert_stat.st_ino,
+        cert_stat.st_mtime_ns,
+        cert_stat.st_size,
+        key_stat.st_ino,
+        key_stat.st_mtime_ns,
+        key_stat.st_size,
+    )
 
 
 def _server_context() -> ssl.SSLContext:
