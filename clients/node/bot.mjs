@@ -131,8 +131,8 @@ export const describeError = (error) => {
 };
 
 /** Plays one seat until the table closes; see the header. */
-export async function playSeat({ target, tableId, token = null, name = "node-bot", seed, bot, log = () => {} }) {
-  const { tables, rules, close } = connect(target);
+export async function playSeat({ target, tableId, token = null, name = "node-bot", seed, bot, log = () => {}, credentials }) {
+  const { tables, rules, close } = connect(target, { credentials });
   bot ??= new RandomBot(seed);
   try {
     if (!token) {

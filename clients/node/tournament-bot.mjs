@@ -10,15 +10,24 @@
 // JSON line per game on standard input, {"protocol": "dizhu.exec/v1", "type": "game",
 // "target": ..., "table_id": ..., "seat_token": ..., "game": ...}, plays each, and exits at
 // the end of its input.
+//
+// Referees serving TLS: DIZHU_TLS is set, and DIZHU_TLS_CA names their authority's certificate
+// (PEM) when it is not one of the system's.
 
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
+
+import grpc from "@grpc/grpc-js";
 
 import { playSeat } from "./bot.mjs";
 
 const seedOf = (game) => [...(game ?? "")].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
+const credentials = process.env.DIZHU_TLS
+  ? grpc.credentials.createSsl(process.env.DIZHU_TLS_CA ? readFileSync(process.env.DIZHU_TLS_CA) : null)
+  : undefined;
 
 async function play({ target, table_id: tableId, seat_token: token, game }) {
-  const result = await playSeat({ target, tableId, token, seed: seedOf(game) });
+  const result = await playSeat({ target, tableId, token, seed: seedOf(game), credentials });
   console.error(`${game}: seat ${result.seat} made ${result.decisions} decisions`);
 }
 

@@ -54,19 +54,23 @@ def write_tournament(
     referee: str,
     redis_url: str,
     clock: dict[str, Any] | None = None,
+    referee_keys: dict[str, Any] | None = None,
     **top: Any,
 ) -> Path:
-    """A tournament file in ``folder`` (fresh name and key prefix), playing on ``referee``; its path."""
+    """A tournament file in ``folder`` (fresh name and key prefix), playing on ``referee``; its path.
+
+    ``referee_keys``: further keys of its ``[referee]`` table."""
     top = {"name": f"t-{uuid.uuid4().hex[:10]}", "deal_sets": 1, "seatings": "rotations", "output": "out", **top}
     lines = [f"{key} = {toml_value(value)}" for key, value in top.items()]
-    referee_keys = {
+    keys = {
         "targets": [referee],
         "api_key": API_KEY,
         "redis_url": redis_url,
         "key_prefix": f"tt-{uuid.uuid4().hex[:8]}",
         "lease_s": 5,
+        **(referee_keys or {}),
     }
-    lines += ["[referee]", *(f"{key} = {toml_value(value)}" for key, value in referee_keys.items())]
+    lines += ["[referee]", *(f"{key} = {toml_value(value)}" for key, value in keys.items())]
     lines += ["[clock]", *(f"{key} = {toml_value(value)}" for key, value in (clock or {}).items())]
     for entrant in entrants:
         lines += ["[[entrants]]", *(f"{key} = {toml_value(value)}" for key, value in entrant.items())]

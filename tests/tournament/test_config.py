@@ -114,11 +114,29 @@ class TestRefusals:
                 "clock.decision_s",
             ),
             ("not toml at all [", "cup.toml"),
+            ("[referee]\ntls = true", "referee.tls"),  # TLS to embedded referees, which speak plaintext
+            ("[referee]\ntls = 'yes'", "referee.tls"),
         ],
     )
     def test_refused_with_the_key_named(self, tmp_path: Path, text: str, key: str) -> None:
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             load_config(write(tmp_path, text))
+
+
+class TestTls:
+    def test_the_authority_is_found_beside_the_file_and_handed_to_executable_entrants(self, tmp_path: Path) -> None:
+        config = load_config(write(tmp_path, "[referee]\ntargets = ['r:1']\ntls_ca = 'certs/ca.pem'"))
+        assert config.tls_ca == (tmp_path / "certs" / "ca.pem").resolve()
+        assert config.tls_environment() == {"DIZHU_TLS": "1", "DIZHU_TLS_CA": str(config.tls_ca)}
+        system = load_config(write(tmp_path, "[referee]\ntargets = ['r:1']\ntls = true"))
+        assert system.tls_environment() == {"DIZHU_TLS": "1"}
+        assert load_config(write(tmp_path, "[referee]\ntargets = ['r:1']")).tls_environment() == {}
+
+    def test_how_the_referees_are_reached_does_not_change_the_schedule(self, tmp_path: Path) -> None:
+        plain = load_config(write(tmp_path, "[referee]\ntargets = ['r:1']"))
+        assert load_config(write(tmp_path, "[referee]\ntargets = ['r:1']\ntls = true")).fingerprint() == (
+            plain.fingerprint()
+        )
 
 
 class TestEmbeddedReferee:

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 from conftest import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
+from tls_helpers import issue
 
 from dizhu.referee.replay import verify
+from dizhu.testing import serve_process
 from dizhu.tournament import cli, load_config, run_tournament, write_results
 
 BUNDLED = [
@@ -161,6 +165,37 @@ class TestNodeEntrants:
             grpc_log = next((summary.output / "games" / game).glob("seat*-node-grpc.stderr.txt")).read_text()
             assert grpc_log.startswith(f"{game}: seat ")
         for replay in replays(summary.output).values():
+            assert all(not action["timed_out"] for deal in replay["deals"] for action in deal["actions"])
+
+
+class TestTls:
+    def test_bundled_python_and_node_entrants_play_at_a_referee_serving_tls(
+        self, tmp_path: Path, redis_url: str, node: str
+    ) -> None:
+        certificate = issue(tmp_path, trustme.CA())
+        flags = [*certificate.serve_flags, "--api-key", API_KEY, "--log-level", "warning", "--grace", "1"]
+        entrants = [
+            {"name": "bundled", "bot": "heuristic"},
+            {"name": "node-grpc", "command": [node, str(NODE_CLIENT / "tournament-bot.mjs")]},
+            {
+                "name": "dizhu-bot",  # told the authority by DIZHU_TLS_CA, as every executable entrant is
+                "command": [sys.executable, "-m", "dizhu.cli", "bot", "--target", "{target}", "--table", "{table_id}",
+                            "--token", "{seat_token}", "--bot", "random"],
+            },
+        ]  # fmt: skip
+        with serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee:
+            path = write_tournament(
+                tmp_path, entrants, referee=referee.target, redis_url=redis_url, clock={"decision_s": 10}
+            )
+            status = cli.main([str(path), "--quiet", "--tls-ca", str(certificate.authority)])
+        assert status == 0
+        results = json.loads((tmp_path / "out" / "results.json").read_text())
+        assert results["games"]["played"] == 3
+        for name in ("bundled", "node-grpc", "dizhu-bot"):
+            entrant = results["entrants"][name]
+            assert entrant["games"] == 3
+            assert sum(entrant["faults"].values()) == 0, (name, entrant["faults"])
+        for replay in replays(tmp_path / "out").values():
             assert all(not action["timed_out"] for deal in replay["deals"] for action in deal["actions"])
 
 

@@ -20,6 +20,8 @@ def _positive(text: str) -> int:
 
 
 def run_parser() -> argparse.ArgumentParser:
+    from dizhu.client.command import add_tls_arguments
+
     parser = argparse.ArgumentParser(
         prog="dizhu tournament",
         description="Run a tournament of bots through the referee: duplicate deals, standings with confidence "
@@ -45,6 +47,7 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--api-key", default=os.environ.get("DIZHU_API_KEY"), help="x-api-key for external referees (env DIZHU_API_KEY)"
     )
+    add_tls_arguments(parser)
     parser.add_argument(
         "--redis-url", help="the Redis keeping schedule and results (default: REDIS_URL, else embedded)"
     )
@@ -84,6 +87,8 @@ def _run(argv: Sequence[str]) -> int:
         "referees": tuple(args.referee) if args.referee else None,
         "embedded_referees": args.referees,
         "api_key": args.api_key,
+        "tls": args.tls or None,
+        "tls_ca": Path(args.tls_ca).resolve() if args.tls_ca else None,
         "redis_url": args.redis_url,
         "lease_s": args.lease,
         "clock.decision_s": args.decision_time,

@@ -111,6 +111,9 @@ class TournamentConfig:
     embedded_referees: int = 1
     #: The ``x-api-key`` for CreateTable on external referees (env ``DIZHU_API_KEY``).
     api_key: str | None = None
+    #: External referees serve TLS: checked against the system's authorities, or ``tls_ca`` (PEM).
+    tls: bool = False
+    tls_ca: Path | None = None
     #: The Redis holding the schedule and results; None: REDIS_URL, else the embedded one.
     redis_url: str | None = None
     key_prefix: str = "dizhu"
@@ -128,6 +131,17 @@ class TournamentConfig:
     @property
     def players(self) -> int:
         return VARIANTS[self.variant].players
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.tls or self.tls_ca is not None
+
+    def tls_environment(self) -> dict[str, str]:
+        """What tells a gRPC entrant's process how to reach the referee: ``DIZHU_TLS`` (``1``) and
+        ``DIZHU_TLS_CA`` (the authority's file) when the referees serve TLS; nothing in plaintext."""
+        if not self.uses_tls:
+            return {}
+        return {"DIZHU_TLS": "1", **({"DIZHU_TLS_CA": str(self.tls_ca)} if self.tls_ca is not None else {})}
 
     def seed_bytes(self) -> bytes:
         """The tournament seed: 64 hex digits as written, any other text through SHA-256."""
@@ -160,6 +174,11 @@ class TournamentConfig:
         _expect(self.lineups_per_set >= 0, "lineups_per_set", "0 (every line-up) or more")
         _expect(self.concurrency >= 1, "concurrency", "at least 1")
         _expect(self.embedded_referees >= 1, "embedded_referees", "at least 1")
+        _expect(
+            not self.uses_tls or bool(self.referees),
+            "referee.tls, referee.tls_ca",
+            "external referees (referee.targets, --referee) to reach over TLS: the embedded ones speak plaintext",
+        )
         _expect(self.lease_s > 0 and self.game_timeout_s > 0, "lease_s, game_timeout_s", "positive")
         _expect(self.stderr_cap_bytes >= 0, "stderr_cap_kib", "0 or more")
         _expect(self.clock.timeout_policy in TIMEOUT_POLICIES, "clock.timeout_policy", " or ".join(TIMEOUT_POLICIES))
@@ -239,6 +258,8 @@ _REFEREE_KEYS: Final = {
     "targets": list,
     "embedded": int,
     "api_key": str,
+    "tls": bool,
+    "tls_ca": str,
     "redis_url": str,
     "key_prefix": str,
     "lease_s": (int, float),
@@ -285,6 +306,8 @@ def _from_toml(data: Mapping[str, Any], base_dir: Path, default_name: str) -> To
     for key, value in referee.items():
         if key == "stderr_cap_kib":
             changes["stderr_cap_bytes"] = value * 1024
+        elif key == "tls_ca":
+            changes["tls_ca"] = (base_dir / value).resolve()
         elif key in ("targets", "serve_args"):
             changes[renamed.get(key, key)] = _strings(value, f"referee.{key}") if value else ()
         else:

@@ -21,7 +21,7 @@ import os
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -241,9 +241,19 @@ def _my_turn(view: table_pb2.TableView) -> bool:
 class EntrantPlayers:
     """The players of one entrant for a runner: its bots, or a pool of its processes."""
 
-    def __init__(self, spec: EntrantSpec, *, cwd: Path, stderr_cap: int, game_timeout_s: float) -> None:
+    def __init__(
+        self,
+        spec: EntrantSpec,
+        *,
+        cwd: Path,
+        stderr_cap: int,
+        game_timeout_s: float,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
         self.spec = spec
         self.cwd = cwd
+        #: Given to every process of the entrant (how to reach the referee: ``DIZHU_TLS``, ...).
+        self.environment = dict(environment or {})
         self.cap = stderr_cap
         self.game_timeout_s = game_timeout_s
         self._idle: list[EntrantProcess] = []
@@ -292,6 +302,7 @@ class EntrantPlayers:
 
     def _env(self, seat: Seat) -> dict[str, str]:
         return {
+            **self.environment,
             "DIZHU_TARGET": seat.target,
             "DIZHU_TABLE_ID": seat.client.table_id or "",
             "DIZHU_SEAT_TOKEN": seat.token,
@@ -308,7 +319,8 @@ class EntrantPlayers:
                 process.new_log(self.cap)
                 return process
             self._all.discard(process)
-        process = await EntrantProcess.start(argv, self.cwd, {"DIZHU_ENTRANT": self.spec.name}, self.cap, stdout=stdout)
+        environment = {**self.environment, "DIZHU_ENTRANT": self.spec.name}
+        process = await EntrantProcess.start(argv, self.cwd, environment, self.cap, stdout=stdout)
         self._all.add(process)
         return process
 

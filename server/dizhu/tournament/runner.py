@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 from redis.asyncio import Redis
 
-from dizhu.client import CHANNEL_OPTIONS
+from dizhu.client import open_channel, tls_credentials
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.tournament import report
 from dizhu.tournament.config import TournamentConfig
@@ -85,6 +85,7 @@ class _Run:
         self.config = dataclasses.replace(config, api_key=api_key)
         self.store = store
         self.targets = list(targets)
+        self.credentials = tls_credentials(config.tls_ca) if config.uses_tls else None
         self.schedule = build_schedule(config)
         self.max_games = max_games
         self.runner = runner
@@ -93,7 +94,11 @@ class _Run:
         self.outcomes: dict[int, GameOutcome] = {}
         self.players = {
             spec.name: EntrantPlayers(
-                spec, cwd=config.base_dir, stderr_cap=config.stderr_cap_bytes, game_timeout_s=config.game_timeout_s
+                spec,
+                cwd=config.base_dir,
+                stderr_cap=config.stderr_cap_bytes,
+                game_timeout_s=config.game_timeout_s,
+                environment=config.tls_environment(),
             )
             for spec in config.entrants
         }
@@ -103,7 +108,7 @@ class _Run:
 
     async def worker(self, index: int) -> None:
         target = self.targets[index % len(self.targets)]
-        async with grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS) as channel:
+        async with open_channel(target, self.credentials) as channel:
             while self.max_games is None or self.claimed < self.max_games:
                 self.claimed += 1
                 claim = await self.store.claim(self.runner, self.config.lease_s)

@@ -112,12 +112,14 @@ def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tls",
         action="store_true",
-        help="reach the referee over TLS, its certificate checked against the system's authorities",
+        default=bool(os.environ.get("DIZHU_TLS")),
+        help="reach the referee over TLS, its certificate checked against the system's authorities (env DIZHU_TLS)",
     )
     parser.add_argument(
         "--tls-ca",
         metavar="FILE",
-        help="reach the referee over TLS, its certificate checked against this authority (PEM)",
+        default=os.environ.get("DIZHU_TLS_CA") or None,
+        help="reach the referee over TLS, its certificate checked against this authority (PEM) (env DIZHU_TLS_CA)",
     )
 
 
