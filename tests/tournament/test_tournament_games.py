@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import trustme
-from conftest import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
 from tls_helpers import issue
+from tournament_helpers import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
 
 from dizhu.referee.replay import verify
 from dizhu.testing import serve_process

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import redis
-from conftest import write_tournament
+from tournament_helpers import write_tournament
 
 from dizhu.tournament import load_config
 
