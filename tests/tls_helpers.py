@@ -10,6 +10,8 @@ from pathlib import Path
 import grpc
 import trustme
 
+from dizhu.client import tls_credentials
+
 
 @dataclasses.dataclass(frozen=True)
 class ServerCertificate:
@@ -25,7 +27,7 @@ class ServerCertificate:
 
     def credentials(self) -> grpc.ChannelCredentials:
         """A gRPC client's credentials that trust this certificate's authority."""
-        return grpc.ssl_channel_credentials(self.authority.read_bytes())
+        return tls_credentials(self.authority)
 
 
 def issue(folder: Path, authority: trustme.CA, name: str = "server") -> ServerCertificate:

@@ -24,7 +24,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tls_helpers import issue
 from web_helpers import SOON_S, WebReferee, start_web_referee, view_once_the_bots_play
 
-from dizhu.client import TableClient, tls_credentials
+from dizhu.client import TableClient, open_channel, tls_credentials
 from dizhu.v1 import table_pb2
 
 _GRPC_WEB = {"content-type": "application/grpc-web+proto"}
@@ -79,8 +79,7 @@ def _target(referee: WebReferee) -> str:
 
 async def _health(target: str, credentials: grpc.ChannelCredentials | None) -> grpc.StatusCode | int:
     """The referee's health as one new connection sees it: SERVING, or why there was no answer."""
-    channel = grpc.aio.insecure_channel(target) if credentials is None else grpc.aio.secure_channel(target, credentials)
-    async with channel:
+    async with open_channel(target, credentials) as channel:
         try:
             answer = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=SOON_S)
         except grpc.aio.AioRpcError as error:

@@ -142,12 +142,10 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
     reflection.enable_server_reflection((*_SERVICES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
     tls = CertificateFiles(config.tls_cert, config.tls_key) if config.tls_cert and config.tls_key else None
     port = bind(server, config.address, None if tls is None else tls.grpc_credentials())
-    # The web table's bots play through gRPC from this process; with TLS they come in on a
-    # loopback port of their own (they hold no certificate authority to check ours against).
-    bots_port = port if tls is None or not config.web_bots else bind(server, "127.0.0.1:0")
+    bots_target = _bots_target(config, server, port, tls) if config.http_address else ""
     await server.start()
     # Browsers are served before health says SERVING, so that a ready referee is ready on both ports.
-    web = await _serve_browsers(config, registrations, interceptors, bots_port, tls) if config.http_address else None
+    web = await _serve_browsers(config, registrations, interceptors, bots_target, tls) if config.http_address else None
     for name in ("", *_SERVICES):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     clock_stopping = asyncio.Event()
@@ -167,7 +165,7 @@ async def _serve_browsers(
     config: ServerConfig,
     registrations: Sequence[Registration],
     interceptors: Sequence[grpc.aio.ServerInterceptor],
-    grpc_port: int,
+    bots_target: str,
     tls: CertificateFiles | None,
 ) -> WebServer:
     """The HTTP side (gRPC-Web, Connect, the web table) from the same servicers and interceptors."""
@@ -175,15 +173,12 @@ async def _serve_browsers(
         from dizhu.web import start_web_server
     except ImportError as error:
         raise SystemExit(f"--http-address needs the web extra: pip install 'dizhu[web]' ({error})") from None
-    host = config.address.rpartition(":")[0]
-    wildcard = host in ("", "0.0.0.0", "[::]", "::")  # noqa: S104 -- names, not a bind
-    local = "127.0.0.1" if tls is not None or wildcard else host
     return await start_web_server(
         config.http_address,
         registrations=registrations,
         services=(_TABLE_SERVICE, _RULES_SERVICE),
         interceptors=interceptors,
-        grpc_target=f"{local}:{grpc_port}",
+        grpc_target=bots_target,
         cors_origins=config.cors_origins,
         max_bots=config.web_bots,
         reuse_port=config.workers > 1,
@@ -191,6 +186,16 @@ async def _serve_browsers(
         max_request_bytes=config.max_request_bytes,
         ssl_context=None if tls is None else tls.http_context(),
     )
+
+
+def _bots_target(config: ServerConfig, server: grpc.aio.Server, port: int, tls: CertificateFiles | None) -> str:
+    """Where the web table's bots, gRPC clients in this process, reach it: the gRPC port in
+    plaintext; with TLS, a loopback port of their own (they hold no authority to check ours)."""
+    if tls is not None and config.web_bots:
+        return f"127.0.0.1:{bind(server, '127.0.0.1:0')}"
+    host = config.address.rpartition(":")[0]
+    wildcard = host in ("", "0.0.0.0", "[::]", "::")  # noqa: S104 -- names, not a bind
+    return f"{'127.0.0.1' if wildcard else host}:{port}"
 
 
 def _admission_limits(config: ServerConfig) -> AdmissionLimits:

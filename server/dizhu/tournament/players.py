@@ -302,7 +302,6 @@ class EntrantPlayers:
 
     def _env(self, seat: Seat) -> dict[str, str]:
         return {
-            **self.environment,
             "DIZHU_TARGET": seat.target,
             "DIZHU_TABLE_ID": seat.client.table_id or "",
             "DIZHU_SEAT_TOKEN": seat.token,
@@ -338,7 +337,7 @@ class EntrantPlayers:
         """A gRPC executable started for this game, with the seat in its arguments and environment."""
         env = self._env(seat)
         argv = [_substitute(arg, env) for arg in self.spec.command]
-        process = await EntrantProcess.start(argv, self.cwd, env, self.cap, stdout=False)
+        process = await EntrantProcess.start(argv, self.cwd, {**self.environment, **env}, self.cap, stdout=False)
         self._all.add(process)
         try:
             await self._until_closed_or_exit(process, seat, report)
