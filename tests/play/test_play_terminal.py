@@ -97,8 +97,9 @@ class TestPlayAtATlsReferee:
             child = _spawn("--target", referee.target, "--tls-ca", str(certificate.authority), "--rounds", "1")
             try:
                 child.expect(r"you are seat 0 against heuristic, heuristic bots")
-                # The auction starts once both bots took their seats: they reached the referee too.
-                child.expect(r"Your bid \(1-3, 0 or p to pass; highest so far \d\) \[\d+ s left\] > ")
+                # The deal starts once both bots took their seats: they reached the referee too. The
+                # person's first turn is a bid, or a play when a bot bid 3 before it.
+                child.expect(r"Your (bid|play) \(.*\) \[\d+ s left\] > ")
                 child.sendline("q")
                 child.expect(pexpect.EOF)
                 child.close()
