@@ -345,6 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
     seat.add_argument("--table", help="with --target: take a free seat at this table instead of creating one")
     add_tls_arguments(seat)
     seat.set_defaults(handler=_play)
+    from dizhu.conformance.command import add_parser as add_conformance_parser
+
+    add_conformance_parser(commands)
     # Listed for --help only: main() hands `dizhu tournament ...` to dizhu.tournament.cli whole.
     commands.add_parser(
         "tournament",

@@ -1,0 +1,247 @@
+"""Run the kit's protocol cases against a live referee of ``dizhu.v1`` (docs/conformance.md).
+
+A case is a list of steps; each step makes one call (``"TableService.Bid"``) with a request
+written as proto3 JSON with the ``.proto`` field names, and states what must come back: the
+status code, and for an error the ``google.rpc.ErrorInfo`` reason, domain and metadata keys
+and the ``BadRequest`` fields; for an answer, checks on fields by path. Values saved from an
+answer (``"save": {"table": "table_id"}``) are used by later steps as ``"$table"`` (the whole
+value) or ``"${table}"`` (inside a string); ``"$fresh:NAME"`` is an id made up for this run of
+the case, the same one wherever the case names it again (a retry).
+
+The runner knows nothing of the referee but its address: any implementation of ``dizhu.v1``
+can be held to the cases, and client libraries can replay them (``clients/node/conformance.mjs``
+is the same runner in JavaScript).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+from google.protobuf import descriptor_pool, json_format, message_factory
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from dizhu.conformance.kit import Kit, Report
+from dizhu.v1 import rules_service_pb2, table_service_pb2
+
+__all__ = ["check_answer", "resolve", "run_protocol"]
+
+_PACKAGE = "dizhu.v1"
+_DEFAULTS: tuple[Any, ...] = (0, "", False, "0", [], {})
+_INTERPOLATED = re.compile(r"\$\{([A-Za-z0-9_:.-]+)\}")
+#: Imported for their side effect: both services and their messages are in the default descriptor pool.
+_CONTRACT = (table_service_pb2, rules_service_pb2)
+
+
+class CaseFailure(Exception):
+    """A step's answer differed from the case's expectation; the message says how."""
+
+
+def resolve(value: Any, saved: dict[str, Any]) -> Any:
+    """``value`` with ``$name``, ``${name}`` and ``$fresh:name`` replaced (see the module's docstring)."""
+    if isinstance(value, dict):
+        return {key: resolve(item, saved) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve(item, saved) for item in value]
+    if not isinstance(value, str):
+        return value
+    if value.startswith("$fresh:"):
+        return saved.setdefault(value, uuid.uuid4().hex)
+    if value.startswith("$") and not value.startswith("${"):
+        if value[1:] not in saved:
+            raise CaseFailure(f"{value} was never saved by an earlier step")
+        return saved[value[1:]]
+    return _INTERPOLATED.sub(lambda found: str(resolve("$" + found.group(1), saved)), value)
+
+
+def lookup(data: Any, path: str) -> Any:
+    """The value at ``path`` (``table.seats[1].player_name``; ``messages[0]...`` in a stream), or None."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            index = int(part[1:-1])
+            data = data[index] if isinstance(data, list) and index < len(data) else None
+        else:
+            data = data.get(part) if isinstance(data, dict) else None
+        if data is None:
+            return None
+    return data
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    if actual is None:
+        return (expected in _DEFAULTS and not isinstance(expected, bool)) or expected is False or expected is None
+    if isinstance(expected, int) and not isinstance(expected, bool) and isinstance(actual, str) and actual.isdigit():
+        return int(actual) == expected  # 64-bit integers are strings in proto3 JSON
+    return bool(actual == expected)
+
+
+def _card_id(card: Mapping[str, Any]) -> int:
+    """The contract's card id (docs/api.md, "Card id") of a card in proto3 JSON."""
+    rank = _RANKS.index(card.get("rank", "RANK_UNSPECIFIED"))
+    copy = int(card.get("copy", 0))
+    if rank >= _RANKS.index("RANK_BLACK_JOKER"):
+        return 54 * copy + 52 + rank - _RANKS.index("RANK_BLACK_JOKER")
+    return 54 * copy + 4 * (rank - 1) + _SUITS.index(card.get("suit", "SUIT_UNSPECIFIED")) - 1
+
+
+_RANKS = [value.name for value in descriptor_pool.Default().FindEnumTypeByName(f"{_PACKAGE}.Rank").values]
+_SUITS = [value.name for value in descriptor_pool.Default().FindEnumTypeByName(f"{_PACKAGE}.Suit").values]
+
+
+def check_answer(answer: Any, checks: list[Mapping[str, Any]], saved: dict[str, Any]) -> None:
+    """Raise ``CaseFailure`` unless ``answer`` passes every check."""
+    for check in checks:
+        path = check["path"]
+        actual = lookup(answer, path)
+        if "equals" in check and not _same(actual, resolve(check["equals"], saved)):
+            raise CaseFailure(f"{path}: expected {resolve(check['equals'], saved)!r}, got {actual!r}")
+        if "not_equals" in check and _same(actual, resolve(check["not_equals"], saved)):
+            raise CaseFailure(f"{path}: expected anything but {actual!r}")
+        if "length" in check and len(actual or []) != check["length"]:
+            raise CaseFailure(f"{path}: expected {check['length']} items, got {len(actual or [])}")
+        if "present" in check and (actual not in (None, [], {})) != check["present"]:
+            raise CaseFailure(f"{path}: expected {'a value' if check['present'] else 'nothing'}, got {actual!r}")
+        if "card_ids" in check and sorted(map(_card_id, actual or [])) != sorted(check["card_ids"]):
+            raise CaseFailure(f"{path}: expected the cards {sorted(check['card_ids'])}")
+
+
+def _error_facts(error: grpc.RpcError) -> dict[str, Any]:
+    """Status code name, ErrorInfo (reason, domain, metadata) and BadRequest fields of a failed call."""
+    call: Any = error
+    facts: dict[str, Any] = {"code": call.code().name, "reason": None, "domain": None, "metadata": {}, "fields": []}
+    status = rpc_status.from_call(call)
+    for detail in status.details if status is not None else ():
+        info, violations = error_details_pb2.ErrorInfo(), error_details_pb2.BadRequest()
+        if detail.Unpack(info):
+            facts.update(reason=info.reason, domain=info.domain, metadata=dict(info.metadata))
+        elif detail.Unpack(violations):
+            facts["fields"] = [violation.field for violation in violations.field_violations]
+    return facts
+
+
+def _check_error(facts: Mapping[str, Any], expect: Mapping[str, Any], saved: dict[str, Any]) -> None:
+    if "reason" in expect and (facts["reason"], facts["domain"]) != (expect["reason"], _PACKAGE):
+        raise CaseFailure(f"expected reason {expect['reason']}, got {facts['reason']} (domain {facts['domain']})")
+    missing = [key for key in expect.get("metadata_keys", []) if key not in facts["metadata"]]
+    if missing:
+        raise CaseFailure(f"ErrorInfo metadata lacks {missing}: {facts['metadata']}")
+    for key, value in resolve(expect.get("metadata", {}), saved).items():
+        if facts["metadata"].get(key) != str(value):
+            raise CaseFailure(f"metadata {key}: expected {value!r}, got {facts['metadata'].get(key)!r}")
+    for field in expect.get("field_violations", []):
+        if field not in facts["fields"]:
+            raise CaseFailure(f"BadRequest names {facts['fields']}, not {field!r}")
+
+
+class _Caller:
+    """Calls any method of dizhu.v1 by name, requests and answers as proto3 JSON."""
+
+    def __init__(self, channel: grpc.Channel, timeout_s: float) -> None:
+        self._channel = channel
+        self._timeout_s = timeout_s
+        self._pool = descriptor_pool.Default()
+
+    def _method(self, name: str) -> tuple[str, Any, Any, bool]:
+        service, _, method = name.partition(".")
+        found = self._pool.FindServiceByName(f"{_PACKAGE}.{service}").FindMethodByName(method)
+        request = message_factory.GetMessageClass(found.input_type)
+        response = message_factory.GetMessageClass(found.output_type)
+        return f"/{_PACKAGE}.{service}/{method}", request, response, found.server_streaming
+
+    def call(self, name: str, request: Mapping[str, Any], metadata: tuple[tuple[str, str], ...], take: int) -> Any:
+        path, request_type, response_type, streaming = self._method(name)
+        message = json_format.ParseDict(dict(request), request_type())
+        serialize, deserialize = request_type.SerializeToString, response_type.FromString
+        if not streaming:
+            call = self._channel.unary_unary(path, request_serializer=serialize, response_deserializer=deserialize)
+            return _as_json(call(message, metadata=metadata, timeout=self._timeout_s))
+        stream = self._channel.unary_stream(path, request_serializer=serialize, response_deserializer=deserialize)
+        answers = stream(message, metadata=metadata, timeout=self._timeout_s)
+        messages = []
+        try:
+            for answer in answers:
+                messages.append(_as_json(answer))
+                if len(messages) == take:
+                    break
+        finally:
+            answers.cancel()
+        return {"messages": messages}
+
+
+def _as_json(message: Message) -> Any:
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def _metadata(step: Mapping[str, Any], saved: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    pairs = [(key, str(resolve(value, saved))) for key, value in step.get("metadata", [])]
+    if step.get("token") is not None:
+        pairs.append(("authorization", f"Bearer {resolve(step['token'], saved)}"))
+    return tuple(pairs)
+
+
+def run_case(caller: _Caller, case: Mapping[str, Any]) -> None:
+    """Run a case's steps in order; ``CaseFailure`` at the first that does not answer as expected."""
+    saved: dict[str, Any] = {}
+    for number, step in enumerate(case["steps"], 1):
+        expect = step.get("expect", {})
+        where = f"step {number} ({step['call']})"
+        try:
+            request = resolve(step.get("request", {}), saved)
+            answer = caller.call(step["call"], request, _metadata(step, saved), step.get("take", 1))
+        except grpc.RpcError as error:
+            facts = _error_facts(error)
+            if expect.get("code", "OK") != facts["code"]:
+                raise CaseFailure(
+                    f"{where}: expected {expect.get('code', 'OK')}, got {facts['code']} {facts}"
+                ) from None
+            try:
+                _check_error(facts, expect, saved)
+            except CaseFailure as failure:
+                raise CaseFailure(f"{where}: {failure}") from None
+            continue
+        except (json_format.ParseError, CaseFailure) as error:
+            raise CaseFailure(f"{where}: {error}") from None
+        if expect.get("code", "OK") != "OK":
+            raise CaseFailure(f"{where}: expected {expect['code']}, got OK")
+        try:
+            check_answer(answer, expect.get("checks", []), saved)
+        except CaseFailure as failure:
+            raise CaseFailure(f"{where}: {failure}") from None
+        for name, path in step.get("save", {}).items():
+            value = lookup(answer, path)
+            if value is None:
+                raise CaseFailure(f"{where}: nothing at {path} to save as {name}")
+            saved[name] = value
+
+
+def run_protocol(
+    kit: Kit,
+    target: str,
+    *,
+    implementation: str = "dizhu",
+    credentials: grpc.ChannelCredentials | None = None,
+    timeout_s: float = 10.0,
+    only: str | None = None,
+) -> Report:
+    """Every protocol case (or those whose id starts with ``only``) against the referee at ``target``."""
+    report = Report("protocol", implementation, kit.version)
+    known = kit.known_failing(implementation)
+    cases = kit.load("protocol/cases.json")["cases"]
+    channel = grpc.insecure_channel(target) if credentials is None else grpc.secure_channel(target, credentials)
+    with channel:
+        caller = _Caller(channel, timeout_s)
+        for case in cases:
+            if only is not None and not case["id"].startswith(only):
+                continue
+            try:
+                run_case(caller, case)
+                failure = None
+            except CaseFailure as why:
+                failure = str(why)
+            report.add(case["id"], case["area"], failure, known)
+    return report
