@@ -275,3 +275,45 @@ class TestTls:
             env = {**os.environ, "TARGET": referee.target, "CA": str(certificate.authority)}
             out = _run_script(node, _TLS_SCRIPT, env)
         assert out == {"trusted": "COMBINATION_KIND_SINGLE", "plaintext": 14}  # UNAVAILABLE without TLS
+
+
+class TestNodeConformance:
+    """The kit's protocol cases from a second language: clients/node/conformance.mjs, the same cases."""
+
+    def test_the_node_runner_passes_every_protocol_case(self, node: str, referee: str) -> None:
+        result = subprocess.run(
+            [node, str(NODE_CLIENT / "conformance.mjs"), "--target", referee, "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, (
+            f"conformance.mjs failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
+        report = json.loads(result.stdout)
+        cases = json.loads((ROOT / "conformance" / "protocol" / "cases.json").read_text())["cases"]
+        assert report["totals"] == {"passed": len(cases), "failed": 0, "known_failing": 0, "unexpected_pass": 0}
+
+    def test_the_node_runner_fails_a_case_the_referee_answers_otherwise(
+        self, node: str, referee: str, tmp_path: Path
+    ) -> None:
+        import shutil
+
+        kit = tmp_path / "kit"
+        shutil.copytree(ROOT / "conformance", kit)
+        cases_file = kit / "protocol" / "cases.json"
+        data = json.loads(cases_file.read_text())
+        case = next(case for case in data["cases"] if case["id"] == "bid.3p.too-low")
+        case["steps"][-1]["expect"]["reason"] = "NOT_YOUR_TURN"
+        cases_file.write_text(json.dumps(data))
+        result = subprocess.run(
+            [node, str(NODE_CLIENT / "conformance.mjs"), "--target", referee, "--kit", str(kit), "--only", "bid.3p."],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 1
+        assert "FAILED bid.3p.too-low: step 3 (TableService.Bid): expected reason NOT_YOUR_TURN" in result.stdout

@@ -37,7 +37,7 @@ def _rules(args: argparse.Namespace) -> int:
         return 2
     families = tuple(args.family) if args.family else FAMILIES
     try:
-        report = run_rules(kit, engine, families=families)
+        report = run_rules(kit, engine, families=families, implementation=args.implementation)
     except KitError as error:
         print(f"dizhu conformance rules: {error}", file=sys.stderr)
         return 2
@@ -98,6 +98,7 @@ def add_parser(commands: Any) -> None:
         "in any language) or MODULE:ATTRIBUTE (an engine in Python)",
     )
     rules.add_argument("--family", action="append", choices=FAMILIES, help="only this family (repeatable)")
+    rules.add_argument("--implementation", help="whose known-failing list applies (default: the engine's name)")
     rules.set_defaults(handler=_rules)
     protocol = kinds.add_parser("protocol", help="the protocol cases against a live referee")
     protocol.add_argument("--target", required=True, help="the referee's host:port")

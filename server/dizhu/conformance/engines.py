@@ -265,6 +265,8 @@ class StdioEngine:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
 
 
 def _native_engine() -> CoreEngine:

@@ -63,11 +63,13 @@ class Kit:
         except ImportError:
             raise KitError("validating the kit needs jsonschema: pip install 'dizhu[conformance]'") from None
         errors: list[str] = []
-        files = [(f"rules/{path.name}", "rules.schema.json") for path in sorted((self.root / "rules").glob("*.json"))]
-        files += [("protocol/cases.json", "protocol.schema.json")]
+        files = [
+            (f"rules/{path.name}", f"rules-{path.stem}.schema.json") for path in sorted(self.root.glob("rules/*.json"))
+        ]
+        files += [("protocol/cases.json", "protocol-cases.schema.json")]
         files += [
-            (f"known-failing/{p.name}", "known-failing.schema.json")
-            for p in (self.root / "known-failing").glob("*.json")
+            (f"known-failing/{path.name}", "known-failing.schema.json")
+            for path in sorted(self.root.glob("known-failing/*.json"))
         ]
         for name, schema_name in files:
             schema = self.load(f"schemas/{schema_name}")

@@ -1,0 +1,46 @@
+"""Helpers of the conformance kit's tests: a copy of the kit to change, engines that are wrong on purpose.
+
+(Named ``conformance_helpers``: the test directories are not packages, so module names must be
+unique across them.)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dizhu.conformance import CoreEngine, Kit, find_kit
+
+KIT = find_kit()
+ROOT = KIT.root.parent
+
+
+def kit_copy(tmp_path: Path, change: Callable[[Path], None] | None = None) -> Kit:
+    """A copy of the kit under ``tmp_path``, changed by ``change`` (given the copy's root)."""
+    root = tmp_path / "kit"
+    shutil.copytree(KIT.root, root)
+    if change is not None:
+        change(root)
+    return Kit(root)
+
+
+def edit_json(path: Path, edit: Callable[[Any], None]) -> None:
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+class TrioWithSingleBlindEngine(CoreEngine):
+    """The rules core, except that it never reads trio + single (an engine with 4p's rules at a 3p table)."""
+
+    def __init__(self) -> None:
+        super().__init__("trio-blind")
+
+    def answer(self, family: str, query: Mapping[str, Any]) -> dict[str, Any]:
+        found = super().answer(family, query)
+        if family == "classify" and found.get("kind") == "trio_with_single":
+            return {"valid": False}
+        return found

@@ -1,0 +1,104 @@
+"""The protocol cases against a real referee started the README way (``dizhu serve``, over a real Redis)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conformance_helpers import KIT, edit_json, kit_copy
+
+from dizhu.conformance import Kit
+from dizhu.conformance.protocol_runner import run_protocol
+from dizhu.testing import serve_process
+
+
+@pytest.fixture(scope="module")
+def referee(redis_url: str) -> Iterator[str]:
+    """A ``dizhu serve`` process on the tests' Redis, under a key prefix of its own."""
+    flags = ["--key-prefix", f"conformance-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
+    with serve_process(redis_url, args=flags) as process:
+        yield process.target
+
+
+class TestOurReferee:
+    def test_it_passes_every_protocol_case(self, referee: str) -> None:
+        report = run_protocol(KIT, referee)
+        assert report.ok, report.to_text()
+        assert report.count("passed") == len(KIT.load("protocol/cases.json")["cases"])
+
+    def test_the_command_line_reports_json_and_exits_0(self, referee: str) -> None:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dizhu.cli",
+                "conformance",
+                "protocol",
+                "--target",
+                referee,
+                "--json",
+                "--only",
+                "privacy.",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = json.loads(done.stdout)
+        assert report["totals"]["passed"] == len(
+            [c for c in KIT.load("protocol/cases.json")["cases"] if c["id"].startswith("privacy.")]
+        )
+        assert set(report["groups"]) == {"privacy"}
+
+
+class TestTheRunnerCatchesADifferentReferee:
+    """A kit whose expectations were changed stands for a referee that answers otherwise."""
+
+    def _changed(self, tmp_path: Path, case_id: str, change: Callable[[dict[str, Any]], None]) -> Kit:
+        def edit(root: Path) -> None:
+            def apply(data: dict[str, Any]) -> None:
+                change(next(case for case in data["cases"] if case["id"] == case_id))
+
+            edit_json(root / "protocol" / "cases.json", apply)
+
+        return kit_copy(tmp_path, edit)
+
+    def test_another_reason_fails_the_case_naming_both(self, tmp_path: Path, referee: str) -> None:
+        def expect_other_reason(case: dict[str, Any]) -> None:
+            case["steps"][-1]["expect"]["reason"] = "BID_TOO_LOW"
+
+        kit = self._changed(tmp_path, "bid.3p.not-your-turn", expect_other_reason)
+        report = run_protocol(kit, referee, only="bid.3p.not-your-turn")
+        [result] = report.results
+        assert result.status == "failed"
+        assert "expected reason BID_TOO_LOW, got NOT_YOUR_TURN" in result.detail
+
+    def test_a_hand_shown_to_a_spectator_fails_the_privacy_case(self, tmp_path: Path, referee: str) -> None:
+        def expect_hand(case: dict[str, Any]) -> None:
+            checks = case["steps"][-1]["expect"]["checks"]
+            next(check for check in checks if check["path"] == "table.your_hand")["present"] = True
+
+        kit = self._changed(tmp_path, "privacy.3p.spectator", expect_hand)
+        [result] = run_protocol(kit, referee, only="privacy.3p.spectator").results
+        assert result.status == "failed"
+        assert "table.your_hand: expected a value" in result.detail
+
+    def test_a_listed_failure_is_known_and_the_run_passes(self, tmp_path: Path, referee: str) -> None:
+        def expect_ok(case: dict[str, Any]) -> None:
+            case["steps"][-1]["expect"] = {}
+
+        kit = self._changed(tmp_path, "bid.3p.too-low", expect_ok)
+        (kit.root / "known-failing" / "other.json").write_text(
+            json.dumps({"implementation": "other", "kit_version": "1.0.0", "cases": ["bid.3p.too-low"]})
+        )
+        report = run_protocol(kit, referee, implementation="other", only="bid.3p.too-low")
+        assert [result.status for result in report.results] == ["known_failing"]
+        assert report.ok

@@ -1,0 +1,153 @@
+"""The rules runner: both engines pass every vector; a wrong engine fails exactly where it is wrong."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conformance_helpers import KIT, TrioWithSingleBlindEngine, edit_json, kit_copy
+
+from dizhu.conformance import (
+    FAMILIES,
+    CoreEngine,
+    EngineError,
+    NativeEngineMissing,
+    count_lines,
+    load_engine,
+    run_rules,
+)
+
+NATIVE_BUILT = importlib.util.find_spec("dizhu.engine") is not None
+STDIO_ENGINE = f"cmd:{sys.executable} -m dizhu.conformance.stdio"
+
+
+def _vectors() -> int:
+    return sum(len(KIT.load(f"rules/{family}.json")["cases"]) for family in FAMILIES)
+
+
+class TestOurEngines:
+    def test_the_python_rules_core_passes_every_vector(self) -> None:
+        report = run_rules(KIT, load_engine("python"))
+        assert report.ok, report.to_text()
+        assert report.count("passed") == _vectors()
+
+    def test_the_native_engine_passes_every_vector_or_is_said_not_built(self) -> None:
+        if NATIVE_BUILT:  # once dizhu.engine exists its native backend must pass everything
+            report = run_rules(KIT, load_engine("native"))
+            assert report.ok, report.to_text()
+            assert report.count("passed") == _vectors()
+        else:
+            with pytest.raises(NativeEngineMissing, match=r"^the native engine is not built: "):
+                load_engine("native")
+
+    def test_the_stdio_protocol_carries_every_family(self) -> None:
+        engine = load_engine(STDIO_ENGINE)
+        try:
+            report = run_rules(KIT, engine, implementation="python")
+        finally:
+            engine.close()  # type: ignore[attr-defined]
+        assert report.ok, report.to_text()
+        assert report.count("passed") == _vectors()
+
+
+class TestAWrongEngine:
+    def test_it_fails_the_cases_it_reads_wrong_and_only_those(self) -> None:
+        report = run_rules(KIT, TrioWithSingleBlindEngine(), families=("classify",))
+        failed = {result.case_id for result in report.results if result.status == "failed"}
+        expected = {
+            case["id"]
+            for case in KIT.load("rules/classify.json")["cases"]
+            if case["expect"].get("kind") == "trio_with_single"
+        }
+        assert expected
+        assert failed == expected
+        assert not report.ok
+
+    def test_its_known_failing_list_makes_the_run_pass_and_a_fixed_case_fails_it(self, tmp_path: Path) -> None:
+        failing = sorted(
+            case["id"]
+            for case in KIT.load("rules/classify.json")["cases"]
+            if case["expect"].get("kind") == "trio_with_single"
+        )
+        listed = [*failing, "classify.3p.single"]  # one more case, which the engine gets right
+        kit = kit_copy(tmp_path)
+        (kit.root / "known-failing" / "trio-blind.json").write_text(
+            json.dumps({"implementation": "trio-blind", "kit_version": kit.version, "cases": listed})
+        )
+        report = run_rules(kit, TrioWithSingleBlindEngine(), families=("classify",))
+        assert report.count("known_failing") == len(failing)
+        assert [r.case_id for r in report.results if r.status == "unexpected_pass"] == ["classify.3p.single"]
+        assert not report.ok
+
+    def test_a_changed_expectation_is_a_failure_that_names_the_case(self, tmp_path: Path) -> None:
+        def wrong_stake(root: Path) -> None:
+            edit_json(root / "rules" / "settlement.json", lambda data: data["cases"][0]["expect"].update(stake=99))
+
+        report = run_rules(kit_copy(tmp_path, wrong_stake), CoreEngine(), families=("settlement",))
+        failures = [result for result in report.results if result.status == "failed"]
+        assert len(failures) == 1
+        assert "'stake': 99" in failures[0].detail
+
+    def test_an_engine_that_raises_fails_its_cases_without_ending_the_run(self) -> None:
+        class Broken(CoreEngine):
+            def answer(self, family: str, query: object) -> dict[str, object]:
+                raise KeyError("no such thing")
+
+        report = run_rules(KIT, Broken("broken"), families=("beats",))
+        assert report.count("failed") == len(KIT.load("rules/beats.json")["cases"])
+        assert report.results[0].detail == "engine raised KeyError: 'no such thing'"
+
+    def test_an_engine_that_cannot_be_loaded_is_said_so(self) -> None:
+        with pytest.raises(EngineError, match="no_such_module"):
+            load_engine("no_such_module:Engine")
+
+
+class TestPerft:
+    def test_lines_end_when_a_hand_is_empty(self) -> None:
+        position = {"hands": ["3", "4", "5"], "turn": 0, "to_beat": None, "last_player": None, "passes": 0}
+        assert count_lines(CoreEngine(), "3p", position, 2) == [1, 0]
+
+    def test_a_trick_closes_after_every_other_seat_passed(self) -> None:
+        # Seat 0 leads 3 or 4; seat 1 plays its 5 (and is out) or passes; after a pass seat 2 plays
+        # its 6 (out) or passes; after two passes the trick closes and seat 0 leads its last card.
+        position = {"hands": ["3 4", "5", "6"], "turn": 0, "to_beat": None, "last_player": None, "passes": 0}
+        assert count_lines(CoreEngine(), "3p", position, 4) == [2, 4, 4, 2]
+
+
+class TestCommandLine:
+    def _dizhu(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "dizhu.cli", "conformance", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def test_rules_prints_a_json_report_and_exits_0(self) -> None:
+        done = self._dizhu("rules", "--json", "--family", "beats", "--family", "perft")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["ok"] is True
+        assert set(report["groups"]) == {"beats", "perft"}
+        assert report["totals"]["failed"] == 0
+
+    def test_native_without_the_native_engine_exits_2_saying_so(self) -> None:
+        done = self._dizhu("rules", "--engine", "native", "--family", "deals")
+        if NATIVE_BUILT:
+            assert done.returncode == 0, done.stdout + done.stderr
+        else:
+            assert done.returncode == 2
+            assert "the native engine is not built" in done.stderr
+
+    def test_a_failing_run_exits_1(self, tmp_path: Path) -> None:
+        def wrong(root: Path) -> None:
+            edit_json(root / "rules" / "beats.json", lambda data: data["cases"][0]["expect"].update(a_beats_b=False))
+
+        done = self._dizhu("rules", "--kit", str(kit_copy(tmp_path, wrong).root), "--family", "beats")
+        assert done.returncode == 1
+        assert "FAILED beats.3p.single-higher" in done.stdout
