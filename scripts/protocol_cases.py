@@ -921,6 +921,57 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
             },
         ],
     }
+    yield {
+        "id": f"bid.{v}.second-writer-loses",
+        "area": "concurrency",
+        "reason": "docs/api.md: two changes made from one version: the second is STALE_STATE, with the current version",
+        "steps": [
+            create(variant)
+            | {
+                "save": {
+                    "table": "table_id",
+                    "v": "table.version",
+                    "seen": "table.version",
+                    **{f"s{s}": f"seat_tokens[{s}].token" for s in range(variant.players)},
+                }
+            },
+            bid(first, 1) | {"save": {"now": "table.version"}},
+            bid(first, 2)
+            | {
+                "request": {"table_id": "$table", "request_id": _rid("late"), "expected_version": "$seen", "amount": 2},
+                "expect": refused("ABORTED", "STALE_STATE", "current_version")
+                | {"metadata": {"table_id": "$table", "current_version": "$now"}},
+            },
+        ],
+    }
+    yield {
+        "id": f"join.{v}.stale-version",
+        "area": "concurrency",
+        "reason": "docs/api.md: expected_version, when given, must be the current version",
+        "steps": [
+            create(variant, players=1),
+            call(
+                "JoinTable",
+                {"table_id": "$table", "request_id": _rid("j"), "player_name": "x", "expected_version": 99},
+                expect=refused("ABORTED", "STALE_STATE", "current_version"),
+            ),
+        ],
+    }
+    yield {
+        "id": f"close.{v}.unchecked-version",
+        "area": "concurrency",
+        "reason": 'docs/api.md: expected_version 0 means "don\'t check" outside Bid and Play',
+        "steps": [
+            create(variant),
+            bid(first, 1),
+            call(
+                "CloseTable",
+                {"table_id": "$table", "request_id": _rid("c"), "expected_version": 0},
+                token="$creator",
+                expect={"checks": [{"path": "table.phase", "equals": "PHASE_CLOSED"}]},
+            ),
+        ],
+    }
     once = {
         "table_id": "$table",
         "request_id": _rid("once"),
