@@ -51,6 +51,11 @@ def cards_json(cards: tuple[Card, ...] | list[Card]) -> list[dict[str, Any]]:
     return [card_json(card) for card in cards]
 
 
+def case(case_id: str, area: str, reason: str, steps: list[Step]) -> Case:
+    """A protocol case: its id, its area of the report, the line of the docs that decides it, its steps."""
+    return {"id": case_id, "area": area, "reason": reason, "steps": steps}
+
+
 def _rid(label: str) -> str:
     return f"$fresh:{label}"
 
@@ -181,11 +186,11 @@ def tables(variant: Variant) -> Iterator[Case]:
     scene = Scene(variant)
     hand = scene.deal.hands
     commitment = base64.b64encode(hashlib.sha256(SEED).digest()).decode()
-    yield {
-        "id": f"create.{v}.deals",
-        "area": "tables",
-        "reason": "docs/api.md: a table whose seats are all pre-assigned deals at once; the seed is committed",
-        "steps": [
+    yield case(
+        f"create.{v}.deals",
+        "tables",
+        "docs/api.md: a table whose seats are all pre-assigned deals at once; the seed is committed",
+        [
             create(variant, save_tokens=False)
             | {
                 "expect": {
@@ -205,12 +210,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 }
             }
         ],
-    }
-    yield {
-        "id": f"create.{v}.waiting",
-        "area": "tables",
-        "reason": "docs/api.md: a table with free seats waits",
-        "steps": [
+    )
+    yield case(
+        f"create.{v}.waiting",
+        "tables",
+        "docs/api.md: a table with free seats waits",
+        [
             create(variant, players=1)
             | {
                 "expect": {
@@ -221,12 +226,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 }
             }
         ],
-    }
-    yield {
-        "id": f"create.{v}.retry",
-        "area": "idempotency",
-        "reason": "docs/api.md: a CreateTable retried with its request_id returns the first answer",
-        "steps": [
+    )
+    yield case(
+        f"create.{v}.retry",
+        "idempotency",
+        "docs/api.md: a CreateTable retried with its request_id returns the first answer",
+        [
             create(variant),
             create(
                 variant,
@@ -238,12 +243,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"join.{v}.free-seat",
-        "area": "tables",
-        "reason": "docs/api.md: JoinTable takes a free seat",
-        "steps": [
+    )
+    yield case(
+        f"join.{v}.free-seat",
+        "tables",
+        "docs/api.md: JoinTable takes a free seat",
+        [
             create(variant, players=1),
             call(
                 "JoinTable",
@@ -258,12 +263,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"join.{v}.fills",
-        "area": "tables",
-        "reason": "docs/api.md: the last seat taken deals the round",
-        "steps": [
+    )
+    yield case(
+        f"join.{v}.fills",
+        "tables",
+        "docs/api.md: the last seat taken deals the round",
+        [
             create(variant, players=n - 1),
             call(
                 "JoinTable",
@@ -276,12 +281,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"join.{v}.retry",
-        "area": "idempotency",
-        "reason": "docs/api.md: a JoinTable retry returns the same seat",
-        "steps": [
+    )
+    yield case(
+        f"join.{v}.retry",
+        "idempotency",
+        "docs/api.md: a JoinTable retry returns the same seat",
+        [
             create(variant, players=1),
             call(
                 "JoinTable",
@@ -294,12 +299,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect={"checks": [{"path": "seat", "equals": 1}, {"path": "seat_token", "equals": "$token"}]},
             ),
         ],
-    }
-    yield {
-        "id": f"join.{v}.seat-taken",
-        "area": "errors",
-        "reason": "errors.proto SEAT_TAKEN",
-        "steps": [
+    )
+    yield case(
+        f"join.{v}.seat-taken",
+        "errors",
+        "errors.proto SEAT_TAKEN",
+        [
             create(variant, players=1),
             call(
                 "JoinTable",
@@ -307,12 +312,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect=refused("FAILED_PRECONDITION", "SEAT_TAKEN", "seat"),
             ),
         ],
-    }
-    yield {
-        "id": f"join.{v}.full",
-        "area": "errors",
-        "reason": "errors.proto TABLE_FULL",
-        "steps": [
+    )
+    yield case(
+        f"join.{v}.full",
+        "errors",
+        "errors.proto TABLE_FULL",
+        [
             create(variant),
             call(
                 "JoinTable",
@@ -320,12 +325,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect=refused("FAILED_PRECONDITION", "TABLE_FULL"),
             ),
         ],
-    }
-    yield {
-        "id": f"join.{v}.no-such-seat",
-        "area": "errors",
-        "reason": "errors.proto fault order 4: a seat the variant does not have is INVALID_ARGUMENT",
-        "steps": [
+    )
+    yield case(
+        f"join.{v}.no-such-seat",
+        "errors",
+        "errors.proto fault order 4: a seat the variant does not have is INVALID_ARGUMENT",
+        [
             create(variant, players=1),
             call(
                 "JoinTable",
@@ -333,12 +338,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("seat",)),
             ),
         ],
-    }
-    yield {
-        "id": f"leave.{v}.frees-seat",
-        "area": "tables",
-        "reason": "docs/api.md: LeaveTable frees the seat",
-        "steps": [
+    )
+    yield case(
+        f"leave.{v}.frees-seat",
+        "tables",
+        "docs/api.md: LeaveTable frees the seat",
+        [
             create(variant, players=2),
             call(
                 "LeaveTable",
@@ -347,22 +352,22 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect={"checks": [{"path": "table.seats[1].occupied", "equals": False}]},
             ),
         ],
-    }
-    yield {
-        "id": f"leave.{v}.token-revoked",
-        "area": "tables",
-        "reason": "errors.proto UNAUTHENTICATED: a seat token LeaveTable revoked",
-        "steps": [
+    )
+    yield case(
+        f"leave.{v}.token-revoked",
+        "tables",
+        "errors.proto UNAUTHENTICATED: a seat token LeaveTable revoked",
+        [
             create(variant, players=2),
             call("LeaveTable", {"table_id": "$table", "request_id": _rid("leave")}, token="$s1"),
             call("GetTable", {"table_id": "$table"}, token="$s1", expect=refused("UNAUTHENTICATED", "UNAUTHENTICATED")),
         ],
-    }
-    yield {
-        "id": f"leave.{v}.retry-after-revoke",
-        "area": "idempotency",
-        "reason": "errors.proto fault order 3: a revoked token still gets LeaveTable's answer again",
-        "steps": [
+    )
+    yield case(
+        f"leave.{v}.retry-after-revoke",
+        "idempotency",
+        "errors.proto fault order 3: a revoked token still gets LeaveTable's answer again",
+        [
             create(variant, players=2),
             call("LeaveTable", {"table_id": "$table", "request_id": _rid("leave")}, token="$s1"),
             call(
@@ -372,12 +377,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect={"checks": [{"path": "table.seats[1].occupied", "equals": False}]},
             ),
         ],
-    }
-    yield {
-        "id": f"close.{v}.by-creator",
-        "area": "tables",
-        "reason": "docs/api.md: the creator closes the table",
-        "steps": [
+    )
+    yield case(
+        f"close.{v}.by-creator",
+        "tables",
+        "docs/api.md: the creator closes the table",
+        [
             create(variant),
             call(
                 "CloseTable",
@@ -392,12 +397,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"close.{v}.by-seat",
-        "area": "errors",
-        "reason": "errors.proto PERMISSION_DENIED: a seat token on CloseTable",
-        "steps": [
+    )
+    yield case(
+        f"close.{v}.by-seat",
+        "errors",
+        "errors.proto PERMISSION_DENIED: a seat token on CloseTable",
+        [
             create(variant),
             call(
                 "CloseTable",
@@ -406,13 +411,13 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect=refused("PERMISSION_DENIED", "PERMISSION_DENIED"),
             ),
         ],
-    }
+    )
     for seat in range(n):
-        yield {
-            "id": f"privacy.{v}.get-as-seat-{seat}",
-            "area": "privacy",
-            "reason": "docs/rules.md §11: a seat's hand to that seat alone",
-            "steps": [
+        yield case(
+            f"privacy.{v}.get-as-seat-{seat}",
+            "privacy",
+            "docs/rules.md §11: a seat's hand to that seat alone",
+            [
                 create(variant),
                 call(
                     "GetTable",
@@ -431,12 +436,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                     },
                 ),
             ],
-        }
-    yield {
-        "id": f"privacy.{v}.spectator",
-        "area": "privacy",
-        "reason": "docs/rules.md §11: spectators see no hand",
-        "steps": [
+        )
+    yield case(
+        f"privacy.{v}.spectator",
+        "privacy",
+        "docs/rules.md §11: spectators see no hand",
+        [
             create(variant),
             call(
                 "GetTable",
@@ -451,12 +456,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"privacy.{v}.creator",
-        "area": "privacy",
-        "reason": "docs/rules.md §11: the creator token holds no seat",
-        "steps": [
+    )
+    yield case(
+        f"privacy.{v}.creator",
+        "privacy",
+        "docs/rules.md §11: the creator token holds no seat",
+        [
             create(variant),
             call(
                 "GetTable",
@@ -465,14 +470,14 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect={"checks": [{"path": "table.your_hand", "present": False}]},
             ),
         ],
-    }
+    )
     landlord_hand = sorted(card.id for card in scene.to_play().hands[scene.first])
     kitty = [card.id for card in scene.deal.kitty]
-    yield {
-        "id": f"privacy.{v}.kitty-public",
-        "area": "privacy",
-        "reason": "docs/rules.md §4 Decision: the kitty is shown to everyone when the landlord takes it",
-        "steps": [
+    yield case(
+        f"privacy.{v}.kitty-public",
+        "privacy",
+        "docs/rules.md §4 Decision: the kitty is shown to everyone when the landlord takes it",
+        [
             create(variant),
             bid(scene.first, 3),
             call(
@@ -492,12 +497,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 expect={"checks": [{"path": "table.your_hand", "card_ids": landlord_hand}]},
             ),
         ],
-    }
-    yield {
-        "id": f"privacy.{v}.watch-seat-hand",
-        "area": "privacy",
-        "reason": "docs/api.md: a seat's snapshot holds its hand",
-        "steps": [
+    )
+    yield case(
+        f"privacy.{v}.watch-seat-hand",
+        "privacy",
+        "docs/api.md: a seat's snapshot holds its hand",
+        [
             create(variant),
             call(
                 "WatchTable",
@@ -511,12 +516,12 @@ def tables(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"privacy.{v}.watch-spectator",
-        "area": "privacy",
-        "reason": "docs/api.md: a spectator's snapshot holds no hand",
-        "steps": [
+    )
+    yield case(
+        f"privacy.{v}.watch-spectator",
+        "privacy",
+        "docs/api.md: a spectator's snapshot holds no hand",
+        [
             create(variant),
             call(
                 "WatchTable",
@@ -530,18 +535,18 @@ def tables(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
+    )
 
 
 def auction_and_play(variant: Variant) -> Iterator[Case]:
     v = variant.name
     scene = Scene(variant)
     first, second = scene.first, scene.seat_after(scene.first)
-    yield {
-        "id": f"bid.{v}.accepted",
-        "area": "tables",
-        "reason": "docs/rules.md §4: the first bidder bids",
-        "steps": [
+    yield case(
+        f"bid.{v}.accepted",
+        "tables",
+        "docs/rules.md §4: the first bidder bids",
+        [
             create(variant),
             bid(
                 first,
@@ -555,12 +560,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"bid.{v}.three-ends",
-        "area": "tables",
-        "reason": "docs/rules.md §4: a bid of 3 ends the auction",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.three-ends",
+        "tables",
+        "docs/rules.md §4: a bid of 3 ends the auction",
+        [
             create(variant),
             bid(
                 first,
@@ -575,12 +580,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"bid.{v}.not-your-turn",
-        "area": "errors",
-        "reason": "errors.proto NOT_YOUR_TURN",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.not-your-turn",
+        "errors",
+        "errors.proto NOT_YOUR_TURN",
+        [
             create(variant),
             bid(
                 second,
@@ -589,54 +594,54 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 | {"metadata": {"table_id": "$table", "turn_seat": first}},
             ),
         ],
-    }
-    yield {
-        "id": f"bid.{v}.too-low",
-        "area": "errors",
-        "reason": "errors.proto BID_TOO_LOW",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.too-low",
+        "errors",
+        "errors.proto BID_TOO_LOW",
+        [
             create(variant),
             bid(first, 2),
             bid(second, 1, expect=refused("FAILED_PRECONDITION", "BID_TOO_LOW", "highest_bid")),
         ],
-    }
-    yield {
-        "id": f"bid.{v}.equal",
-        "area": "errors",
-        "reason": "docs/rules.md §4: a bid must be higher",
-        "steps": [create(variant), bid(first, 2), bid(second, 2, expect=refused("FAILED_PRECONDITION", "BID_TOO_LOW"))],
-    }
-    yield {
-        "id": f"bid.{v}.above-three",
-        "area": "errors",
-        "reason": "errors.proto INVALID_ARGUMENT: a bid above 3",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.equal",
+        "errors",
+        "docs/rules.md §4: a bid must be higher",
+        [create(variant), bid(first, 2), bid(second, 2, expect=refused("FAILED_PRECONDITION", "BID_TOO_LOW"))],
+    )
+    yield case(
+        f"bid.{v}.above-three",
+        "errors",
+        "errors.proto INVALID_ARGUMENT: a bid above 3",
+        [
             create(variant),
             bid(first, 4, expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("amount",))),
         ],
-    }
-    yield {
-        "id": f"bid.{v}.in-play",
-        "area": "errors",
-        "reason": "errors.proto WRONG_PHASE: Bid during play",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.in-play",
+        "errors",
+        "errors.proto WRONG_PHASE: Bid during play",
+        [
             create(variant),
             bid(first, 3),
             bid(first, 1, label="again", expect=refused("FAILED_PRECONDITION", "WRONG_PHASE", "phase")),
         ],
-    }
-    yield {
-        "id": f"bid.{v}.waiting",
-        "area": "errors",
-        "reason": "errors.proto WRONG_PHASE: Bid before the deal",
-        "steps": [create(variant, players=1), bid(0, 1, expect=refused("FAILED_PRECONDITION", "WRONG_PHASE", "phase"))],
-    }
+    )
+    yield case(
+        f"bid.{v}.waiting",
+        "errors",
+        "errors.proto WRONG_PHASE: Bid before the deal",
+        [create(variant, players=1), bid(0, 1, expect=refused("FAILED_PRECONDITION", "WRONG_PHASE", "phase"))],
+    )
     passes = [bid(scene.seat_after(first, k), 0) for k in range(variant.players)]
-    yield {
-        "id": f"bid.{v}.all-pass-redeal",
-        "area": "tables",
-        "reason": "docs/rules.md §4: all pass, the cards are thrown in",
-        "steps": [
+    yield case(
+        f"bid.{v}.all-pass-redeal",
+        "tables",
+        "docs/rules.md §4: all pass, the cards are thrown in",
+        [
             create(variant),
             *passes[:-1],
             passes[-1]
@@ -650,12 +655,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 }
             },
         ],
-    }
-    yield {
-        "id": f"bid.{v}.max-redeals-void",
-        "area": "tables",
-        "reason": "docs/rules.md §4 Decision: past the redeal cap the round is void",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.max-redeals-void",
+        "tables",
+        "docs/rules.md §4 Decision: past the redeal cap the round is void",
+        [
             create(variant, settings={"max_redeals": 0}),
             *passes[:-1],
             passes[-1]
@@ -668,21 +673,21 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 }
             },
         ],
-    }
-    yield {
-        "id": f"bid.{v}.no-token",
-        "area": "errors",
-        "reason": "errors.proto UNAUTHENTICATED: no token",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.no-token",
+        "errors",
+        "errors.proto UNAUTHENTICATED: no token",
+        [
             create(variant),
             bid(first, 1) | {"token": None, "expect": refused("UNAUTHENTICATED", "UNAUTHENTICATED")},
         ],
-    }
-    yield {
-        "id": f"bid.{v}.malformed-authorization",
-        "area": "errors",
-        "reason": "errors.proto UNAUTHENTICATED: malformed authorization metadata",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.malformed-authorization",
+        "errors",
+        "errors.proto UNAUTHENTICATED: malformed authorization metadata",
+        [
             create(variant),
             bid(first, 1)
             | {
@@ -691,40 +696,40 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 "expect": refused("UNAUTHENTICATED", "UNAUTHENTICATED"),
             },
         ],
-    }
-    yield {
-        "id": f"bid.{v}.forged-token",
-        "area": "errors",
-        "reason": "errors.proto UNAUTHENTICATED: a token not of this table",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.forged-token",
+        "errors",
+        "errors.proto UNAUTHENTICATED: a token not of this table",
+        [
             create(variant),
             bid(first, 1) | {"token": "not-a-token", "expect": refused("UNAUTHENTICATED", "UNAUTHENTICATED")},
         ],
-    }
-    yield {
-        "id": f"bid.{v}.other-tables-token",
-        "area": "errors",
-        "reason": "errors.proto UNAUTHENTICATED: another table's seat token",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.other-tables-token",
+        "errors",
+        "errors.proto UNAUTHENTICATED: another table's seat token",
+        [
             create(variant) | {"save": {"other": f"seat_tokens[{first}].token"}},
             create(variant, seeds=True) | {"request": {**create(variant)["request"], "request_id": _rid("second")}},
             bid(first, 1) | {"token": "$other", "expect": refused("UNAUTHENTICATED", "UNAUTHENTICATED")},
         ],
-    }
-    yield {
-        "id": f"bid.{v}.creator-token",
-        "area": "errors",
-        "reason": "errors.proto PERMISSION_DENIED: the creator token on Bid",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.creator-token",
+        "errors",
+        "errors.proto PERMISSION_DENIED: the creator token on Bid",
+        [
             create(variant),
             bid(first, 1) | {"token": "$creator", "expect": refused("PERMISSION_DENIED", "PERMISSION_DENIED")},
         ],
-    }
-    yield {
-        "id": f"bid.{v}.missing-version",
-        "area": "errors",
-        "reason": "docs/api.md: expected_version is required (non-zero) for Bid",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.missing-version",
+        "errors",
+        "docs/api.md: expected_version is required (non-zero) for Bid",
+        [
             create(variant),
             call(
                 "Bid",
@@ -733,17 +738,17 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("expected_version",)),
             ),
         ],
-    }
+    )
 
     in_play = scene.to_play()
     landlord = first
     lead_hand = in_play.hands[landlord]
     lowest = lead_hand[0]
-    yield {
-        "id": f"play.{v}.lead-single",
-        "area": "tables",
-        "reason": "docs/rules.md §5: the landlord leads",
-        "steps": [
+    yield case(
+        f"play.{v}.lead-single",
+        "tables",
+        "docs/rules.md §5: the landlord leads",
+        [
             create(variant),
             bid(first, 3),
             play(
@@ -759,22 +764,22 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"play.{v}.must-lead",
-        "area": "errors",
-        "reason": "errors.proto MUST_LEAD",
-        "steps": [
+    )
+    yield case(
+        f"play.{v}.must-lead",
+        "errors",
+        "errors.proto MUST_LEAD",
+        [
             create(variant),
             bid(first, 3),
             play(landlord, [], expect=refused("FAILED_PRECONDITION", "MUST_LEAD")),
         ],
-    }
-    yield {
-        "id": f"play.{v}.during-auction",
-        "area": "errors",
-        "reason": "errors.proto WRONG_PHASE: Play during the auction",
-        "steps": [
+    )
+    yield case(
+        f"play.{v}.during-auction",
+        "errors",
+        "errors.proto WRONG_PHASE: Play during the auction",
+        [
             create(variant),
             play(
                 first,
@@ -782,12 +787,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect=refused("FAILED_PRECONDITION", "WRONG_PHASE", "phase"),
             ),
         ],
-    }
-    yield {
-        "id": f"play.{v}.not-your-turn",
-        "area": "errors",
-        "reason": "errors.proto NOT_YOUR_TURN in play",
-        "steps": [
+    )
+    yield case(
+        f"play.{v}.not-your-turn",
+        "errors",
+        "errors.proto NOT_YOUR_TURN in play",
+        [
             create(variant),
             bid(first, 3),
             play(
@@ -796,13 +801,13 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect=refused("FAILED_PRECONDITION", "NOT_YOUR_TURN", "turn_seat"),
             ),
         ],
-    }
+    )
     not_held = in_play.hands[second][0]
-    yield {
-        "id": f"play.{v}.cards-not-in-hand",
-        "area": "errors",
-        "reason": "errors.proto CARDS_NOT_IN_HAND",
-        "steps": [
+    yield case(
+        f"play.{v}.cards-not-in-hand",
+        "errors",
+        "errors.proto CARDS_NOT_IN_HAND",
+        [
             create(variant),
             bid(first, 3),
             play(
@@ -812,23 +817,23 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 | {"metadata": {"table_id": "$table", "missing_card_ids": str(not_held.id)}},
             ),
         ],
-    }
-    yield {
-        "id": f"play.{v}.card-twice",
-        "area": "errors",
-        "reason": "errors.proto: in Play, a card listed twice is CARDS_NOT_IN_HAND",
-        "steps": [
+    )
+    yield case(
+        f"play.{v}.card-twice",
+        "errors",
+        "errors.proto: in Play, a card listed twice is CARDS_NOT_IN_HAND",
+        [
             create(variant),
             bid(first, 3),
             play(landlord, [card_json(lowest)] * 2, expect=refused("FAILED_PRECONDITION", "CARDS_NOT_IN_HAND")),
         ],
-    }
+    )
     pair_off = [next(c for c in lead_hand if c.rank != lowest.rank), lowest]
-    yield {
-        "id": f"play.{v}.illegal-combination",
-        "area": "errors",
-        "reason": "errors.proto ILLEGAL_COMBINATION",
-        "steps": [
+    yield case(
+        f"play.{v}.illegal-combination",
+        "errors",
+        "errors.proto ILLEGAL_COMBINATION",
+        [
             create(variant),
             bid(first, 3),
             play(
@@ -837,17 +842,17 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect=refused("INVALID_ARGUMENT", "ILLEGAL_COMBINATION", "classify_reason", fields=("cards",)),
             ),
         ],
-    }
+    )
     highest = max(lead_hand, key=lambda card: card.rank)
     follower_lowest = in_play.hands[second][0]
     after_high = apply(in_play, Play(landlord, (highest,))).state
     beaten = follower_lowest.rank <= highest.rank
     if beaten:
-        yield {
-            "id": f"play.{v}.does-not-beat",
-            "area": "errors",
-            "reason": "errors.proto DOES_NOT_BEAT",
-            "steps": [
+        yield case(
+            f"play.{v}.does-not-beat",
+            "errors",
+            "errors.proto DOES_NOT_BEAT",
+            [
                 create(variant),
                 bid(first, 3),
                 play(landlord, [card_json(highest)]),
@@ -859,24 +864,24 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                     ),
                 ),
             ],
-        }
-    yield {
-        "id": f"play.{v}.pass-follows",
-        "area": "tables",
-        "reason": "docs/rules.md §5: a follower may pass",
-        "steps": [
+        )
+    yield case(
+        f"play.{v}.pass-follows",
+        "tables",
+        "docs/rules.md §5: a follower may pass",
+        [
             create(variant),
             bid(first, 3),
             play(landlord, [card_json(highest)]),
             play(second, [], expect={"checks": [{"path": "table.turn_seat", "equals": scene.seat_after(second)}]}),
         ],
-    }
+    )
     closing = [play(scene.seat_after(landlord, k), [], label=f"pass-{k}") for k in range(1, variant.players)]
-    yield {
-        "id": f"play.{v}.trick-closes",
-        "area": "tables",
-        "reason": "docs/rules.md §5: every other seat passed, the last player leads again",
-        "steps": [
+    yield case(
+        f"play.{v}.trick-closes",
+        "tables",
+        "docs/rules.md §5: every other seat passed, the last player leads again",
+        [
             create(variant),
             bid(first, 3),
             play(landlord, [card_json(highest)]),
@@ -891,13 +896,13 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 }
             },
         ],
-    }
+    )
     assert after_high.turn == second
-    yield {
-        "id": f"play.{v}.stale-version",
-        "area": "concurrency",
-        "reason": "errors.proto STALE_STATE",
-        "steps": [
+    yield case(
+        f"play.{v}.stale-version",
+        "concurrency",
+        "errors.proto STALE_STATE",
+        [
             create(variant)
             | {
                 "save": {
@@ -920,12 +925,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 "expect": refused("ABORTED", "STALE_STATE", "current_version"),
             },
         ],
-    }
-    yield {
-        "id": f"bid.{v}.second-writer-loses",
-        "area": "concurrency",
-        "reason": "docs/api.md: two changes made from one version: the second is STALE_STATE, with the current version",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.second-writer-loses",
+        "concurrency",
+        "docs/api.md: two changes made from one version: the second is STALE_STATE, with the current version",
+        [
             create(variant)
             | {
                 "save": {
@@ -943,12 +948,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 | {"metadata": {"table_id": "$table", "current_version": "$now"}},
             },
         ],
-    }
-    yield {
-        "id": f"join.{v}.stale-version",
-        "area": "concurrency",
-        "reason": "docs/api.md: expected_version, when given, must be the current version",
-        "steps": [
+    )
+    yield case(
+        f"join.{v}.stale-version",
+        "concurrency",
+        "docs/api.md: expected_version, when given, must be the current version",
+        [
             create(variant, players=1),
             call(
                 "JoinTable",
@@ -956,12 +961,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect=refused("ABORTED", "STALE_STATE", "current_version"),
             ),
         ],
-    }
-    yield {
-        "id": f"close.{v}.unchecked-version",
-        "area": "concurrency",
-        "reason": 'docs/api.md: expected_version 0 means "don\'t check" outside Bid and Play',
-        "steps": [
+    )
+    yield case(
+        f"close.{v}.unchecked-version",
+        "concurrency",
+        'docs/api.md: expected_version 0 means "don\'t check" outside Bid and Play',
+        [
             create(variant),
             bid(first, 1),
             call(
@@ -971,18 +976,18 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect={"checks": [{"path": "table.phase", "equals": "PHASE_CLOSED"}]},
             ),
         ],
-    }
+    )
     once = {
         "table_id": "$table",
         "request_id": _rid("once"),
         "expected_version": "$before",
         "cards": [card_json(lowest)],
     }
-    yield {
-        "id": f"play.{v}.retry-same-answer",
-        "area": "idempotency",
-        "reason": "docs/api.md: a Play retried with its request_id returns the first answer and applies once",
-        "steps": [
+    yield case(
+        f"play.{v}.retry-same-answer",
+        "idempotency",
+        "docs/api.md: a Play retried with its request_id returns the first answer and applies once",
+        [
             create(variant),
             bid(first, 3) | {"save": {"v": "table.version", "before": "table.version"}},
             play(landlord, [card_json(lowest)], label="once")
@@ -1000,12 +1005,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"bid.{v}.request-id-reused",
-        "area": "idempotency",
-        "reason": "errors.proto REQUEST_ID_REUSED",
-        "steps": [
+    )
+    yield case(
+        f"bid.{v}.request-id-reused",
+        "idempotency",
+        "errors.proto REQUEST_ID_REUSED",
+        [
             create(variant),
             bid(first, 1, label="same"),
             bid(second, 2, label="same")
@@ -1014,13 +1019,13 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 "expect": refused("INVALID_ARGUMENT", "REQUEST_ID_REUSED", fields=("request_id",)),
             },
         ],
-    }
+    )
     same = {"table_id": "$table", "request_id": _rid("same"), "expected_version": 1, "amount": 1}
-    yield {
-        "id": f"bid.{v}.retry-same-answer",
-        "area": "idempotency",
-        "reason": "docs/api.md: a Bid retried with its request_id returns the first answer",
-        "steps": [
+    yield case(
+        f"bid.{v}.retry-same-answer",
+        "idempotency",
+        "docs/api.md: a Bid retried with its request_id returns the first answer",
+        [
             create(variant),
             bid(first, 1, label="same") | {"save": {"v": "table.version", "after": "table.version"}, "request": same},
             bid(first, 1, label="same")
@@ -1034,7 +1039,7 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 },
             },
         ],
-    }
+    )
 
     steps, finished = scene.whole_round()
     landlord_won = finished.turn == finished.landlord
@@ -1042,11 +1047,11 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
     from dizhu.rules import settle
 
     settled = settle(finished)
-    yield {
-        "id": f"round.{v}.played-out",
-        "area": "tables",
-        "reason": "docs/rules.md §5 and §9: a whole round played through the referee, settled as the rules say",
-        "steps": [
+    yield case(
+        f"round.{v}.played-out",
+        "tables",
+        "docs/rules.md §5 and §9: a whole round played through the referee, settled as the rules say",
+        [
             create(variant),
             *steps[:-1],
             steps[-1]
@@ -1087,12 +1092,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"settle.{v}.too-early",
-        "area": "errors",
-        "reason": "errors.proto WRONG_PHASE: Settle before any round ended",
-        "steps": [
+    )
+    yield case(
+        f"settle.{v}.too-early",
+        "errors",
+        "errors.proto WRONG_PHASE: Settle before any round ended",
+        [
             create(variant),
             call(
                 "Settle",
@@ -1101,12 +1106,12 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect=refused("FAILED_PRECONDITION", "WRONG_PHASE", "phase"),
             ),
         ],
-    }
-    yield {
-        "id": f"settle.{v}.creator",
-        "area": "errors",
-        "reason": "errors.proto PERMISSION_DENIED: the creator on Settle",
-        "steps": [
+    )
+    yield case(
+        f"settle.{v}.creator",
+        "errors",
+        "errors.proto PERMISSION_DENIED: the creator on Settle",
+        [
             create(variant),
             call(
                 "Settle",
@@ -1115,7 +1120,7 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
                 expect=refused("PERMISSION_DENIED", "PERMISSION_DENIED"),
             ),
         ],
-    }
+    )
 
 
 MUTATIONS = {
@@ -1149,37 +1154,37 @@ def errors(variant: Variant) -> Iterator[Case]:
         request = {"table_id": missing, **fields}
         if method in MUTATIONS:
             request["request_id"] = _rid("r")
-        yield {
-            "id": f"not-found.{v}.{method}",
-            "area": "errors",
-            "reason": "errors.proto TABLE_NOT_FOUND",
-            "steps": [
+        yield case(
+            f"not-found.{v}.{method}",
+            "errors",
+            "errors.proto TABLE_NOT_FOUND",
+            [
                 call(
                     method,
                     request,
                     expect=refused("NOT_FOUND", "TABLE_NOT_FOUND", table=False) | {"metadata": {"table_id": missing}},
                 )
             ],
-        }
+        )
         empty = {**request, "table_id": ""}
-        yield {
-            "id": f"invalid.{v}.{method}.no-table-id",
-            "area": "errors",
-            "reason": "errors.proto INVALID_ARGUMENT: a missing id, with a BadRequest naming it",
-            "steps": [
+        yield case(
+            f"invalid.{v}.{method}.no-table-id",
+            "errors",
+            "errors.proto INVALID_ARGUMENT: a missing id, with a BadRequest naming it",
+            [
                 call(
                     method,
                     empty,
                     expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", table=False, fields=("table_id",)),
                 )
             ],
-        }
+        )
         if method in MUTATIONS:
-            yield {
-                "id": f"invalid.{v}.{method}.no-request-id",
-                "area": "errors",
-                "reason": "docs/api.md: request_id is required on every mutation",
-                "steps": [
+            yield case(
+                f"invalid.{v}.{method}.no-request-id",
+                "errors",
+                "docs/api.md: request_id is required on every mutation",
+                [
                     create(variant),
                     call(
                         method,
@@ -1188,28 +1193,26 @@ def errors(variant: Variant) -> Iterator[Case]:
                         expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("request_id",)),
                     ),
                 ],
-            }
+            )
             closed_request = {**request, "table_id": "$table"}
             if "expected_version" in closed_request:
                 closed_request["expected_version"] = "$v"
-            yield {
-                "id": f"closed.{v}.{method}",
-                "area": "errors",
-                "reason": "errors.proto TABLE_CLOSED (Settle answers the final standings: table_service.proto)",
-                "steps": [
+            yield case(
+                f"closed.{v}.{method}",
+                "errors",
+                "errors.proto TABLE_CLOSED (Settle answers the final standings: table_service.proto)",
+                [
                     create(variant),
                     call("CloseTable", {"table_id": "$table", "request_id": _rid("close")}, token="$creator"),
                     call(method, closed_request, token=MAKER[method], expect=closed_answer(method, variant)),
                 ],
-            }
-    yield {
-        "id": f"not-found.{v}.WatchTable",
-        "area": "streams",
-        "reason": "errors.proto TABLE_NOT_FOUND on a stream",
-        "steps": [
-            call("WatchTable", {"table_id": missing}, expect=refused("NOT_FOUND", "TABLE_NOT_FOUND", table=False))
-        ],
-    }
+            )
+    yield case(
+        f"not-found.{v}.WatchTable",
+        "streams",
+        "errors.proto TABLE_NOT_FOUND on a stream",
+        [call("WatchTable", {"table_id": missing}, expect=refused("NOT_FOUND", "TABLE_NOT_FOUND", table=False))],
+    )
     scene = Scene(variant)
     first = scene.first
     # Fault order (errors.proto): each case has two faults and must get the earlier one.
@@ -1268,20 +1271,15 @@ def errors(variant: Variant) -> Iterator[Case]:
     ]
     for suffix, step in order:
         steps = [step] if step["request"]["table_id"] == missing else [create(variant), step]
-        yield {
-            "id": f"order.{v}.{suffix}",
-            "area": "errors",
-            "reason": "errors.proto: the first fault in its order is reported",
-            "steps": steps,
-        }
+        yield case(f"order.{v}.{suffix}", "errors", "errors.proto: the first fault in its order is reported", steps)
     in_play = scene.to_play()
     held = in_play.hands[first]
     other = in_play.hands[scene.seat_after(first)][0]
-    yield {
-        "id": f"order.{v}.closed-before-stale",
-        "area": "errors",
-        "reason": "errors.proto: TABLE_CLOSED before STALE_STATE",
-        "steps": [
+    yield case(
+        f"order.{v}.closed-before-stale",
+        "errors",
+        "errors.proto: TABLE_CLOSED before STALE_STATE",
+        [
             create(variant),
             call("CloseTable", {"table_id": "$table", "request_id": _rid("c")}, token="$creator"),
             bid(first, 1)
@@ -1290,12 +1288,12 @@ def errors(variant: Variant) -> Iterator[Case]:
                 "expect": refused("FAILED_PRECONDITION", "TABLE_CLOSED"),
             },
         ],
-    }
-    yield {
-        "id": f"order.{v}.not-in-hand-before-illegal",
-        "area": "errors",
-        "reason": "errors.proto: CARDS_NOT_IN_HAND before ILLEGAL_COMBINATION",
-        "steps": [
+    )
+    yield case(
+        f"order.{v}.not-in-hand-before-illegal",
+        "errors",
+        "errors.proto: CARDS_NOT_IN_HAND before ILLEGAL_COMBINATION",
+        [
             create(variant),
             bid(first, 3),
             play(
@@ -1304,12 +1302,12 @@ def errors(variant: Variant) -> Iterator[Case]:
                 expect=refused("FAILED_PRECONDITION", "CARDS_NOT_IN_HAND"),
             ),
         ],
-    }
-    yield {
-        "id": f"invalid.{v}.copy-out-of-deck",
-        "area": "errors",
-        "reason": "errors.proto fault order 4: a card's copy the table's decks do not have",
-        "steps": [
+    )
+    yield case(
+        f"invalid.{v}.copy-out-of-deck",
+        "errors",
+        "errors.proto fault order 4: a card's copy the table's decks do not have",
+        [
             create(variant),
             bid(first, 3),
             play(
@@ -1318,24 +1316,24 @@ def errors(variant: Variant) -> Iterator[Case]:
                 expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("cards[0].copy",)),
             ),
         ],
-    }
-    yield {
-        "id": f"invalid.{v}.unspecified-variant",
-        "area": "errors",
-        "reason": "errors.proto INVALID_ARGUMENT: an UNSPECIFIED enum value",
-        "steps": [
+    )
+    yield case(
+        f"invalid.{v}.unspecified-variant",
+        "errors",
+        "errors.proto INVALID_ARGUMENT: an UNSPECIFIED enum value",
+        [
             create(
                 variant,
                 settings={"variant": "VARIANT_UNSPECIFIED"},
                 expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", table=False, fields=("settings.variant",)),
             )
         ],
-    }
-    yield {
-        "id": f"invalid.{v}.short-seed",
-        "area": "errors",
-        "reason": "errors.proto INVALID_ARGUMENT: a seed not 32 bytes",
-        "steps": [
+    )
+    yield case(
+        f"invalid.{v}.short-seed",
+        "errors",
+        "errors.proto INVALID_ARGUMENT: a seed not 32 bytes",
+        [
             _with_request(
                 create(
                     variant, expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", table=False, fields=("seeds[0]",))
@@ -1343,12 +1341,12 @@ def errors(variant: Variant) -> Iterator[Case]:
                 seeds=["AAAA"],
             )
         ],
-    }
-    yield {
-        "id": f"invalid.{v}.overlong-name",
-        "area": "errors",
-        "reason": "docs/security.md: every input bounded",
-        "steps": [
+    )
+    yield case(
+        f"invalid.{v}.overlong-name",
+        "errors",
+        "docs/security.md: every input bounded",
+        [
             create(variant, players=1),
             call(
                 "JoinTable",
@@ -1356,7 +1354,7 @@ def errors(variant: Variant) -> Iterator[Case]:
                 expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("player_name",)),
             ),
         ],
-    }
+    )
 
 
 def _with_request(step: Step, **fields: Any) -> Step:
@@ -1368,11 +1366,11 @@ def streams(variant: Variant) -> Iterator[Case]:
     v = variant.name
     scene = Scene(variant)
     first = scene.first
-    yield {
-        "id": f"watch.{v}.snapshot-first",
-        "area": "streams",
-        "reason": "docs/api.md: the first message is a snapshot",
-        "steps": [
+    yield case(
+        f"watch.{v}.snapshot-first",
+        "streams",
+        "docs/api.md: the first message is a snapshot",
+        [
             create(variant),
             call(
                 "WatchTable",
@@ -1386,12 +1384,12 @@ def streams(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"watch.{v}.resume",
-        "area": "streams",
-        "reason": "docs/api.md: after_sequence resumes with the next event, no snapshot",
-        "steps": [
+    )
+    yield case(
+        f"watch.{v}.resume",
+        "streams",
+        "docs/api.md: after_sequence resumes with the next event, no snapshot",
+        [
             create(variant),
             bid(first, 1),
             call("WatchTable", {"table_id": "$table"}, take=1, save={"seq": "messages[0].event.sequence"}),
@@ -1409,12 +1407,12 @@ def streams(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"watch.{v}.from-start",
-        "area": "streams",
-        "reason": "docs/api.md: after_sequence 0 replays every event kept",
-        "steps": [
+    )
+    yield case(
+        f"watch.{v}.from-start",
+        "streams",
+        "docs/api.md: after_sequence 0 replays every event kept",
+        [
             create(variant),
             bid(first, 1),
             call(
@@ -1429,12 +1427,12 @@ def streams(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
-    yield {
-        "id": f"watch.{v}.ahead",
-        "area": "streams",
-        "reason": "errors.proto SEQUENCE_OUT_OF_RANGE",
-        "steps": [
+    )
+    yield case(
+        f"watch.{v}.ahead",
+        "streams",
+        "errors.proto SEQUENCE_OUT_OF_RANGE",
+        [
             create(variant),
             call(
                 "WatchTable",
@@ -1443,14 +1441,14 @@ def streams(variant: Variant) -> Iterator[Case]:
                 expect=refused("OUT_OF_RANGE", "SEQUENCE_OUT_OF_RANGE", "latest_sequence"),
             ),
         ],
-    }
+    )
     n = variant.players
     dealt = f"messages[{n}].event.deal_started"  # after one seat_joined per seat
-    yield {
-        "id": f"watch.{v}.deal-hand-private",
-        "area": "privacy",
-        "reason": "docs/rules.md §11: the deal event carries the hand to its seat alone",
-        "steps": [
+    yield case(
+        f"watch.{v}.deal-hand-private",
+        "privacy",
+        "docs/rules.md §11: the deal event carries the hand to its seat alone",
+        [
             create(variant),
             call(
                 "WatchTable",
@@ -1476,7 +1474,7 @@ def streams(variant: Variant) -> Iterator[Case]:
                 },
             ),
         ],
-    }
+    )
 
 
 def rules_calls(variant: Variant) -> Iterator[Case]:
@@ -1503,11 +1501,11 @@ def rules_calls(variant: Variant) -> Iterator[Case]:
     for text in examples:
         cards = parse_cards(text, variant.decks)
         reading = classify(cards, variant)
-        yield {
-            "id": f"rules.{v}.classify.{text.replace(' ', '')}",
-            "area": "rules_service",
-            "reason": "docs/rules.md §6 through RulesService.Classify",
-            "steps": [
+        yield case(
+            f"rules.{v}.classify.{text.replace(' ', '')}",
+            "rules_service",
+            "docs/rules.md §6 through RulesService.Classify",
+            [
                 {
                     "call": "RulesService.Classify",
                     "request": {"variant": enum, "cards": {"cards": cards_json(cards)}},
@@ -1523,13 +1521,13 @@ def rules_calls(variant: Variant) -> Iterator[Case]:
                     },
                 }
             ],
-        }
+        )
     none = parse_cards("3 4", variant.decks)
-    yield {
-        "id": f"rules.{v}.classify.none",
-        "area": "rules_service",
-        "reason": "docs/rules.md §6: no combination, and why",
-        "steps": [
+    yield case(
+        f"rules.{v}.classify.none",
+        "rules_service",
+        "docs/rules.md §6: no combination, and why",
+        [
             {
                 "call": "RulesService.Classify",
                 "request": {"variant": enum, "cards": {"cards": cards_json(none)}},
@@ -1541,12 +1539,12 @@ def rules_calls(variant: Variant) -> Iterator[Case]:
                 },
             }
         ],
-    }
-    yield {
-        "id": f"rules.{v}.classify.ranks",
-        "area": "rules_service",
-        "reason": "docs/api.md: a CardSet may give bare ranks",
-        "steps": [
+    )
+    yield case(
+        f"rules.{v}.classify.ranks",
+        "rules_service",
+        "docs/api.md: a CardSet may give bare ranks",
+        [
             {
                 "call": "RulesService.Classify",
                 "request": {"variant": enum, "cards": {"ranks": ["RANK_FIVE"] * 3}},
@@ -1555,53 +1553,53 @@ def rules_calls(variant: Variant) -> Iterator[Case]:
                 },
             }
         ],
-    }
+    )
     twice = card_json(none[0])
-    yield {
-        "id": f"rules.{v}.classify.card-twice",
-        "area": "errors",
-        "reason": "errors.proto INVALID_ARGUMENT: a card listed twice in a RulesService CardSet",
-        "steps": [
+    yield case(
+        f"rules.{v}.classify.card-twice",
+        "errors",
+        "errors.proto INVALID_ARGUMENT: a card listed twice in a RulesService CardSet",
+        [
             {
                 "call": "RulesService.Classify",
                 "request": {"variant": enum, "cards": {"cards": [twice, twice]}},
                 "expect": refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", table=False),
             }
         ],
-    }
-    yield {
-        "id": f"rules.{v}.classify.no-variant",
-        "area": "errors",
-        "reason": "errors.proto INVALID_ARGUMENT: UNSPECIFIED variant",
-        "steps": [
+    )
+    yield case(
+        f"rules.{v}.classify.no-variant",
+        "errors",
+        "errors.proto INVALID_ARGUMENT: UNSPECIFIED variant",
+        [
             {
                 "call": "RulesService.Classify",
                 "request": {"cards": {"ranks": ["RANK_FIVE"]}},
                 "expect": refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", table=False, fields=("variant",)),
             }
         ],
-    }
+    )
     hand = parse_cards("3 3 4 5 6 7 8 BJ RJ" if v == "3p" else "3 3 4 5 6 7 8 BJ BJ RJ RJ", variant.decks)
     leads = legal_moves(hand, None, variant)
-    yield {
-        "id": f"rules.{v}.legal.lead",
-        "area": "rules_service",
-        "reason": "docs/rules.md §5-§7 through ListLegalMoves",
-        "steps": [
+    yield case(
+        f"rules.{v}.legal.lead",
+        "rules_service",
+        "docs/rules.md §5-§7 through ListLegalMoves",
+        [
             {
                 "call": "RulesService.ListLegalMoves",
                 "request": {"variant": enum, "hand": {"cards": cards_json(hand)}},
                 "expect": {"checks": [{"path": "moves", "length": len(leads)}, {"path": "can_pass", "equals": False}]},
             }
         ],
-    }
+    )
     to_beat = parse_cards("6", variant.decks)
     follows = legal_moves(hand, classify(to_beat, variant), variant)
-    yield {
-        "id": f"rules.{v}.legal.follow",
-        "area": "rules_service",
-        "reason": "docs/rules.md §7 through ListLegalMoves",
-        "steps": [
+    yield case(
+        f"rules.{v}.legal.follow",
+        "rules_service",
+        "docs/rules.md §7 through ListLegalMoves",
+        [
             {
                 "call": "RulesService.ListLegalMoves",
                 "request": {
@@ -1612,25 +1610,25 @@ def rules_calls(variant: Variant) -> Iterator[Case]:
                 "expect": {"checks": [{"path": "moves", "length": len(follows)}, {"path": "can_pass", "equals": True}]},
             }
         ],
-    }
+    )
     for a, b, answer in (
         ("3", "4", True),
         ("4", "3", False),
         ("2 2", "3 3 3 3" if v == "3p" else "3 3 3 3 3", True),
         ("3", "4 4", False),
     ):
-        yield {
-            "id": f"rules.{v}.compare.{a.replace(' ', '')}-vs-{b.replace(' ', '')}",
-            "area": "rules_service",
-            "reason": "docs/rules.md §7 through Compare: whether b beats a",
-            "steps": [
+        yield case(
+            f"rules.{v}.compare.{a.replace(' ', '')}-vs-{b.replace(' ', '')}",
+            "rules_service",
+            "docs/rules.md §7 through Compare: whether b beats a",
+            [
                 {
                     "call": "RulesService.Compare",
                     "request": {"variant": enum, "a": {"ranks": _ranks_json(a)}, "b": {"ranks": _ranks_json(b)}},
                     "expect": {"checks": [{"path": "beats", "equals": answer}]},
                 }
             ],
-        }
+        )
 
 
 def _ranks_json(text: str) -> list[str]:
