@@ -1635,9 +1635,57 @@ def _ranks_json(text: str) -> list[str]:
     return [f"RANK_{card.rank.name}" for card in parse_cards(text, 2)]
 
 
+#: How the referee of each profile is started: ``dizhu serve`` flags (another implementation: the same limits).
+PROFILES = {
+    "default": [],
+    "rate": ["--limits", "on", "--rate-limit", "1"],
+    "quota": ["--limits", "on", "--allow-anonymous-create", "--max-open-tables", "1"],
+}
+
+
+def limits() -> Iterator[Case]:
+    """The refusals of an exposed referee, each on a referee of its own profile (PROFILES)."""
+    variant = VARIANTS["3p"]
+    classify_three = {
+        "call": "RulesService.Classify",
+        "request": {"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_THREE"]}},
+    }
+    yield case(
+        "limits.3p.rate-limited",
+        "errors",
+        "errors.proto RATE_LIMITED: a burst of calls beyond --rate-limit 1 (twice that in a burst)",
+        [
+            classify_three
+            | {
+                "repeat": 50,
+                "expect": refused("RESOURCE_EXHAUSTED", "RATE_LIMITED", "limit", table=False)
+                | {"metadata": {"limit": "calls_per_second"}},
+            }
+        ],
+    ) | {"profile": "rate"}
+    yield case(
+        "limits.3p.open-tables",
+        "errors",
+        "errors.proto QUOTA_EXCEEDED: a second open table beyond --max-open-tables 1",
+        [
+            create(variant),
+            _with_request(
+                create(
+                    variant,
+                    expect=refused("RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "limit", "max", table=False)
+                    | {"metadata": {"limit": "open_tables"}},
+                ),
+                request_id=_rid("second"),
+            ),
+            call("CloseTable", {"table_id": "$table", "request_id": _rid("close")}, token="$creator"),
+        ],
+    ) | {"profile": "quota"}
+
+
 def protocol_cases(version: str) -> dict[str, Any]:
     cases: list[Case] = []
     for variant in VARIANTS.values():
         for group in (tables, auction_and_play, errors, streams, rules_calls):
             cases += list(group(variant))
-    return {"kit_version": version, "seed": SEED.hex(), "cases": cases}
+    cases += limits()
+    return {"kit_version": version, "seed": SEED.hex(), "profiles": PROFILES, "cases": cases}

@@ -2,7 +2,8 @@
 // against a live referee: the same cases and rules as `dizhu conformance protocol`, in a
 // second language, through this client (docs/conformance.md).
 //
-//   node conformance.mjs --target HOST:PORT [--kit DIR] [--implementation NAME] [--only PREFIX] [--json]
+//   node conformance.mjs --target HOST:PORT [--kit DIR] [--implementation NAME] [--profile NAME]
+//                        [--only PREFIX] [--json]
 //
 // Exit status: 0 every case passed (or failed as NAME's known-failing list says), 1 otherwise,
 // 2 bad arguments or an unreadable kit.
@@ -176,39 +177,44 @@ function stream(stub, method, request, metadata, take) {
   });
 }
 
+/** Make a step's call; throws CaseFailure unless it answers as the step expects. */
+async function runStep(clients, step, saved) {
+  const [service, method] = step.call.split(".");
+  const stub = service === "RulesService" ? clients.rules : clients.tables;
+  const expect = step.expect ?? {};
+  let answer;
+  try {
+    const request = resolve(step.request ?? {}, saved);
+    answer =
+      method === "WatchTable"
+        ? await stream(stub, method, request, metadataOf(step, saved), step.take ?? 1)
+        : await unary(stub, method, request, metadataOf(step, saved));
+  } catch (error) {
+    if (error instanceof CaseFailure) throw error;
+    checkError(error, expect, saved);
+    return;
+  }
+  if ((expect.code ?? "OK") !== "OK") throw new CaseFailure(`expected ${expect.code}, got OK`);
+  checkAnswer(answer, expect.checks ?? [], saved);
+  for (const [name, path] of Object.entries(step.save ?? {})) {
+    const value = lookup(answer, path);
+    if (value === undefined) throw new CaseFailure(`nothing at ${path} to save as ${name}`);
+    saved[name] = value;
+  }
+}
+
+/** A case's steps in order (a step with `repeat: N` up to N times, until it answers as expected). */
 async function runCase(clients, testCase) {
   const saved = {};
   for (const [index, step] of testCase.steps.entries()) {
-    const where = `step ${index + 1} (${step.call})`;
-    const [service, method] = step.call.split(".");
-    const stub = service === "RulesService" ? clients.rules : clients.tables;
-    const expect = step.expect ?? {};
-    let answer;
-    try {
-      const request = resolve(step.request ?? {}, saved);
-      answer =
-        method === "WatchTable"
-          ? await stream(stub, method, request, metadataOf(step, saved), step.take ?? 1)
-          : await unary(stub, method, request, metadataOf(step, saved));
-    } catch (error) {
-      if (error instanceof CaseFailure) throw new CaseFailure(`${where}: ${error.message}`);
+    for (let attempt = 1; ; attempt += 1) {
       try {
-        checkError(error, expect, saved);
+        await runStep(clients, step, saved);
+        break;
       } catch (failure) {
-        throw new CaseFailure(`${where}: ${failure.message}`);
+        if (!(failure instanceof CaseFailure)) throw failure;
+        if (attempt >= (step.repeat ?? 1)) throw new CaseFailure(`step ${index + 1} (${step.call}): ${failure.message}`);
       }
-      continue;
-    }
-    if ((expect.code ?? "OK") !== "OK") throw new CaseFailure(`${where}: expected ${expect.code}, got OK`);
-    try {
-      checkAnswer(answer, expect.checks ?? [], saved);
-    } catch (failure) {
-      throw new CaseFailure(`${where}: ${failure.message}`);
-    }
-    for (const [name, path] of Object.entries(step.save ?? {})) {
-      const value = lookup(answer, path);
-      if (value === undefined) throw new CaseFailure(`${where}: nothing at ${path} to save as ${name}`);
-      saved[name] = value;
     }
   }
 }
@@ -220,6 +226,7 @@ async function main() {
       kit: { type: "string", default: process.env.DIZHU_CONFORMANCE_KIT ?? join(here, "..", "..", "conformance") },
       implementation: { type: "string", default: "dizhu-node" },
       only: { type: "string" },
+      profile: { type: "string", default: "default" },
       json: { type: "boolean", default: false },
     },
   });
@@ -241,6 +248,7 @@ async function main() {
   const results = [];
   try {
     for (const testCase of cases) {
+      if ((testCase.profile ?? "default") !== values.profile) continue;
       if (values.only && !testCase.id.startsWith(values.only)) continue;
       let failure = null;
       try {

@@ -17,20 +17,37 @@ from dizhu.conformance import Kit
 from dizhu.conformance.protocol_runner import run_protocol
 from dizhu.testing import serve_process
 
+PROFILES: dict[str, list[str]] = KIT.load("protocol/cases.json")["profiles"]
+
+
+def _serve(redis_url: str, profile: str) -> Iterator[str]:
+    """A ``dizhu serve`` process on the tests' Redis, under a key prefix of its own, started as ``profile`` says."""
+    flags = ["--key-prefix", f"conformance-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
+    with serve_process(redis_url, args=[*flags, *PROFILES[profile]]) as process:
+        yield process.target
+
 
 @pytest.fixture(scope="module")
 def referee(redis_url: str) -> Iterator[str]:
-    """A ``dizhu serve`` process on the tests' Redis, under a key prefix of its own."""
-    flags = ["--key-prefix", f"conformance-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
-    with serve_process(redis_url, args=flags) as process:
-        yield process.target
+    yield from _serve(redis_url, "default")
+
+
+def _cases(profile: str) -> list[dict[str, Any]]:
+    return [case for case in KIT.load("protocol/cases.json")["cases"] if case.get("profile", "default") == profile]
 
 
 class TestOurReferee:
     def test_it_passes_every_protocol_case(self, referee: str) -> None:
         report = run_protocol(KIT, referee)
         assert report.ok, report.to_text()
-        assert report.count("passed") == len(KIT.load("protocol/cases.json")["cases"])
+        assert report.count("passed") == len(_cases("default"))
+
+    @pytest.mark.parametrize("profile", sorted(set(PROFILES) - {"default"}))
+    def test_started_with_limits_it_passes_that_profiles_cases(self, redis_url: str, profile: str) -> None:
+        for target in _serve(redis_url, profile):
+            report = run_protocol(KIT, target, profile=profile)
+            assert report.ok, report.to_text()
+            assert report.count("passed") == len(_cases(profile)) > 0
 
     def test_the_command_line_reports_json_and_exits_0(self, referee: str) -> None:
         done = subprocess.run(

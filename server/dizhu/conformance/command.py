@@ -55,7 +55,12 @@ def _protocol(args: argparse.Namespace) -> int:
         kit = find_kit(args.kit)
         credentials = credentials_from(args)
         report = run_protocol(
-            kit, args.target, implementation=args.implementation, credentials=credentials, only=args.only
+            kit,
+            args.target,
+            implementation=args.implementation,
+            credentials=credentials,
+            only=args.only,
+            profile=args.profile,
         )
     except KitError as error:
         print(f"dizhu conformance protocol: {error}", file=sys.stderr)
@@ -104,6 +109,12 @@ def add_parser(commands: Any) -> None:
     protocol.add_argument("--target", required=True, help="the referee's host:port")
     protocol.add_argument("--implementation", default="dizhu", help="whose known-failing list applies (default: dizhu)")
     protocol.add_argument("--only", help="only the cases whose id starts with this")
+    protocol.add_argument(
+        "--profile",
+        default="default",
+        help="the cases of the referee's profile: default, or rate / quota for a referee started with the flags "
+        "the kit lists for them (docs/conformance.md)",
+    )
     add_tls_arguments(protocol)
     protocol.set_defaults(handler=_protocol)
     validate = kinds.add_parser("validate", help="check the kit's files against their JSON Schemas")

@@ -184,39 +184,45 @@ def _metadata(step: Mapping[str, Any], saved: dict[str, Any]) -> tuple[tuple[str
     return tuple(pairs)
 
 
+def _run_step(caller: _Caller, step: Mapping[str, Any], saved: dict[str, Any]) -> None:
+    """Make a step's call; ``CaseFailure`` unless it answers as the step expects."""
+    expect = step.get("expect", {})
+    try:
+        request = resolve(step.get("request", {}), saved)
+        answer = caller.call(step["call"], request, _metadata(step, saved), step.get("take", 1))
+    except grpc.RpcError as error:
+        facts = _error_facts(error)
+        if expect.get("code", "OK") != facts["code"]:
+            raise CaseFailure(f"expected {expect.get('code', 'OK')}, got {facts['code']} {facts}") from None
+        _check_error(facts, expect, saved)
+        return
+    except json_format.ParseError as error:
+        raise CaseFailure(f"no request of {step['call']}: {error}") from None
+    if expect.get("code", "OK") != "OK":
+        raise CaseFailure(f"expected {expect['code']}, got OK")
+    check_answer(answer, expect.get("checks", []), saved)
+    for name, path in step.get("save", {}).items():
+        value = lookup(answer, path)
+        if value is None:
+            raise CaseFailure(f"nothing at {path} to save as {name}")
+        saved[name] = value
+
+
 def run_case(caller: _Caller, case: Mapping[str, Any]) -> None:
-    """Run a case's steps in order; ``CaseFailure`` at the first that does not answer as expected."""
+    """Run a case's steps in order; ``CaseFailure`` at the first that does not answer as expected.
+
+    A step with ``repeat: N`` is made up to N times, until it answers as expected (a limit
+    that a burst of calls must reach).
+    """
     saved: dict[str, Any] = {}
     for number, step in enumerate(case["steps"], 1):
-        expect = step.get("expect", {})
-        where = f"step {number} ({step['call']})"
-        try:
-            request = resolve(step.get("request", {}), saved)
-            answer = caller.call(step["call"], request, _metadata(step, saved), step.get("take", 1))
-        except grpc.RpcError as error:
-            facts = _error_facts(error)
-            if expect.get("code", "OK") != facts["code"]:
-                raise CaseFailure(
-                    f"{where}: expected {expect.get('code', 'OK')}, got {facts['code']} {facts}"
-                ) from None
+        for attempt in range(step.get("repeat", 1)):
             try:
-                _check_error(facts, expect, saved)
+                _run_step(caller, step, saved)
+                break
             except CaseFailure as failure:
-                raise CaseFailure(f"{where}: {failure}") from None
-            continue
-        except (json_format.ParseError, CaseFailure) as error:
-            raise CaseFailure(f"{where}: {error}") from None
-        if expect.get("code", "OK") != "OK":
-            raise CaseFailure(f"{where}: expected {expect['code']}, got OK")
-        try:
-            check_answer(answer, expect.get("checks", []), saved)
-        except CaseFailure as failure:
-            raise CaseFailure(f"{where}: {failure}") from None
-        for name, path in step.get("save", {}).items():
-            value = lookup(answer, path)
-            if value is None:
-                raise CaseFailure(f"{where}: nothing at {path} to save as {name}")
-            saved[name] = value
+                if attempt + 1 == step.get("repeat", 1):
+                    raise CaseFailure(f"step {number} ({step['call']}): {failure}") from None
 
 
 def run_protocol(
@@ -227,8 +233,13 @@ def run_protocol(
     credentials: grpc.ChannelCredentials | None = None,
     timeout_s: float = 10.0,
     only: str | None = None,
+    profile: str = "default",
 ) -> Report:
-    """Every protocol case (or those whose id starts with ``only``) against the referee at ``target``."""
+    """Every protocol case of ``profile`` (or those whose id starts with ``only``) against the referee at ``target``.
+
+    A profile is how the referee was started: the cases file lists each profile's ``dizhu serve``
+    flags (``default``: none; ``rate`` and ``quota``: limits switched on, low).
+    """
     report = Report("protocol", implementation, kit.version)
     known = kit.known_failing(implementation)
     cases = kit.load("protocol/cases.json")["cases"]
@@ -236,7 +247,7 @@ def run_protocol(
     with channel:
         caller = _Caller(channel, timeout_s)
         for case in cases:
-            if only is not None and not case["id"].startswith(only):
+            if case.get("profile", "default") != profile or (only is not None and not case["id"].startswith(only)):
                 continue
             try:
                 run_case(caller, case)
