@@ -70,6 +70,7 @@ class TestTheWholeProject:
         assert wheel.name == "dizhu-0.1.0-py3-none-any.whl"
         files = _wheel_files(wheel)
         assert {"dizhu/cli.py", "dizhu/rules/cards.py", "dizhu/service/startup.py", "dizhu/testing.py"} <= files
+        assert {"dizhu/conformance/rules_runner.py", "dizhu/conformance/protocol_runner.py"} <= files
         assert files >= SDK_FILES | STUB_FILES
         assert "dizhu/__init__.py" not in files  # a namespace package shared with the SDK
         assert "dizhu = dizhu.cli:main" in _entry_points(wheel)
