@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import subprocess
@@ -21,7 +22,15 @@ from dizhu.conformance import (
     run_rules,
 )
 
-NATIVE_BUILT = importlib.util.find_spec("dizhu.engine") is not None
+
+def _native_built() -> bool:
+    """Whether this installation has the native engine (``dizhu.engine`` says so, once it exists)."""
+    if importlib.util.find_spec("dizhu.engine") is None:
+        return False
+    return "native" in importlib.import_module("dizhu.engine").available()
+
+
+NATIVE_BUILT = _native_built()
 STDIO_ENGINE = f"cmd:{sys.executable} -m dizhu.conformance.stdio"
 
 

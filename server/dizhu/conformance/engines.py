@@ -100,16 +100,24 @@ def _variant(query: Mapping[str, Any]) -> Variant:
 
 
 class CoreEngine:
-    """The rules core of ``dizhu.rules`` as an engine: the reference every vector was generated from."""
+    """The rules core of ``dizhu.rules`` as an engine: the reference every vector was generated from.
 
-    def __init__(self, name: str = "python") -> None:
+    ``backend`` (``"python"`` or ``"native"``): the engine of ``dizhu.engine`` that ``dizhu.rules``
+    computes with while this engine answers; None leaves it as it is.
+    """
+
+    def __init__(self, name: str = "python", backend: str | None = None) -> None:
         self.name = name
+        self._backend = backend
 
     def answer(self, family: str, query: Mapping[str, Any]) -> Answer:
         handler = getattr(self, f"_{family}", None)
         if handler is None:
             raise Unsupported(f"no such family: {family}")
-        return cast("Answer", handler(_variant(query), query))
+        if self._backend is None:
+            return cast("Answer", handler(_variant(query), query))
+        with _engine_facade().using(self._backend):
+            return cast("Answer", handler(_variant(query), query))
 
     def _deals(self, variant: Variant, query: Mapping[str, Any]) -> Answer:
         dealt = deal(bytes.fromhex(query["seed"]), variant, query["dealer"])
@@ -269,28 +277,33 @@ class StdioEngine:
             self._process.stdout.close()
 
 
+def _engine_facade() -> Any:
+    """``dizhu.engine``, which says and chooses the engine ``dizhu.rules`` computes with; None without it."""
+    try:
+        return importlib.import_module("dizhu.engine")
+    except ImportError:
+        return None
+
+
+def _python_engine() -> CoreEngine:
+    """The pure-Python rules core, whichever engine ``dizhu.rules`` would use by default."""
+    return CoreEngine("python", backend="python" if _engine_facade() is not None else None)
+
+
 def _native_engine() -> CoreEngine:
-    """The rules core on the native backend of ``dizhu.engine``; ``NativeEngineMissing`` if it is not built."""
-    try:
-        engine: Any = importlib.import_module("dizhu.engine")
-    except ImportError as error:
-        raise NativeEngineMissing(f"the native engine is not built: {error}") from None
-    select = getattr(engine, "use", None)
-    try:
-        if select is not None:
-            select("native")
-        backend = engine.backend()
-    except Exception as error:
-        raise NativeEngineMissing(f"the native engine is not built: {error}") from None
-    if backend != "native":
-        raise NativeEngineMissing(f"the native engine is not built: dizhu.engine.backend() is {backend!r}")
-    return CoreEngine("native")
+    """The rules core on the native engine of ``dizhu.engine``; ``NativeEngineMissing`` if it is not built."""
+    facade = _engine_facade()
+    if facade is None:
+        raise NativeEngineMissing("the native engine is not built: this installation has no dizhu.engine")
+    if "native" not in facade.available():
+        raise NativeEngineMissing(f"the native engine is not built: {facade.native_error()}")
+    return CoreEngine("native", backend="native")
 
 
 def load_engine(spec: str) -> RulesEngine:
     """The engine ``spec`` names: ``python``, ``native``, ``cmd:COMMAND`` or ``MODULE:ATTRIBUTE``."""
     if spec == "python":
-        return CoreEngine()
+        return _python_engine()
     if spec == "native":
         return _native_engine()
     if spec.startswith("cmd:"):
