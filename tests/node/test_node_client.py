@@ -318,3 +318,19 @@ class TestNodeConformance:
         )
         assert result.returncode == 1
         assert "FAILED bid.3p.too-low: step 3 (TableService.Bid): expected reason NOT_YOUR_TURN" in result.stdout
+
+    def test_a_javascript_engine_reproduces_every_deal_vector_over_stdio(self, node: str) -> None:
+        """docs/deal-reference.mjs behind the kit's stdio protocol: the deals, computed in a second language."""
+        from dizhu.conformance import find_kit, load_engine, run_rules
+
+        kit = find_kit()
+        engine = load_engine(f"cmd:{node} {NODE_CLIENT / 'deal-engine.mjs'}")
+        try:
+            report = run_rules(kit, engine, families=("deals", "beats"), implementation="deal-reference")
+        finally:
+            engine.close()  # type: ignore[attr-defined]
+        deals = [result for result in report.results if result.group == "deals"]
+        assert deals
+        assert {result.status for result in deals} == {"passed"}, report.to_text()
+        others = [result for result in report.results if result.group == "beats"]
+        assert {result.detail for result in others} == {"unsupported: deal-engine answers deals only, not beats"}
