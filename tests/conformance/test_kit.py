@@ -94,7 +94,7 @@ class TestCoverage:
         }
         assert reasons - NOT_PRODUCIBLE == expected - {None}
 
-    @pytest.mark.parametrize("implementation", ["dizhu", "python", "native"])
+    @pytest.mark.parametrize("implementation", ["dizhu", "dizhu-node", "python", "native"])
     def test_our_own_known_failing_lists_are_empty(self, implementation: str) -> None:
         assert KIT.known_failing(implementation) == frozenset()
 
