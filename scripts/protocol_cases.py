@@ -124,6 +124,19 @@ def refused(code: str, reason: str, *keys: str, table: bool = True, fields: tupl
     return expect
 
 
+def join(
+    *,
+    name: str,
+    label: str = "join",
+    expect: dict[str, Any] | None = None,
+    save: dict[str, str] | None = None,
+    **fields: Any,
+) -> Step:
+    """JoinTable as ``name``, without a token; ``label`` names its request id (the same label: a retry)."""
+    request = {"table_id": "$table", "request_id": _rid(label), "player_name": name, **fields}
+    return call("JoinTable", request, expect=expect, **({} if save is None else {"save": save}))
+
+
 def bid(seat: int, amount: int, **kwargs: Any) -> Step:
     label = kwargs.pop("label", f"bid-{seat}-{amount}")
     return call(
@@ -250,9 +263,8 @@ def tables(variant: Variant) -> Iterator[Case]:
         "docs/api.md: JoinTable takes a free seat",
         [
             create(variant, players=1),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("join"), "player_name": "newcomer"},
+            join(
+                name="newcomer",
                 expect={
                     "checks": [
                         {"path": "seat", "equals": 1},
@@ -270,9 +282,8 @@ def tables(variant: Variant) -> Iterator[Case]:
         "docs/api.md: the last seat taken deals the round",
         [
             create(variant, players=n - 1),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("join"), "player_name": "last"},
+            join(
+                name="last",
                 expect={
                     "checks": [
                         {"path": "table.phase", "equals": "PHASE_AUCTION"},
@@ -288,15 +299,9 @@ def tables(variant: Variant) -> Iterator[Case]:
         "docs/api.md: a JoinTable retry returns the same seat",
         [
             create(variant, players=1),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("join"), "player_name": "x"},
-                save={"token": "seat_token"},
-            ),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("join"), "player_name": "x"},
-                expect={"checks": [{"path": "seat", "equals": 1}, {"path": "seat_token", "equals": "$token"}]},
+            join(name="x", save={"token": "seat_token"}),
+            join(
+                name="x", expect={"checks": [{"path": "seat", "equals": 1}, {"path": "seat_token", "equals": "$token"}]}
             ),
         ],
     )
@@ -306,11 +311,7 @@ def tables(variant: Variant) -> Iterator[Case]:
         "errors.proto SEAT_TAKEN",
         [
             create(variant, players=1),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("join"), "player_name": "x", "seat": 0},
-                expect=refused("FAILED_PRECONDITION", "SEAT_TAKEN", "seat"),
-            ),
+            join(name="x", seat=0, expect=refused("FAILED_PRECONDITION", "SEAT_TAKEN", "seat")),
         ],
     )
     yield case(
@@ -319,11 +320,7 @@ def tables(variant: Variant) -> Iterator[Case]:
         "errors.proto TABLE_FULL",
         [
             create(variant),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("join"), "player_name": "x"},
-                expect=refused("FAILED_PRECONDITION", "TABLE_FULL"),
-            ),
+            join(name="x", expect=refused("FAILED_PRECONDITION", "TABLE_FULL")),
         ],
     )
     yield case(
@@ -332,11 +329,7 @@ def tables(variant: Variant) -> Iterator[Case]:
         "errors.proto fault order 4: a seat the variant does not have is INVALID_ARGUMENT",
         [
             create(variant, players=1),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("join"), "player_name": "x", "seat": n},
-                expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("seat",)),
-            ),
+            join(name="x", seat=n, expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("seat",))),
         ],
     )
     yield case(
@@ -955,11 +948,7 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
         "docs/api.md: expected_version, when given, must be the current version",
         [
             create(variant, players=1),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("j"), "player_name": "x", "expected_version": 99},
-                expect=refused("ABORTED", "STALE_STATE", "current_version"),
-            ),
+            join(name="x", label="j", expected_version=99, expect=refused("ABORTED", "STALE_STATE", "current_version")),
         ],
     )
     yield case(
@@ -1348,9 +1337,9 @@ def errors(variant: Variant) -> Iterator[Case]:
         "docs/security.md: every input bounded",
         [
             create(variant, players=1),
-            call(
-                "JoinTable",
-                {"table_id": "$table", "request_id": _rid("j"), "player_name": "x" * 1000},
+            join(
+                name="x" * 1000,
+                label="j",
                 expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", fields=("player_name",)),
             ),
         ],
