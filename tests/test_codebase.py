@@ -28,6 +28,24 @@ class TestCodebase:
         result = _run(sys.executable, "-m", "mypy", "--no-incremental")
         assert result.returncode == 0, result.stdout + result.stderr
 
+    def test_imports_keep_to_the_layers(self) -> None:
+        """The import-linter contracts of pyproject.toml (docs/architecture.md) are all kept."""
+        lint_imports = Path(sys.executable).parent / "lint-imports"
+        assert lint_imports.exists(), "lint-imports is missing: pip install -e '.[test]' installs it (import-linter)"
+        # dizhu is a namespace package over two folders: both on the path, so that both are analysed.
+        paths = os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients" / "python")])
+        result = subprocess.run(
+            [str(lint_imports), "--no-cache"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": paths},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "0 broken" in result.stdout, result.stdout
+
 
 def _buf() -> str:
     buf = Path(sys.executable).parent / "buf"

@@ -21,8 +21,8 @@ import grpc
 import structlog
 
 from dizhu.client import BotRunner, DizhuError, TableClient
+from dizhu.client.bots import BOT_KINDS
 from dizhu.client.client import open_channel
-from dizhu.demo import BOT_KINDS
 
 __all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots"]
 

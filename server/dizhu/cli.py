@@ -126,7 +126,7 @@ def _serve(args: argparse.Namespace) -> int:
     from dizhu.config import config_from_args
     from dizhu.embedded_redis import DataDirInUse, RedisServerFailed, RedisServerNotFound
     from dizhu.logs import configure_logging
-    from dizhu.service.server import run, run_workers
+    from dizhu.process import run, run_workers
     from dizhu.service.startup import StartupError
 
     config = config_from_args(args)

@@ -1,6 +1,6 @@
 """``dizhu demo``: a referee with an embedded Redis, bundled bots playing through gRPC, a narrator.
 
-Everything runs in this process and its event loop: :func:`dizhu.testing.local_referee`
+Everything runs in this process and its event loop: :func:`dizhu.process.local_referee`
 starts the gRPC referee on a free port of 127.0.0.1 with a throw-away embedded Redis; the
 demo creates a table (``NEXT_ROUND_WHEN_ALL_SETTLED``, so every round's result is shown
 before the next deal), and one :class:`~dizhu.client.BotRunner` per seat plays it over
@@ -21,16 +21,15 @@ import hashlib
 import struct
 from collections.abc import Callable, Sequence
 
-from dizhu.client import Bot, BotRunner, HeuristicBot, RandomBot, TableClient
+from dizhu.client import BotRunner, TableClient
+from dizhu.client.bots import BOT_KINDS
 from dizhu.client.cards import format_card, format_cards
+from dizhu.process import local_referee
 from dizhu.rules.variants import FOUR_PLAYER, THREE_PLAYER, Variant
-from dizhu.testing import local_referee
 from dizhu.v1 import cards_pb2, events_pb2, table_pb2
 
-__all__ = ["BOT_KINDS", "Narrator", "bot_kinds", "demo_seeds", "run_demo"]
+__all__ = ["Narrator", "bot_kinds", "demo_seeds", "run_demo"]
 
-#: The bundled bots by name, each made from a per-seat seed.
-BOT_KINDS: dict[str, Callable[[bytes], Bot]] = {"heuristic": HeuristicBot, "random": RandomBot}
 _NAMES = ("Ann", "Bob", "Cyd", "Dee")
 _VARIANTS: dict[int, Variant] = {
     cards_pb2.VARIANT_THREE_PLAYER: THREE_PLAYER,

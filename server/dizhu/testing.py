@@ -14,10 +14,12 @@ yields its ``"host:port"`` target, and stops both on exit::
             created = await creator.create_table(player_names=["a", "b", "c"], round_limit=1)
             ...
 
-It needs the server package (the whole project, installed from the repository root with
-``pip install .``); the SDK alone (``dizhu-client``) does not have it. With ``redis_url``
-it uses that Redis instead of starting one (the keys go under a fresh prefix, so a shared
-server is fine). Logs are quiet unless ``log_level`` says otherwise.
+``local_referee`` and ``free_port`` are the composition root's (:mod:`dizhu.process`),
+offered here beside the helpers of tests. It needs the server package (the whole project,
+installed from the repository root with ``pip install .``); the SDK alone
+(``dizhu-client``) does not have it. With ``redis_url`` it uses that Redis instead of
+starting one (the keys go under a fresh prefix, so a shared server is fine). Logs are
+quiet unless ``log_level`` says otherwise.
 
 Two referees sharing one Redis and one ``key_prefix`` are two processes of one
 deployment, serving the same tables: a client given both addresses fails over from one
@@ -36,75 +38,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import socket
 import subprocess
-import sys
-import tempfile
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from dizhu.config import ServerConfig
+from dizhu.process import free_port, local_referee, serve_command
 
 if TYPE_CHECKING:
     import grpc
 
 __all__ = ["ServeProcess", "free_port", "local_referee", "serve_process"]
-
-
-@contextlib.asynccontextmanager
-async def local_referee(
-    *,
-    redis_url: str | None = None,
-    api_keys: tuple[str, ...] = (),
-    log_level: str | None = "warning",
-    grace_s: float = 1.0,
-    port: int = 0,
-    key_prefix: str | None = None,
-    heartbeat_s: float | None = None,
-) -> AsyncIterator[str]:
-    """A referee on ``127.0.0.1:<port>`` for the duration of the block; yields its target.
-
-    ``redis_url``: an existing Redis to use (default: an embedded one, in a temporary
-    directory, without persistence beyond the block). ``api_keys``: keys ``CreateTable``
-    will require. ``log_level``: configure structlog (console format, on stderr) at this
-    level; None leaves logging as it is. ``grace_s``: how long calls in flight (streams
-    included) may go on once the block ends. ``port``: where to listen (0: a free port).
-    ``key_prefix``: the Redis key prefix (default: ``"dizhu"`` with the embedded Redis, a
-    fresh one with ``redis_url``); give two referees on one Redis the same prefix to make
-    them serve the same tables. ``heartbeat_s``: the idle time after which an event stream
-    carries a heartbeat (default: the server's).
-    """
-    from dizhu.service.server import running_referee
-
-    if log_level is not None:
-        from dizhu.logs import configure_logging
-
-        configure_logging("console", log_level)
-    with tempfile.TemporaryDirectory(prefix="dizhu-referee-") as data_dir:
-        if key_prefix is None:
-            key_prefix = "dizhu" if redis_url is None else f"dizhu-test-{uuid.uuid4().hex[:8]}"
-        config = ServerConfig(
-            address=f"127.0.0.1:{port}",
-            redis_url=redis_url,
-            data_dir=Path(data_dir),
-            api_keys=api_keys,
-            grace_s=grace_s,
-            key_prefix=key_prefix,
-        )
-        if heartbeat_s is not None:
-            config = dataclasses.replace(config, heartbeat_s=heartbeat_s)
-        async with running_referee(config) as referee:
-            yield f"127.0.0.1:{referee.port}"
-
-
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,7 +105,7 @@ def serve_process(
     here = Path(__file__).resolve().parent.parent
     paths = [str(here), str(here.parent / "clients" / "python"), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)), "GRPC_VERBOSITY": "ERROR"}
-    command = [sys.executable, "-m", "dizhu.cli", "serve", "--address", target, "--redis-url", redis_url, *args]
+    command = serve_command(target, redis_url, args)
     process = subprocess.Popen(  # noqa: S603
         command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
     )

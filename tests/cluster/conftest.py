@@ -30,7 +30,7 @@ from live_helpers import Referees
 from local_cluster import LocalCluster
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import Referee, create_server
+from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 
 _TESTS = Path(__file__).resolve().parent.parent

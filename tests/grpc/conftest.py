@@ -21,7 +21,7 @@ import redis.asyncio
 from grpc_health.v1 import health_pb2_grpc
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import Referee, create_server
+from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_service_pb2_grpc
 

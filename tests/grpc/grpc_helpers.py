@@ -31,7 +31,7 @@ from grpc_status import rpc_status
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.service.server import create_server
+from dizhu.process import create_server
 from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb

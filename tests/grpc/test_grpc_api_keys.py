@@ -10,7 +10,7 @@ import redis.asyncio
 from grpc_helpers import create_table, refused, rid
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import create_server
+from dizhu.process import create_server
 from dizhu.store import TableStore, table_keys
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 

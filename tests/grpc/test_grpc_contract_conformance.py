@@ -52,7 +52,7 @@ from redis_servers import redis_of_each_version
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.service.server import create_server
+from dizhu.process import create_server
 from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb

@@ -8,7 +8,7 @@ from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from dizhu.service.server import Referee
+from dizhu.process import Referee
 from dizhu.v1 import table_service_pb2
 
 SERVING = health_pb2.HealthCheckResponse.SERVING

@@ -43,8 +43,8 @@ from grpc_helpers import (
 from redis_servers import REDIS_VERSIONS, redis_server_binary
 
 from dizhu.config import ServerConfig
+from dizhu.process import create_server
 from dizhu.rules import derive_seed
-from dizhu.service.server import create_server
 from dizhu.store import TableStore
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2_grpc

@@ -18,7 +18,7 @@ import redis.asyncio
 from grpc_helpers import SEED, THREE, Table, TableStub, create_table, error_info, rid, view
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import Referee, create_server
+from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb

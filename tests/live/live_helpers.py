@@ -39,7 +39,7 @@ from grpc_helpers import (
 )
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import Referee, create_server
+from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, events_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb

@@ -11,7 +11,7 @@ import redis.asyncio
 from prometheus_client import REGISTRY
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import create_server
+from dizhu.process import create_server
 from dizhu.store import TableStore
 from dizhu.testing import free_port, serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc

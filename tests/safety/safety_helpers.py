@@ -17,7 +17,7 @@ from grpc_helpers import DOMAIN, RulesStub, TableStub, error_info
 from grpc_status import rpc_status
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import Referee, create_server
+from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_service_pb2_grpc
 

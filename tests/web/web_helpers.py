@@ -17,7 +17,7 @@ from typing import Any
 
 from dizhu.client import TableClient
 from dizhu.config import ServerConfig
-from dizhu.service.server import Referee, running_referee
+from dizhu.process import Referee, running_referee
 from dizhu.v1 import table_pb2
 from dizhu.web.client import ProtocolType, WebClient
 

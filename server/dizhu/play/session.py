@@ -4,7 +4,7 @@ The person is an ordinary client of the referee: a seat token, a ``WatchTable`` 
 (narrated as it comes, and telling when to read the seat's view again) and the same calls
 a bot makes. The bundled bots in the other seats are ordinary clients too
 (:class:`dizhu.bots.BotHost`). By default the referee is one started in this process with an
-embedded Redis (:func:`dizhu.testing.local_referee`); ``target`` names a running one.
+embedded Redis (:func:`dizhu.process.local_referee`); ``target`` names a running one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import grpc
 
 from dizhu.bots import BotHost
 from dizhu.client import DizhuError, MoveRefused, OutOfTurn, TableClient, to_beat
-from dizhu.demo import BOT_KINDS, Narrator, demo_seeds
+from dizhu.client.bots import BOT_KINDS
+from dizhu.demo import Narrator, demo_seeds
 from dizhu.play.commands import Bid, Help, NextRound, Play, Quit, Unclear, read_command
 from dizhu.play.screen import HELP, Screen, seconds_left
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
@@ -247,7 +248,7 @@ async def play(options: PlayOptions, screen: Screen, lines: AsyncIterator[str]) 
         raise ValueError(f"--bots needs {players - 1} names among {', '.join(sorted(BOT_KINDS))}")
     async with contextlib.AsyncExitStack() as stack:
         if options.target is None:
-            from dizhu.testing import local_referee
+            from dizhu.process import local_referee
 
             target = await stack.enter_async_context(local_referee())
         else:

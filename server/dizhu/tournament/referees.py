@@ -24,7 +24,7 @@ from typing import Any, Final
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from dizhu.testing import free_port
+from dizhu.process.child import free_port, serve_command
 
 __all__ = ["embedded_referees", "serve_arguments"]
 
@@ -39,10 +39,7 @@ def _terminate_with_parent() -> None:  # pragma: no cover - runs in the child be
 
 def serve_arguments(address: str, redis_url: str, api_key: str, key_prefix: str, extra: Sequence[str]) -> list[str]:
     """The ``dizhu serve`` command line of one embedded referee."""
-    return [
-        sys.executable, "-m", "dizhu.cli", "serve",
-        "--address", address,
-        "--redis-url", redis_url,
+    return serve_command(address, redis_url, [
         f"--api-key={api_key}",  # a random key may begin with "-"
         "--key-prefix", key_prefix,
         "--log-level", "warning",
@@ -52,7 +49,7 @@ def serve_arguments(address: str, redis_url: str, api_key: str, key_prefix: str,
         "--limits", "off",
         "--unattended-rounds", "0",
         *extra,
-    ]  # fmt: skip
+    ])  # fmt: skip
 
 
 async def _serving(target: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:

@@ -1,5 +1,7 @@
 """Two bundled bots: :class:`RandomBot` (a baseline) and :class:`HeuristicBot` (a simple strategy).
 
+:data:`BOT_KINDS` is their catalogue, by the names the command lines and the web table use.
+
 Both are deterministic: ``RandomBot`` given its seed, ``HeuristicBot`` always (ties are
 broken by fixed keys, never by chance).
 """
@@ -8,13 +10,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from dizhu.client.bot import Bot, to_beat
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
-__all__ = ["HeuristicBot", "RandomBot"]
+__all__ = ["BOT_KINDS", "HeuristicBot", "RandomBot"]
 
 LegalMove = rules_service_pb2.LegalMove
 
@@ -266,3 +268,10 @@ class HeuristicBot(Bot):
         if danger or size - smallest.combination.size <= 4 or (beat_rank > _ACE and size <= 8):
             return smallest
         return None
+
+
+#: The bundled bots by name, each made from a seed (a per-seat one where a game is reproducible).
+BOT_KINDS: Final[Mapping[str, Callable[[int | str | bytes | None], Bot]]] = {
+    "heuristic": HeuristicBot,
+    "random": RandomBot,
+}

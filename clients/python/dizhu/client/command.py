@@ -35,7 +35,7 @@ from pathlib import Path
 import grpc
 
 from dizhu.client.bot import Bot, BotRunner, Decision
-from dizhu.client.bots import HeuristicBot, RandomBot
+from dizhu.client.bots import BOT_KINDS
 from dizhu.client.cards import format_cards
 from dizhu.client.client import TableClient, tls_credentials
 from dizhu.client.errors import DizhuError
@@ -44,7 +44,7 @@ from dizhu.v1 import table_pb2
 __all__ = ["BUNDLED", "add_arguments", "add_tls_arguments", "credentials_from", "load_bot", "main", "play"]
 
 #: The bundled bots by name, each made from the ``--seed`` (None: unseeded).
-BUNDLED: dict[str, Callable[[int | None], Bot]] = {"heuristic": lambda _: HeuristicBot(), "random": RandomBot}
+BUNDLED: dict[str, Callable[[int | None], Bot]] = dict(BOT_KINDS)
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
