@@ -33,17 +33,17 @@ from redis.asyncio import Redis
 from skeleton import Skeleton
 
 import dizhu.referee.commands
-import dizhu.service.gateway
 import dizhu.service.table_servicer
+import dizhu.service.unit_of_work
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.rules import Bid
 from dizhu.service import convert
 from dizhu.service.answers import Answers
 from dizhu.service.feeds import TableFeeds
-from dizhu.service.gateway import Gateway
 from dizhu.service.metadata import Credentials
 from dizhu.service.presence import Presence
 from dizhu.service.table_servicer import TableServicer
+from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.store import TableStore
 from dizhu.store.connection import connect
 from dizhu.v1 import cards_pb2, table_pb2
@@ -54,14 +54,14 @@ _PARTS = [
     ("the caller's view", convert, "table_view"),
     ("the referee command (rules, flow)", dizhu.referee.commands, "play"),
     ("the referee command (rules, flow)", dizhu.referee.commands, "bid"),
-    ("state encoding (and decoding)", dizhu.service.gateway, "encode"),
-    ("state encoding (and decoding)", dizhu.service.gateway._DecodedTables, "decode"),
-    ("events", Gateway, "_events"),
-    ("answer fingerprint and seal", dizhu.service.gateway, "fingerprint"),
+    ("state encoding (and decoding)", dizhu.service.unit_of_work, "encode"),
+    ("state encoding (and decoding)", dizhu.service.unit_of_work._DecodedTables, "decode"),
+    ("events", UnitOfWork, "_events"),
+    ("answer fingerprint and seal", dizhu.service.unit_of_work, "fingerprint"),
     ("answer fingerprint and seal", Answers, "seal"),
     ("presence bookkeeping (its Redis calls excluded)", Presence, "predicted"),
-    ("presence bookkeeping (its Redis calls excluded)", dizhu.service.gateway, "mark_presence"),
-    ("credentials, seat resolution", dizhu.service.gateway, "resolve"),
+    ("presence bookkeeping (its Redis calls excluded)", dizhu.service.unit_of_work, "mark_presence"),
+    ("credentials, seat resolution", dizhu.service.unit_of_work, "resolve"),
     ("credentials, seat resolution", dizhu.service.table_servicer, "credentials"),
     ("credentials, seat resolution", Credentials, "token"),
 ]
@@ -146,8 +146,8 @@ async def _pass(url: str, games: list[Game]) -> tuple[float, float]:
     try:
         store = TableStore(client)
         await store.load_scripts()
-        gateway = Gateway(store)
-        servicer = TableServicer(gateway, store, TableFeeds(store))
+        unit_of_work = UnitOfWork(store)
+        servicer = TableServicer(unit_of_work, store, TableFeeds(store))
         skeleton = Skeleton(plain, 2000, 120)
         referee_moves = await _referee_moves(servicer, games)
         skeleton_moves = await _skeleton_moves(skeleton, games)

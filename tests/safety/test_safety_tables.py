@@ -22,7 +22,7 @@ from safety_helpers import Server, Servers, exhausted, retry_delay_ms
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
-from dizhu.service.gateway import Gateway, TablePolicy
+from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
@@ -98,7 +98,7 @@ class TestAbandonedTables:
         table = await create_table(server.tables, THREE)  # every seat taken: the auction waits
         watcher = watch(server.tables, table.table_id, table.tokens[0])
         await watcher.wait_kind("snapshot")
-        later = Gateway(
+        later = UnitOfWork(
             server.store, policy=TablePolicy(idle_close_ms=6 * _HOUR_MS), now=lambda: time.time() + 7 * 3600
         )
         assert await later.close_idle() == 1
@@ -121,7 +121,7 @@ class TestAbandonedTables:
         broken = await create_table(server.tables, THREE)
         idle = await create_table(server.tables, THREE)
         await redis_client.hset(server.store.keys(broken.table_id).state, "data", b"{broken")
-        later = Gateway(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: time.time() + 2 * 3600)
+        later = UnitOfWork(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: time.time() + 2 * 3600)
         assert await later.close_idle() == 1
         assert (await view(server.tables, idle)).close_reason == table_pb2.CLOSE_REASON_ABANDONED
         # The broken one is looked at again only an idle time later.
@@ -133,7 +133,7 @@ class TestAbandonedTables:
         server = await servers.start()
         table = await create_table(server.tables, THREE)
         await redis_client.zadd("dizhu:{idle}:active", {table.table_id: 1})  # an index that lags behind
-        soon = Gateway(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: time.time() + 60)
+        soon = UnitOfWork(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: time.time() + 60)
         assert await soon.close_idle() == 0
         assert (await view(server.tables, table)).phase == table_pb2.PHASE_AUCTION
         assert (await redis_client.zscore("dizhu:{idle}:active", table.table_id) or 0) > _now_ms() - _HOUR_MS

@@ -88,4 +88,4 @@ class TestUnavailable:
     def test_a_connection_torn_down_under_a_write_in_redis_py_is_unavailable(self, error: BaseException) -> None:
         inside = os.path.join("site-packages", "redis", "asyncio", "connection.py")
         assert is_unavailable(_raised_in(inside, error))
-        assert not is_unavailable(_raised_in(os.path.join("dizhu", "service", "gateway.py"), error))
+        assert not is_unavailable(_raised_in(os.path.join("dizhu", "service", "unit_of_work.py"), error))

@@ -1,7 +1,7 @@
 """The turn clock: acts for seats whose time ran out, even when no client calls again.
 
 Every referee process runs one clock task. It polls the deadline index for tables whose
-deadline has passed and applies the table's timeout policy through the gateway, with the
+deadline has passed and applies the table's timeout policy through the unit of work, with the
 same compare-and-set as a move: when several processes find the same due table, exactly one
 acts and the others see the version moved on.
 
@@ -23,8 +23,8 @@ from typing import Final
 import structlog
 
 from dizhu.service.errors import is_store_trouble
-from dizhu.service.gateway import Gateway
 from dizhu.service.metrics import CLOCK_FAILURES, QUARANTINED, TIMEOUTS
+from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.store import TableStore
 
 __all__ = ["FIRST_BACKOFF_MS", "MAX_BACKOFF_MS", "Quarantine", "run_clock"]
@@ -58,10 +58,10 @@ class Quarantine:
             QUARANTINED.set(len(self._failures))
 
 
-async def _apply(gateway: Gateway, quarantine: Quarantine, table_id: str) -> None:
+async def _apply(unit_of_work: UnitOfWork, quarantine: Quarantine, table_id: str) -> None:
     """Apply one due table's timeout; quarantine the table if that fails for a reason of its own."""
     try:
-        acted = await gateway.time_out(table_id)
+        acted = await unit_of_work.time_out(table_id)
     except asyncio.CancelledError:
         raise
     except Exception as error:
@@ -70,7 +70,7 @@ async def _apply(gateway: Gateway, quarantine: Quarantine, table_id: str) -> Non
         backoff_ms = quarantine.failed(table_id)
         CLOCK_FAILURES.inc()
         _log.error("clock_table_failed", table_id=table_id, retry_in_ms=backoff_ms, exc_info=True)
-        await gateway.quarantine(table_id, backoff_ms)
+        await unit_of_work.quarantine(table_id, backoff_ms)
         return
     quarantine.succeeded(table_id)
     if acted:
@@ -80,7 +80,7 @@ async def _apply(gateway: Gateway, quarantine: Quarantine, table_id: str) -> Non
 
 async def run_clock(
     store: TableStore,
-    gateway: Gateway,
+    unit_of_work: UnitOfWork,
     *,
     interval_s: float = 0.1,
     sweep_interval_s: float = 10.0,
@@ -97,10 +97,10 @@ async def run_clock(
     while not stopping.is_set():
         try:
             for table_id, _deadline in await store.due_tables(int(time.time() * 1000)):
-                await _apply(gateway, quarantine, table_id)
+                await _apply(unit_of_work, quarantine, table_id)
             if time.monotonic() >= next_sweep:
                 next_sweep = time.monotonic() + sweep_interval_s
-                if closed := await gateway.close_idle():
+                if closed := await unit_of_work.close_idle():
                     _log.info("abandoned_tables_closed", tables=closed)
         except asyncio.CancelledError:
             raise

@@ -21,7 +21,6 @@ from dizhu.referee.tokens import TokenKeys
 from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.service.clock import run_clock
 from dizhu.service.feeds import TableFeeds
-from dizhu.service.gateway import Gateway, TablePolicy
 from dizhu.service.metrics import MetricsInterceptor
 from dizhu.service.presence import run_presence_sweeper
 from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services, transport_cap
@@ -29,6 +28,7 @@ from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import bind
 from dizhu.service.table_servicer import TableServicer
 from dizhu.service.tls import CertificateFiles
+from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
@@ -52,7 +52,7 @@ class GrpcReferee:
         server: grpc.aio.Server,
         port: int,
         store: TableStore,
-        gateway: Gateway,
+        unit_of_work: UnitOfWork,
         feeds: TableFeeds,
         services: dict[Any, Any],
         admission: Admission,
@@ -63,7 +63,7 @@ class GrpcReferee:
         self.server = server
         self.port = port
         self.store = store
-        self.gateway = gateway
+        self.unit_of_work = unit_of_work
         self.feeds = feeds
         self.interceptors = interceptors
         #: The certificate pair both ports serve, when TLS is on.
@@ -86,12 +86,13 @@ class GrpcReferee:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         config = self.config
         clock = asyncio.create_task(
-            run_clock(self.store, self.gateway, interval_s=config.clock_interval_s, stopping=self._stopping),
+            run_clock(self.store, self.unit_of_work, interval_s=config.clock_interval_s, stopping=self._stopping),
             name="clock",
         )
         sweep_s = min(1.0, config.presence_lease_s / 4, config.presence_window_s / 4)
         sweeper = asyncio.create_task(
-            run_presence_sweeper(self.gateway.presence, interval_s=sweep_s, stopping=self._stopping), name="presence"
+            run_presence_sweeper(self.unit_of_work.presence, interval_s=sweep_s, stopping=self._stopping),
+            name="presence",
         )
         self._background = asyncio.gather(clock, sweeper)
 
@@ -107,7 +108,7 @@ class GrpcReferee:
         if self._background is not None:
             await asyncio.gather(self._background, return_exceptions=True)
         await asyncio.gather(self.server.stop(grace_s), *alongside)
-        await self.gateway.presence.close()  # the streams' leases, released before Redis closes
+        await self.unit_of_work.presence.close()  # the streams' leases, released before Redis closes
         await self.feeds.close()
 
 
@@ -131,7 +132,7 @@ def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
     server = grpc.aio.server(options=options, interceptors=interceptors)
     admission = Admission(_admission_limits(config), config.api_keys)
-    gateway = Gateway(
+    unit_of_work = UnitOfWork(
         store,
         keys=_token_keys(config),
         policy=_table_policy(config),
@@ -140,7 +141,7 @@ def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
     )
     feeds = TableFeeds(store, heartbeat_s=config.heartbeat_s)
     table_servicer = TableServicer(
-        gateway,
+        unit_of_work,
         store,
         feeds,
         admission=admission,
@@ -150,7 +151,7 @@ def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
     services = {_TABLE_SERVICE: table_servicer, _RULES_SERVICE: RulesServicer(admission)}
     tls = CertificateFiles(config.tls_cert, config.tls_key) if config.tls_cert and config.tls_key else None
     port = bind(server, config.address, None if tls is None else tls.grpc_credentials())
-    referee = GrpcReferee(config, server, port, store, gateway, feeds, services, admission, interceptors, tls)
+    referee = GrpcReferee(config, server, port, store, unit_of_work, feeds, services, admission, interceptors, tls)
     # The same registration serves gRPC and, collected again, the browsers' side.
     referee.register(services, server)
     return referee

@@ -19,9 +19,9 @@ from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.service.answers import Answers
 from dizhu.service.errors import ServicerContext, guarded, guarded_stream
 from dizhu.service.feeds import TableFeeds
-from dizhu.service.gateway import Gateway
 from dizhu.service.metadata import Credentials, api_principal, credentials
 from dizhu.service.presence import mark_presence
+from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.service.watch import watch
 from dizhu.store import TableStore
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
@@ -88,7 +88,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     def __init__(
         self,
-        gateway: Gateway,
+        unit_of_work: UnitOfWork,
         store: TableStore,
         feeds: TableFeeds,
         *,
@@ -96,7 +96,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         api_keys: Collection[str] = (),
         anonymous_create: bool = True,
     ) -> None:
-        self._gateway = gateway
+        self._unit_of_work = unit_of_work
         self._store = store
         self._feeds = feeds
         self._admission = admission or Admission(AdmissionLimits())
@@ -112,7 +112,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         settings = convert.settings_from_proto(request.settings)
         check_settings(settings)
         owner = self._admission.owner(context)
-        unattended = self._gateway.policy.unattended_rounds
+        unattended = self._unit_of_work.policy.unattended_rounds
 
         def build(table_id: str, now_ms: int, mint: Mint) -> Created:
             return commands.create_table(
@@ -134,7 +134,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                 table=convert.table_view(created.outcome.table, Principal(Role.CREATOR)),
             )
 
-        return await self._gateway.create(request, principal, owner, build, respond, _CREATED)
+        return await self._unit_of_work.create(request, principal, owner, build, respond, _CREATED)
 
     @guarded
     async def JoinTable(self, request: pb.JoinTableRequest, context: ServicerContext) -> pb.JoinTableResponse:
@@ -156,7 +156,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             )
 
         # Joining needs no token: the answer is keyed by the request id alone, which makes it a secret.
-        return await self._gateway.mutate(
+        return await self._unit_of_work.mutate(
             "JoinTable",
             request,
             request.table_id,
@@ -170,14 +170,14 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def GetTable(self, request: pb.GetTableRequest, context: ServicerContext) -> pb.GetTableResponse:
-        table, principal, _, presence = await self._gateway.snapshot(request.table_id, credentials(context))
+        table, principal, _, presence = await self._unit_of_work.snapshot(request.table_id, credentials(context))
         response = pb.GetTableResponse(table=convert.table_view(table, principal))
         mark_presence(response, presence)
         return response
 
     @guarded
     async def LeaveTable(self, request: pb.LeaveTableRequest, context: ServicerContext) -> pb.LeaveTableResponse:
-        return await self._gateway.mutate(
+        return await self._unit_of_work.mutate(
             "LeaveTable",
             request,
             request.table_id,
@@ -190,7 +190,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def CloseTable(self, request: pb.CloseTableRequest, context: ServicerContext) -> pb.CloseTableResponse:
-        return await self._gateway.mutate(
+        return await self._unit_of_work.mutate(
             "CloseTable",
             request,
             request.table_id,
@@ -208,7 +208,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     async def Bid(self, request: pb.BidRequest, context: ServicerContext) -> pb.BidResponse:
         _require_version(request.expected_version)
         _require_amount(request.amount)
-        return await self._gateway.mutate(
+        return await self._unit_of_work.mutate(
             "Bid",
             request,
             request.table_id,
@@ -238,7 +238,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                     break
             return response
 
-        return await self._gateway.mutate(
+        return await self._unit_of_work.mutate(
             "Play",
             request,
             request.table_id,
@@ -262,7 +262,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                 table=_viewed(outcome, principal),
             )
 
-        return await self._gateway.mutate(
+        return await self._unit_of_work.mutate(
             "Settle",
             request,
             request.table_id,
@@ -277,7 +277,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     async def GetReplay(self, request: pb.GetReplayRequest, context: ServicerContext) -> pb.GetReplayResponse:
         if request.round < 1:
             raise InvalidArgument("round", "rounds are numbered from 1")
-        text = await self._gateway.read_replay(request.table_id, request.round)
+        text = await self._unit_of_work.read_replay(request.table_id, request.round)
         return self._replays.response(request.table_id, request.round, text)
 
     @guarded_stream
@@ -286,7 +286,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     ) -> AsyncIterator[pb.WatchTableResponse]:
         after = request.after_sequence if request.HasField("after_sequence") else None
         events = watch(
-            self._gateway,
+            self._unit_of_work,
             self._store,
             self._feeds,
             request.table_id,

@@ -18,9 +18,9 @@ from dizhu.referee.table import TableStatus
 from dizhu.service.convert import table_view
 from dizhu.service.event_codec import decode_event
 from dizhu.service.feeds import HEARTBEAT, LAGGING, TableFeeds
-from dizhu.service.gateway import Gateway
 from dizhu.service.metadata import Credentials
 from dizhu.service.presence import mark_presence
+from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.store import TableStore
 from dizhu.v1 import events_pb2, table_pb2
 
@@ -37,7 +37,7 @@ def _snapshot(view: table_pb2.TableView, sequence: int, version: int) -> events_
 
 
 async def watch(
-    gateway: Gateway,
+    unit_of_work: UnitOfWork,
     store: TableStore,
     feeds: TableFeeds,
     table_id: str,
@@ -47,7 +47,7 @@ async def watch(
     """The events of ``table_id`` for the caller (see the module docstring)."""
     # Read before subscribing, so an unknown table or a bad token fails at once. Events after
     # this snapshot's sequence that the subscription misses are read back from the store below.
-    table, principal, snapshot_sequence, presence = await gateway.snapshot(table_id, credentials)
+    table, principal, snapshot_sequence, presence = await unit_of_work.snapshot(table_id, credentials)
     viewer = seat = principal.seat if principal.role is Role.SEAT else None
     if after_sequence is not None and after_sequence > snapshot_sequence:
         raise SequenceOutOfRange(
@@ -55,7 +55,7 @@ async def watch(
             metadata={"table_id": table_id, "latest_sequence": str(snapshot_sequence)},
         )
     # A seat counts as connected while its stream is open (see dizhu.service.presence).
-    async with feeds.subscribe(table_id) as subscription, gateway.presence.stream_lease(table, seat) as here:
+    async with feeds.subscribe(table_id) as subscription, unit_of_work.presence.stream_lease(table, seat) as here:
         # Resume without a snapshot when every event the caller missed is still kept.
         resume = False
         if after_sequence is not None:
@@ -96,7 +96,7 @@ async def watch(
                 # Too far behind to keep a queue: start again from a fresh snapshot (as a
                 # spectator if the seat was left meanwhile: its token is revoked).
                 watcher = credentials if viewer is not None or seat is None else Credentials()
-                async for event in watch(gateway, store, feeds, table_id, watcher, None):
+                async for event in watch(unit_of_work, store, feeds, table_id, watcher, None):
                     yield event
                 return
             if sequence <= last:

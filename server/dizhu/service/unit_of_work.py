@@ -18,7 +18,7 @@ Answers are keyed by a hash of the caller's token and the request id, so one sea
 read another's answer, carry a fingerprint of the request so a reused request id is refused,
 and hold no token (``dizhu.service.answers``).
 
-Besides, the gateway keeps tables from living forever (:class:`TablePolicy`): it counts each
+Besides, the unit of work keeps tables from living forever (:class:`TablePolicy`): it counts each
 creator's open tables, refuses new tables when Redis is nearly full, closes tables nobody
 acts at any more, and keeps only the latest rounds' replays.
 """
@@ -60,10 +60,10 @@ from dizhu.service.presence import Presence, mark_presence, occupied_mask
 from dizhu.store import Saved, SaveOutcome, TableStore
 from dizhu.store.keys import validate_request_id, validate_table_id
 
-__all__ = ["MAX_REQUEST_ID", "MAX_TABLE_ID", "MIN_SECRET_REQUEST_ID", "Gateway", "Snapshot", "TablePolicy"]
+__all__ = ["MAX_REQUEST_ID", "MAX_TABLE_ID", "MIN_SECRET_REQUEST_ID", "Snapshot", "TablePolicy", "UnitOfWork"]
 
 ResponseT = TypeVar("ResponseT", bound=Message)
-_log = structlog.get_logger("dizhu.gateway")
+_log = structlog.get_logger("dizhu.unit_of_work")
 _MAX_ATTEMPTS = 16
 #: The contract's limits (the store's keys would take up to 128 characters).
 MAX_REQUEST_ID: Final = 64
@@ -81,7 +81,7 @@ _STORE_FULL_RETRY_MS: Final = 5_000
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TablePolicy:
-    """What the gateway does to keep tables bounded (the server's flags; docs/security.md)."""
+    """What the unit of work does to keep tables bounded (the server's flags; docs/security.md)."""
 
     #: Close a table no client acted at for this long (the clock's actions do not count); 0: never.
     idle_close_ms: int = 6 * 60 * 60 * 1000
@@ -135,7 +135,7 @@ class _Minting:
 
 
 class Snapshot(NamedTuple):
-    """A table as read for one caller (see :meth:`Gateway.snapshot`)."""
+    """A table as read for one caller (see :meth:`UnitOfWork.snapshot`)."""
 
     table: TableState
     principal: Principal
@@ -160,7 +160,7 @@ class _DecodedTables:
     Consecutive moves at a table mostly reach the same process, which then skips decoding:
     the bytes read from the store are compared with the ones it has (the store stays the
     truth; a table changed elsewhere simply has other bytes). A table this process wrote last
-    is also where its next move starts from without reading it (see :meth:`Gateway.mutate`).
+    is also where its next move starts from without reading it (see :meth:`UnitOfWork.mutate`).
     """
 
     def __init__(self, size: int) -> None:
@@ -194,8 +194,9 @@ class _DecodedTables:
             self._tables[table_id] = known._replace(presence=presence)
 
 
-class Gateway:
-    """Runs referee commands against the store for the table service."""
+class UnitOfWork:
+    """Runs referee commands against the store for the table service: each call's unit of work
+    (:meth:`mutate`: load, decide, save, answer), and what those calls share in this process."""
 
     def __init__(
         self,
