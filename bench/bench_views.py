@@ -24,6 +24,7 @@ from dizhu.referee.table import TableSettings, TableState
 from dizhu.rules import FOUR_PLAYER, THREE_PLAYER, Variant
 from dizhu.rules.random_play import random_action
 from dizhu.service import convert
+from dizhu.service.convert import views
 from dizhu.v1 import table_pb2
 
 
@@ -61,7 +62,7 @@ def _fresh_history(table: TableState) -> None:
             view.MergeFromString(_uncached(record.deal_number, action, timing.timed_out))
 
 
-_uncached = convert._history_entry.__wrapped__
+_uncached = views._history_entry.__wrapped__
 _SEAT_0 = Principal(Role.SEAT, 0)
 
 
@@ -78,7 +79,7 @@ def main() -> None:
         for table in _tables(variant, args.every, seed=7):
             assert table.round is not None
             view_us = _per_call_us(lambda t=table: convert.table_view(t, _SEAT_0), args.seconds)
-            cached_us = _per_call_us(lambda t=table: convert._fill_history(table_pb2.TableView(), t), args.seconds)
+            cached_us = _per_call_us(lambda t=table: views._fill_history(table_pb2.TableView(), t), args.seconds)
             fresh_us = _per_call_us(lambda t=table: _fresh_history(t), args.seconds)
             played = sum(len(getattr(action, "cards", ())) for action in table.round.history)
             print(

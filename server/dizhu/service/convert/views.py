@@ -1,0 +1,303 @@
+"""The single place a table becomes what one caller may see (``TableView``).
+
+The round part goes through the rules core's ``view_for``, so a hand never reaches anyone but
+its seat before the round is over.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Iterable
+from typing import cast
+
+from dizhu.referee.auth import Principal, Role
+from dizhu.referee.flow import reveal_of
+from dizhu.referee.replay import DealRecord
+from dizhu.referee.table import (
+    Reveal,
+    TableState,
+    TableStatus,
+)
+from dizhu.rules import (
+    Action,
+    Bid,
+    Card,
+    Phase,
+    Play,
+    Variant,
+    try_classify,
+    view_for,
+)
+from dizhu.service.convert.cards import ID_OF, card_id, card_to_proto, cards_to_proto, combination_to_proto
+from dizhu.service.convert.results import CLOSE_REASONS, reveal_to_proto, settlement_to_proto
+from dizhu.service.convert.settings import shown_settings
+from dizhu.v1 import table_pb2
+
+__all__ = ["table_view"]
+
+_YOUR_HAND = table_pb2.TableView.DESCRIPTOR.fields_by_name["your_hand"].number
+_KITTY = table_pb2.TableView.DESCRIPTOR.fields_by_name["kitty"].number
+
+
+def _card_entries(field: int) -> dict[Card, bytes]:
+    """Each card as one entry of a view's repeated card field, encoded with its tag."""
+    name = table_pb2.TableView.DESCRIPTOR.fields_by_number[field].name
+    entries = {}
+    for card in ID_OF:
+        view = table_pb2.TableView()
+        getattr(view, name).append(card_to_proto(card))
+        entries[card] = view.SerializeToString()
+    return entries
+
+
+_CARD_ENTRIES = {field: _card_entries(field) for field in (_YOUR_HAND, _KITTY)}
+
+
+def _cards_field(field: int, cards: Iterable[Card]) -> bytes:
+    """``cards`` as the encoded entries of a view's card field, in canonical id order (merged into a view:
+    a hand built from cards encoded once costs a fraction of building its messages)."""
+    return b"".join(map(_CARD_ENTRIES[field].__getitem__, sorted(cards, key=card_id)))
+
+
+def _phase(table: TableState) -> table_pb2.Phase:
+    return cast(table_pb2.Phase, table_pb2.Phase.Value(table.phase_name))
+
+
+def _viewer_seat(principal: Principal) -> int | None:
+    return principal.seat if principal.role is Role.SEAT else None
+
+
+def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
+    """``table`` as ``principal`` may see it."""
+    seat = _viewer_seat(principal)
+    running = table.status is TableStatus.IN_ROUND and table.round is not None
+    view = table_pb2.TableView(
+        table_id=table.table_id,
+        settings=shown_settings(table.settings),
+        version=table.version,
+        phase=_phase(table),
+        round=table.round_number if table.status is not TableStatus.CLOSED else table.match.rounds_played,
+        deal_number=table.deal_number if running else 0,
+        redeals=table.match.redeals,
+        dealer_seat=table.match.dealer,
+    )
+    if table.close_reason is not None:
+        view.close_reason = CLOSE_REASONS[table.close_reason]
+    hand_sizes = [0] * table.variant.players
+    if running and table.round is not None:
+        round_view = view_for(table.round, seat)
+        hand_sizes = list(round_view.hand_sizes)
+        view.turn_seat = round_view.turn
+        view.face_up_card.CopyFrom(card_to_proto(round_view.face_up))
+        view.face_up_seat = round_view.face_up_seat
+        view.seed_commitment = round_view.commitment or b""
+        view.highest_bid = round_view.bid
+        if round_view.landlord is not None:
+            view.landlord_seat = round_view.landlord
+        if round_view.kitty is not None and round_view.landlord is not None:
+            view.MergeFromString(_cards_field(_KITTY, round_view.kitty))
+        digest = _DIGESTS.of(table)
+        # The history, the auction's bids and the current trick's plays, each encoded once.
+        view.MergeFromString(digest.encoded + digest.bids + digest.trick_plays)
+        if round_view.phase is Phase.PLAY:
+            view.tricks_completed = digest.completed
+            view.trick.leader_seat = round_view.turn if digest.leader is None else digest.leader
+        if table.deadline_ms:
+            view.turn_deadline.FromMilliseconds(table.deadline_ms)
+        view.doublings = round_view.doublings
+        view.stake = round_view.stake
+        if round_view.hand is not None:
+            view.MergeFromString(_cards_field(_YOUR_HAND, round_view.hand))
+    banks = table.banks_ms if table.settings.clock.decision_ms and running and table.banks_ms else None
+    balances = table.match.balances
+    view.MergeFromString(
+        b"".join(
+            _seat_entry(
+                index,
+                s.token_hash is not None,
+                s.name,
+                hand_sizes[index],
+                balances[index],
+                table.timeouts[index] if table.timeouts else 0,
+                None if banks is None else banks[index],
+            )
+            for index, s in enumerate(table.seats)
+        )
+    )
+    if seat is not None:
+        view.your_seat = seat
+    if table.last_result is not None:
+        view.last_settlement.CopyFrom(settlement_to_proto(table.last_result))
+    reveal = _last_reveal(table, running)
+    if reveal is not None:
+        view.last_reveal.CopyFrom(reveal_to_proto(reveal))
+    return view
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _seat_entry(
+    seat: int, occupied: bool, name: str, cards_left: int, balance: int, timeouts: int, bank_ms: int | None
+) -> bytes:
+    """One encoded ``TableView.seats`` entry, field tag included (a seat changes far less often than
+    it is shown). ``connected`` stays unset: presence is not part of the table's state, the unit of work
+    marks it."""
+    seat_view = table_pb2.SeatView(
+        seat=seat, occupied=occupied, player_name=name, cards_left=cards_left, balance=balance, timeouts=timeouts
+    )
+    if bank_ms is not None:
+        seat_view.time_bank_left.FromMilliseconds(bank_ms)
+    return table_pb2.TableView(seats=[seat_view]).SerializeToString()
+
+
+def _bid_entry(action: Bid) -> bytes:
+    """One encoded ``TableView.bids`` entry, field tag included."""
+    return table_pb2.TableView(bids=[table_pb2.AuctionBid(seat=action.seat, amount=action.amount)]).SerializeToString()
+
+
+def _trick_entry(action: Play, variant: Variant) -> bytes:
+    """One play (or pass) of the current trick as an encoded ``TableView.trick`` with that one entry:
+    consecutive ones merge into one trick."""
+    message = table_pb2.TrickPlay(seat=action.seat, cards=cards_to_proto(action.cards))
+    combination = try_classify(action.cards, variant) if action.cards else None
+    if combination is not None:
+        message.combination.CopyFrom(combination_to_proto(combination))
+    return table_pb2.TableView(trick=table_pb2.Trick(plays=[message])).SerializeToString()
+
+
+def _last_reveal(table: TableState, running: bool) -> Reveal | None:
+    """The latest finished deal's secrets: a thrown-in deal of the running round, else the last round's."""
+    if running and table.earlier_deals:
+        thrown_in = table.earlier_deals[-1]
+        return reveal_of(table, thrown_in.state, thrown_in.deal_number)
+    return None if table.last_result is None else table.last_result.reveal
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
+    """One decision as an encoded ``TableView.history`` entry, field tag included.
+
+    Every view of a running round carries its whole history, rebuilt on every call: joined
+    from these bytes (each made once, then shared by every view and table) it costs about a
+    tenth of building the same messages afresh (``bench/bench_views.py``).
+    """
+    entry = table_pb2.RoundAction(deal_number=deal_number, seat=action.seat, timed_out=timed_out)
+    if isinstance(action, Bid):
+        entry.bid = action.amount
+    else:
+        entry.cards.extend(cards_to_proto(action.cards))
+    return table_pb2.TableView(history=[entry]).SerializeToString()
+
+
+class _RoundDigest:
+    """What every view of a running deal derives from its whole history, kept for the next view.
+
+    The encoded ``history`` and ``bids`` entries, the current trick's plays encoded (with
+    their combinations) and who led it, and the tricks completed. A deal's history only
+    grows, so the next view of the same table (the next move, mostly handled by the same
+    process) continues from here instead of going over the whole history again. Kept by
+    value: a digest is reused only when the deal's earlier history is equal to the one it
+    was made from.
+    """
+
+    __slots__ = (
+        "bids",
+        "completed",
+        "deal_number",
+        "earlier",
+        "encoded",
+        "history",
+        "leader",
+        "passes",
+        "timings",
+        "trick_plays",
+    )
+
+    def __init__(self, deal_number: int, earlier: tuple[DealRecord, ...], encoded: bytes) -> None:
+        self.deal_number = deal_number
+        self.earlier = earlier
+        #: The entries of the earlier deals and of ``history``, encoded.
+        self.encoded = encoded
+        self.history: tuple[Action, ...] = ()
+        self.timings: tuple[object, ...] = ()
+        #: Tricks completed, and passes in the current trick.
+        self.completed = 0
+        self.passes = 0
+        #: The deal's bids as encoded ``bids`` entries; the current trick's plays as an encoded ``trick``.
+        self.bids = b""
+        self.trick_plays = b""
+        #: Who led the current trick (None before its first play).
+        self.leader: int | None = None
+
+    def extends(self, table: TableState) -> bool:
+        """Whether ``table``'s running deal continues the one this digest was made from."""
+        assert table.round is not None
+        history, count = table.round.history, len(self.history)
+        return (
+            table.deal_number == self.deal_number
+            and len(history) >= count
+            and history[:count] == self.history
+            and table.timings[:count] == self.timings
+            and table.earlier_deals == self.earlier
+        )
+
+    def advance(self, table: TableState) -> None:
+        """Take in the actions of ``table``'s deal that came after the digested ones."""
+        assert table.round is not None
+        start = len(self.history)
+        history, timings = table.round.history, table.timings
+        new = zip(history[start:], timings[start:], strict=True)
+        self.encoded += b"".join(_history_entry(table.deal_number, action, timing.timed_out) for action, timing in new)
+        to_close = table.variant.passes_to_close
+        for action in history[start:]:
+            if not isinstance(action, Play):
+                self.bids += _bid_entry(action)
+                continue
+            if self.leader is None:
+                self.leader = action.seat
+            self.trick_plays += _trick_entry(action, table.variant)
+            if not action.is_pass:
+                self.passes = 0
+                continue
+            self.passes += 1
+            if self.passes == to_close:
+                self.completed += 1
+                self.passes = 0
+                self.trick_plays = b""
+                self.leader = None
+        self.history, self.timings = history, table.timings
+
+
+class _RoundDigests:
+    """The latest digest of each table's running deal (bounded: the least recently used go)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._digests: collections.OrderedDict[str, _RoundDigest] = collections.OrderedDict()
+
+    def of(self, table: TableState) -> _RoundDigest:
+        digest = self._digests.get(table.table_id)
+        if digest is None or not digest.extends(table):
+            earlier = b"".join(
+                _history_entry(record.deal_number, action, timing.timed_out)
+                for record in table.earlier_deals
+                for action, timing in zip(record.state.history, record.timings, strict=True)
+            )
+            digest = _RoundDigest(table.deal_number, table.earlier_deals, earlier)
+        digest.advance(table)
+        self._digests[table.table_id] = digest
+        self._digests.move_to_end(table.table_id)
+        if len(self._digests) > self._size:
+            self._digests.popitem(last=False)
+        return digest
+
+
+_DIGESTS = _RoundDigests()
+
+
+def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
+    """Every decision of the running round, its thrown-in deals first, with the clock's marked.
+
+    Only public facts: who bid what and who played which cards, as everyone saw it happen.
+    """
+    view.MergeFromString(_DIGESTS.of(table).encoded)
