@@ -18,15 +18,13 @@ It runs on one Redis server or on a Redis Cluster (:mod:`dizhu.store.connection`
 a failover then loses no acknowledged move.
 
 The key layout is in :mod:`dizhu.store.keys`, the scripts in :mod:`dizhu.store.scripts`,
-the guarantees in docs/store.md.
+what it answers in :mod:`dizhu.store.replies`, the guarantees in docs/store.md.
 """
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from redis.commands.core import AsyncScript
@@ -53,69 +51,24 @@ from dizhu.store.keys import (
 )
 from dizhu.store.notifications import Appends
 from dizhu.store.presence import PresenceStore
+from dizhu.store.replies import (
+    Loaded,
+    MemoryUse,
+    Saved,
+    SaveOutcome,
+    reply_bytes,
+    reply_int,
+    reply_text,
+    saved_of,
+    stream_event,
+    xread_entries,
+)
 
 __all__ = ["Loaded", "MemoryUse", "NotReplicated", "SaveOutcome", "Saved", "TableStore"]
 
 DAY_S: Final = 24 * 60 * 60
-_EVENT_FIELD: Final = b"e"
 # The highest sub-id of a stream id: "<n>-<MAX>" is the last id any entry of sequence n can have.
 _MAX_SUB_ID: Final = 2**64 - 1
-
-
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    """What :meth:`TableStore.load` read, all at one instant."""
-
-    state: bytes | None
-    """The table's state, or ``None`` if there is no such table (never created, or expired)."""
-    version: int
-    """The table's version; 0 when there is no table."""
-    answer: bytes | None
-    """The answer recorded for the ``(principal, request_id)`` asked about, if any."""
-    sequence: int = 0
-    """The sequence number of the table's last event (0 before any): a snapshot of
-    ``state`` is followed by the events after this one."""
-    presence: int = 0
-    """The seats last announced connected, bit ``s`` for seat ``s`` (:mod:`dizhu.store.presence`)."""
-
-
-class SaveOutcome(enum.Enum):
-    """How a :meth:`TableStore.create` or :meth:`TableStore.save` ended."""
-
-    SAVED = "SAVED"
-    """Written: the state, the events and the answer, all at once."""
-    CONFLICT = "CONFLICT"
-    """Nothing written: the version moved on (or, for ``create``, the table already exists;
-    for ``save``, it does not exist). The caller reloads and decides again."""
-    DUPLICATE = "DUPLICATE"
-    """Nothing written: this request id already has an answer, which is returned."""
-
-
-@dataclass(frozen=True, slots=True)
-class Saved:
-    """The result of :meth:`TableStore.create` or :meth:`TableStore.save`."""
-
-    outcome: SaveOutcome
-    answer: bytes | None = None
-    """The answer recorded first, for :attr:`SaveOutcome.DUPLICATE`; else ``None``."""
-    first_sequence: int = 0
-    """For :attr:`SaveOutcome.SAVED`: the sequence number of the first appended event (with no
-    events, the number the next one will get); else 0."""
-    version: int = 0
-    """The table's version after the call: the new one when saved, the stored one otherwise
-    (0 if there is no table) -- what a ``STALE_STATE`` error reports as ``current_version``."""
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryUse:
-    """How full Redis is: ``INFO memory``'s ``used_memory`` and ``maxmemory`` (0: no limit)."""
-
-    used: int
-    limit: int
-
-    def above(self, fraction: float) -> bool:
-        """Whether more than ``fraction`` of the limit is used (never, without a limit)."""
-        return self.limit > 0 and self.used > fraction * self.limit
 
 
 #: Keys of the tables in play, built (and their ids validated) once rather than on every call.
@@ -209,8 +162,8 @@ class TableStore:
         old_deadlines, old_versions = f"{self._prefix}:{{clock}}:deadlines", f"{self._prefix}:{{clock}}:versions"
         entries: list[Any] = await self._redis.zrange(old_deadlines, 0, -1, withscores=True)
         for member, score in entries:
-            table_id = _text(member)
-            version = _int(await self._redis.hget(old_versions, table_id))
+            table_id = reply_text(member)
+            version = reply_int(await self._redis.hget(old_versions, table_id))
             await self._deadline(
                 keys=self._deadline_keys(table_id), args=[table_id, version, int(score), "0", "0" if version else "1"]
             )
@@ -235,11 +188,11 @@ class TableStore:
             if answer is not None:
                 await self._confirm(keys)  # the answer acknowledges a write: it must be on a replica too
         return Loaded(
-            state=_bytes(data),
-            version=_int(version),
-            answer=_bytes(answer),
-            sequence=_int(seq),
-            presence=_int(presence),
+            state=reply_bytes(data),
+            version=reply_int(version),
+            answer=reply_bytes(answer),
+            sequence=reply_int(seq),
+            presence=reply_int(presence),
         )
 
     async def create(
@@ -279,11 +232,11 @@ class TableStore:
     ) -> Saved:
         """Run ``CREATE`` or ``SAVE``; with ``replicas``, return only once replicas hold the outcome."""
         if not self.replicas:
-            return _saved(await script(keys=script_keys, args=args))
+            return saved_of(await script(keys=script_keys, args=args))
         reply, acknowledged = await write_and_wait(
             self._redis, script, script_keys, args, replicas=self.replicas, timeout_ms=self.replica_timeout_ms
         )
-        saved = _saved(reply)
+        saved = saved_of(reply)
         if saved.outcome is SaveOutcome.SAVED and acknowledged < self.replicas:
             raise NotReplicated(f"table written, but {acknowledged} of {self.replicas} replicas confirmed it in time")
         if saved.outcome is SaveOutcome.DUPLICATE:
@@ -342,7 +295,7 @@ class TableStore:
 
         ``decided_on`` and ``presence``, for a change decided without reading the table first:
         ``CONFLICT`` too unless the stored state is exactly ``decided_on`` and the seats last
-        announced connected are ``presence`` (see :class:`dizhu.service.gateway.Gateway`).
+        announced connected are ``presence`` (see :class:`dizhu.service.unit_of_work.UnitOfWork`).
         """
         if not 0 < expected_version < new_version:
             raise ValueError(f"versions must grow from a positive one, not {expected_version} → {new_version}")
@@ -369,7 +322,7 @@ class TableStore:
 
     async def read_record(self, table_id: str, name: str) -> bytes | None:
         """A record kept by :meth:`save` (``None`` if there is none, or it expired)."""
-        return _bytes(await self._redis.hget(self.keys(table_id).records, name))
+        return reply_bytes(await self._redis.hget(self.keys(table_id).records, name))
 
     async def index_deadline(
         self, table_id: str, version: int, deadline_ms: int | None, *, final: bool = False, early: bool = False
@@ -430,7 +383,7 @@ class TableStore:
             for index in self._indexes:
                 pipe.zrangebyscore(index.deadlines, 0, now_ms, start=0, num=limit, withscores=True)
             shards: list[list[Any]] = await pipe.execute()
-        entries = sorted((int(score), _text(member)) for entries in shards for member, score in entries)
+        entries = sorted((int(score), reply_text(member)) for entries in shards for member, score in entries)
         return [(table_id, deadline_ms) for deadline_ms, table_id in entries[:limit]]
 
     async def read_events(
@@ -452,17 +405,17 @@ class TableStore:
             reply = await run_on_key_node(
                 self._redis, events_key, "XREAD", "COUNT", count, "BLOCK", block_ms, "STREAMS", events_key, after
             )
-            entries = _xread_entries(reply)
-        return [_event(entry) for entry in entries or ()]
+            entries = xread_entries(reply)
+        return [stream_event(entry) for entry in entries or ()]
 
     async def oldest_sequence(self, table_id: str) -> int | None:
         """The sequence number of the oldest event still kept, or ``None`` if none is."""
         entries = await self._redis.xrange(self.keys(table_id).events, count=1)
-        return _event(entries[0])[0] if entries else None
+        return stream_event(entries[0])[0] if entries else None
 
     async def last_sequence(self, table_id: str) -> int:
         """The sequence number of the table's last event; 0 before any (or with no table)."""
-        return _int(await self._redis.hget(self.keys(table_id).state, "seq"))
+        return reply_int(await self._redis.hget(self.keys(table_id).state, "seq"))
 
     async def mark_active(self, table_id: str, active_ms: int) -> None:
         """Index when a client last acted at ``table_id`` (see :meth:`inactive_tables`)."""
@@ -473,7 +426,7 @@ class TableStore:
         entries: list[Any] = await self._redis.zrangebyscore(
             self._activity_key, 0, f"({before_ms}", start=0, num=limit, withscores=True
         )
-        return [(_text(member), int(score)) for member, score in entries]
+        return [(reply_text(member), int(score)) for member, score in entries]
 
     async def forget_activity(self, table_id: str) -> None:
         """Drop ``table_id`` from the activity index (it is closed, or gone)."""
@@ -501,7 +454,7 @@ class TableStore:
         releasing it): one pipelined read of every counted table.
         """
         key = self._quota_key(owner)
-        members = [_text(member) for member in await self._redis.zrange(key, 0, -1)]
+        members = [reply_text(member) for member in await self._redis.zrange(key, 0, -1)]
         async with self._redis.pipeline(transaction=False) as pipe:
             for table_id in members:
                 pipe.hmget(self.keys(table_id).state, ["version", "fin"])
@@ -530,50 +483,3 @@ class TableStore:
         await self._redis.delete(
             keys.state, keys.events, keys.records, keys.answers, keys.answered, keys.presence, keys.sync
         )
-
-
-def _bytes(value: object) -> bytes | None:
-    """A bulk reply as bytes (``None`` stays ``None``)."""
-    if value is None or isinstance(value, bytes):
-        return value
-    raise TypeError(f"expected bytes from Redis, got {type(value).__name__}: is decode_responses on?")
-
-
-def _text(value: object) -> str:
-    """A member or key reply as text."""
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _int(value: object) -> int:
-    """A decimal bulk reply as an int; ``None`` (no such key or field) is 0."""
-    raw = _bytes(value)
-    return 0 if raw is None else int(raw)
-
-
-def _event(entry: Any) -> tuple[int, bytes]:
-    """``(sequence, payload)`` of a stream entry ``(b"<seq>-1", {b"e": payload})``."""
-    entry_id, fields = entry
-    payload = _bytes(fields[_EVENT_FIELD])
-    assert payload is not None
-    return int(entry_id.split(b"-", 1)[0]), payload
-
-
-def _saved(reply: list[Any]) -> Saved:
-    outcome, answer, first_sequence, version = reply
-    return Saved(
-        outcome=SaveOutcome(outcome.decode()),
-        answer=answer,
-        first_sequence=int(first_sequence),
-        version=_int(version),
-    )
-
-
-def _xread_entries(reply: Any) -> list[Any]:
-    """The entries of the one stream in an ``XREAD`` reply (RESP2 list or RESP3 map)."""
-    if not reply:
-        return []
-    if isinstance(reply, dict):  # RESP3: {stream: [entries]}
-        (entries,) = reply.values()
-        return list(entries[0] if entries and isinstance(entries[0], list) else entries)
-    ((_stream, entries),) = reply
-    return list(entries)
