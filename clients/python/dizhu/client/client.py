@@ -29,22 +29,16 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import datetime
 import logging
-import os
-import random
-import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar, cast
 
 import grpc
-from google.protobuf import duration_pb2
 from google.protobuf.message import Message
 
 from dizhu.client.cards import NotationError, parse_cards, pick
+from dizhu.client.connection import CHANNEL_OPTIONS, RetryPolicy, new_request_id, open_channel, tls_credentials
 from dizhu.client.errors import (
     DizhuError,
     InvalidArgument,
@@ -53,6 +47,7 @@ from dizhu.client.errors import (
     Unavailable,
     from_rpc_error,
 )
+from dizhu.client.table_settings import Seconds, clock_settings, variant_of
 from dizhu.v1 import (
     cards_pb2,
     events_pb2,
@@ -63,7 +58,16 @@ from dizhu.v1 import (
     table_service_pb2_grpc,
 )
 
-__all__ = ["CHANNEL_OPTIONS", "CardsLike", "RetryPolicy", "Seconds", "TableClient", "new_request_id"]
+__all__ = [
+    "CHANNEL_OPTIONS",
+    "CardsLike",
+    "RetryPolicy",
+    "Seconds",
+    "TableClient",
+    "new_request_id",
+    "open_channel",
+    "tls_credentials",
+]
 
 _log = logging.getLogger("dizhu.client")
 
@@ -72,96 +76,6 @@ CardsLike = str | Iterable[cards_pb2.Card]
 _Response = TypeVar("_Response", bound=Message)
 _THREE: Final = cards_pb2.VARIANT_THREE_PLAYER
 _FOUR: Final = cards_pb2.VARIANT_FOUR_PLAYER
-
-#: Options of the channels a client opens itself: after a lost connection, try again within
-#: 0.2 s (gRPC's default first wait is 1 s, longer than a game can stall) and at most every 2 s.
-CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
-    ("grpc.initial_reconnect_backoff_ms", 200),
-    ("grpc.max_reconnect_backoff_ms", 2000),
-)
-
-
-def new_request_id() -> str:
-    """A fresh idempotency key (a UUID4 in hex)."""
-    return uuid.uuid4().hex
-
-
-def tls_credentials(ca_file: str | os.PathLike[str] | None = None) -> grpc.ChannelCredentials:
-    """Credentials for a referee that serves TLS (``dizhu serve --tls-cert``): its certificate is
-    checked against the authority in ``ca_file`` (PEM), or against the system's when None."""
-    roots = None if ca_file is None else Path(ca_file).read_bytes()
-    return grpc.ssl_channel_credentials(root_certificates=roots)
-
-
-def open_channel(target: str, credentials: grpc.ChannelCredentials | None = None) -> grpc.aio.Channel:
-    """A channel to the referee at ``target`` with :data:`CHANNEL_OPTIONS`: over TLS with
-    ``credentials`` (see :func:`tls_credentials`), else in plaintext."""
-    if credentials is None:
-        return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
-    return grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How calls that may not have reached the referee are retried (always with the same request)."""
-
-    #: Attempts in all, the first included; 1 disables retries.
-    attempts: int = 6
-    #: Delay before the first retry; it doubles (times ``multiplier``) up to ``max_delay_s``.
-    initial_delay_s: float = 0.05
-    max_delay_s: float = 2.0
-    multiplier: float = 2.0
-    #: Each delay is drawn uniformly from ``[delay * (1 - jitter), delay]``.
-    jitter: float = 0.5
-    #: The deadline of each attempt.
-    timeout_s: float = 10.0
-
-    def delays(self) -> Iterable[float]:
-        """The waits before attempts 2, 3, ... (one fewer than ``attempts``)."""
-        delay = self.initial_delay_s
-        for _ in range(self.attempts - 1):
-            yield delay * (1 - self.jitter * random.random())  # noqa: S311 -- jitter, not secrecy
-            delay = min(delay * self.multiplier, self.max_delay_s)
-
-
-#: A duration in seconds, or as a ``timedelta``.
-Seconds = float | datetime.timedelta
-_POLICIES: Final = {
-    "auto_play": table_pb2.TIMEOUT_POLICY_AUTO_PLAY,
-    "forfeit": table_pb2.TIMEOUT_POLICY_FORFEIT,
-}
-
-
-def _duration(value: Seconds) -> duration_pb2.Duration:
-    duration = duration_pb2.Duration()
-    duration.FromTimedelta(value if isinstance(value, datetime.timedelta) else datetime.timedelta(seconds=value))
-    return duration
-
-
-def _clock(
-    decision_time: Seconds,
-    first_decision_time: Seconds | None,
-    time_bank: Seconds | None,
-    timeout_policy: str | table_pb2.TimeoutPolicy,
-) -> table_pb2.ClockSettings:
-    """The clock settings of :meth:`TableClient.create_table`'s keywords."""
-    policy = _POLICIES.get(timeout_policy, timeout_policy) if isinstance(timeout_policy, str) else timeout_policy
-    if isinstance(policy, str):
-        raise ValueError(f"unknown timeout policy {timeout_policy!r}: use 'auto_play' or 'forfeit'")
-    clock = table_pb2.ClockSettings(decision_time=_duration(decision_time), timeout_policy=policy)
-    if first_decision_time is not None:
-        clock.first_decision_time.CopyFrom(_duration(first_decision_time))
-    if time_bank is not None:
-        clock.time_bank.CopyFrom(_duration(time_bank))
-    return clock
-
-
-def _variant_of(variant: int | str) -> cards_pb2.Variant:
-    if variant in ("3p", 3, _THREE):
-        return _THREE
-    if variant in ("4p", 4, _FOUR):
-        return _FOUR
-    raise ValueError(f"unknown variant {variant!r}: use '3p' or '4p'")
 
 
 class TableClient:
@@ -327,7 +241,7 @@ class TableClient:
         """
         if settings is None:
             settings = table_pb2.TableSettings(
-                variant=_variant_of(variant),
+                variant=variant_of(variant),
                 round_limit=round_limit,
                 next_round=next_round,
                 house_rules=table_pb2.HouseRules(spring=spring),
@@ -337,7 +251,7 @@ class TableClient:
             if max_redeals is not None:
                 settings.max_redeals = max_redeals
             if decision_time is not None:
-                settings.clock.CopyFrom(_clock(decision_time, first_decision_time, time_bank, timeout_policy))
+                settings.clock.CopyFrom(clock_settings(decision_time, first_decision_time, time_bank, timeout_policy))
             elif first_decision_time is not None or time_bank is not None:
                 raise ValueError("first_decision_time and time_bank need a decision_time (the clock is off)")
         request = table_service_pb2.CreateTableRequest(
@@ -520,7 +434,7 @@ class TableClient:
 
     async def classify(self, cards: CardsLike, *, variant: int | str | None = None) -> rules_service_pb2.Classification:
         """How ``cards`` read as a combination of the variant (the table's by default)."""
-        v = self.variant if variant is None else _variant_of(variant)
+        v = self.variant if variant is None else variant_of(variant)
         request = rules_service_pb2.ClassifyRequest(variant=v, cards=self._card_set(cards, v))
         response = await self._call(self._rules.Classify, request, rules_service_pb2.ClassifyResponse, anonymous=True)
         return response.classification
@@ -529,7 +443,7 @@ class TableClient:
         self, hand: CardsLike, to_beat: CardsLike | None = None, *, variant: int | str | None = None
     ) -> rules_service_pb2.ListLegalMovesResponse:
         """Every combination ``hand`` can play (leading, or against ``to_beat``) and ``can_pass``."""
-        v = self.variant if variant is None else _variant_of(variant)
+        v = self.variant if variant is None else variant_of(variant)
         request = rules_service_pb2.ListLegalMovesRequest(variant=v, hand=self._card_set(hand, v))
         if to_beat is not None:
             request.to_beat.CopyFrom(self._card_set(to_beat, v))
@@ -541,6 +455,6 @@ class TableClient:
         self, a: CardsLike, b: CardsLike, *, variant: int | str | None = None
     ) -> rules_service_pb2.CompareResponse:
         """Whether play ``b`` beats play ``a``, with both classifications."""
-        v = self.variant if variant is None else _variant_of(variant)
+        v = self.variant if variant is None else variant_of(variant)
         request = rules_service_pb2.CompareRequest(variant=v, a=self._card_set(a, v), b=self._card_set(b, v))
         return await self._call(self._rules.Compare, request, rules_service_pb2.CompareResponse, anonymous=True)
