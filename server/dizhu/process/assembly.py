@@ -56,7 +56,7 @@ class Referee:
 
     async def stop(self, grace_s: float) -> None:
         """Both ports stop taking calls and let those in flight finish within ``grace_s``."""
-        await self.grpc.stop(grace_s, *([self.web.stop()] if self.web is not None else []))
+        await self.grpc.stop(grace_s, *([self.web.stop] if self.web is not None else []))
 
 
 async def create_server(config: ServerConfig, store: TableStore) -> Referee:

@@ -8,7 +8,7 @@ composition root (:mod:`dizhu.process`) starts it, adds the HTTP side when asked
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -96,10 +96,11 @@ class GrpcReferee:
         )
         self._background = asyncio.gather(clock, sweeper)
 
-    async def stop(self, grace_s: float, *alongside: Awaitable[None]) -> None:
+    async def stop(self, grace_s: float, *alongside: Callable[[], Awaitable[None]]) -> None:
         """Health NOT_SERVING first, then let in-flight calls finish within ``grace_s``.
 
-        ``alongside``: other servers of the process (the HTTP side), stopped with this one.
+        ``alongside``: how to stop the other servers of the process (the HTTP side), stopped
+        with this one.
         Open streams end with UNAVAILABLE after the grace period; their clients resume from
         their last sequence on another process.
         """
@@ -107,7 +108,7 @@ class GrpcReferee:
         self._stopping.set()
         if self._background is not None:
             await asyncio.gather(self._background, return_exceptions=True)
-        await asyncio.gather(self.server.stop(grace_s), *alongside)
+        await asyncio.gather(self.server.stop(grace_s), *(stop() for stop in alongside))
         await self.unit_of_work.presence.close()  # the streams' leases, released before Redis closes
         await self.feeds.close()
 
