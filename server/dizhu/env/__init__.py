@@ -1,0 +1,36 @@
+"""Training environments on the referee's exact rules (docs/env.md).
+
+* ``dizhu.env.dou_dizhu_v0``: the PettingZoo AEC environment, 3p and 4p with the auction;
+* ``DouDizhuEnv``: a Gymnasium environment for one seat, the others played by policies;
+* ``VectorDouDizhuEnv``: many tables stepped in one call into preallocated buffers, with
+  ``send`` / ``recv``;
+* ``action_table``: the published action tables; ``encoding``: the observation encodings;
+* ``PolicyBot``: an environment policy playing at a real referee as a ``dizhu.client.Bot``.
+
+Needs the ``[env]`` extra: ``pip install 'dizhu[env]'``.
+"""
+
+from dizhu.env.actions import ACTION_TABLE_VERSION, FIRST_PLAY, PASS, ActionTable, action_table
+from dizhu.env.encodings import ENCODINGS, Encoding, card_vector, douzero_features, encoding
+from dizhu.env.engine import available_engines, rules
+from dizhu.env.info import SeatInfo, from_state
+from dizhu.env.rewards import REWARDS, rewards
+
+__all__ = [
+    "ACTION_TABLE_VERSION",
+    "ENCODINGS",
+    "FIRST_PLAY",
+    "PASS",
+    "REWARDS",
+    "ActionTable",
+    "Encoding",
+    "SeatInfo",
+    "action_table",
+    "available_engines",
+    "card_vector",
+    "douzero_features",
+    "encoding",
+    "from_state",
+    "rewards",
+    "rules",
+]
