@@ -10,27 +10,41 @@
 Needs the ``[env]`` extra: ``pip install 'dizhu[env]'``.
 """
 
+import gymnasium
+
 from dizhu.env.actions import ACTION_TABLE_VERSION, FIRST_PLAY, PASS, ActionTable, action_table
 from dizhu.env.encodings import ENCODINGS, Encoding, card_vector, douzero_features, encoding
 from dizhu.env.engine import available_engines, rules
 from dizhu.env.info import SeatInfo, from_state
 from dizhu.env.rewards import REWARDS, rewards
+from dizhu.env.single import DouDizhuEnv, Policy, random_policy
+from dizhu.env.vector import VectorDouDizhuEnv
+
+#: The Gymnasium id of ``DouDizhuEnv``: ``gymnasium.make("dizhu/DouDizhu-v0", variant="4p")``.
+GYMNASIUM_ID = "dizhu/DouDizhu-v0"
+if GYMNASIUM_ID not in gymnasium.registry:
+    gymnasium.register(GYMNASIUM_ID, entry_point="dizhu.env.single:DouDizhuEnv")
 
 __all__ = [
+    "GYMNASIUM_ID",
     "ACTION_TABLE_VERSION",
     "ENCODINGS",
     "FIRST_PLAY",
     "PASS",
     "REWARDS",
     "ActionTable",
+    "DouDizhuEnv",
     "Encoding",
+    "Policy",
     "SeatInfo",
+    "VectorDouDizhuEnv",
     "action_table",
     "available_engines",
     "card_vector",
     "douzero_features",
     "encoding",
     "from_state",
+    "random_policy",
     "rewards",
     "rules",
 ]

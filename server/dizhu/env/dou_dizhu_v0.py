@@ -16,7 +16,6 @@ behaviour, spaces or the action table change.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,8 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from dizhu.env.encodings import Encoding, encoding
+from dizhu.env.encodings import Encoding
+from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
 from dizhu.env.game import Game
 from dizhu.env.render import render_text
@@ -87,7 +87,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # noqa: N801 -- Petting
         self.render_mode = render_mode
         self.variant = VARIANTS[variant]
         self.game = Game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
-        self.coder = _coder(encoding, self.variant)
+        self.coder = make_encoding(encoding, self.variant)
         self.possible_agents = [f"seat_{seat}" for seat in range(self.variant.players)]
         self.agents = list(self.possible_agents)
         space = observation_space(self.coder, self.game.table.size)
@@ -151,8 +151,3 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # noqa: N801 -- Petting
 
     def close(self) -> None:
         pass
-
-
-@functools.cache
-def _coder(name: str, variant: Any) -> Encoding:
-    return encoding(name, variant)

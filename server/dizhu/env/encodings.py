@@ -27,6 +27,7 @@ from dizhu.rules import MAX_BID, Variant
 __all__ = [
     "ENCODINGS",
     "Encoding",
+    "card_matrix",
     "card_vector",
     "douzero_features",
     "encoding",
@@ -41,32 +42,35 @@ _BOMB_SLOTS = 15
 
 
 @functools.cache
-def _card_rows(decks: int) -> npt.NDArray[np.int8]:
-    """``rows[r, c]``: the card vector of ``c`` cards of rank ``r`` alone."""
+def _positions(decks: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int8]]:
+    """For each entry of a card vector: the rank it counts and how many cards of it switch it on, minus one."""
     width = 4 * decks
-    size = 54 * decks
-    rows = np.zeros((_RANKS, width + 1, size), dtype=np.int8)
+    ranks: list[int] = []
+    thresholds: list[int] = []
     for rank in range(_RANKS):
-        start, copies = (width * rank, width) if rank < _NORMAL_RANKS else (
-            _NORMAL_RANKS * width + decks * (rank - _NORMAL_RANKS), decks)
-        for count in range(1, copies + 1):
-            rows[rank, count, start : start + count] = 1
-    return rows
+        copies = width if rank < _NORMAL_RANKS else decks
+        ranks += [rank] * copies
+        thresholds += list(range(copies))
+    return np.array(ranks, dtype=np.intp), np.array(thresholds, dtype=np.int8)
 
 
-_RANGE = np.arange(_RANKS)
+def card_matrix(rows: Sequence[Sequence[int]], decks: int) -> Int8Array:
+    """The card vectors of several card sets given as counts by rank, one row each."""
+    ranks, thresholds = _positions(decks)
+    counts = np.asarray(rows, dtype=np.int8).reshape(len(rows), _RANKS)
+    return (counts[:, ranks] > thresholds).view(np.int8)
 
 
 def card_vector(counts: Sequence[int], decks: int) -> Int8Array:
     """The card vector of cards given as counts by rank (see the module docstring)."""
-    return _card_rows(decks)[_RANGE, np.asarray(counts)].sum(axis=0, dtype=np.int8)
+    return card_matrix([counts], decks)[0]
 
 
-def _ranks_vector(ranks: Sequence[int], decks: int) -> Int8Array:
+def _rank_counts(ranks: Sequence[int]) -> list[int]:
     counts = [0] * _RANKS
     for rank in ranks:
         counts[rank] += 1
-    return card_vector(counts, decks)
+    return counts
 
 
 def _one_hot(index: int, size: int) -> Int8Array:
@@ -95,11 +99,8 @@ def _history(info: SeatInfo, decks: int) -> Int8Array:
     length = 5 * players
     width = 54 * decks
     recent = info.plays[-length:]
-    rows = np.zeros((length, width), dtype=np.int8)
-    for row, (_, ranks) in enumerate(recent, start=length - len(recent)):
-        if ranks:
-            rows[row] = _ranks_vector(ranks, decks)
-    return rows.reshape(5, players * width)
+    counts = [[0] * _RANKS] * (length - len(recent)) + [_rank_counts(ranks) for _, ranks in recent]
+    return card_matrix(counts, decks).reshape(5, players * width)
 
 
 def _role(info: SeatInfo) -> int:
@@ -126,25 +127,30 @@ def _state_features(info: SeatInfo) -> Int8Array:
     played = _Played(info)
     role = _role(info)
     seat_of = [(info.landlord + r) % players for r in range(players)]
-    parts = [card_vector(info.hand, decks), card_vector(_others(info, played), decks)]
-    bombs = _one_hot(info.doublings, _BOMB_SLOTS)
+    cards = [info.hand, _others(info, played)]  # the card vectors, in order
+    hot: list[tuple[int, int]] = []  # then the one-hot blocks: (index, size)
     if role == 0:
         farmers = [seat_of[r] for r in range(players - 1, 0, -1)]  # landlord_up first, as DouZero
-        parts.append(_ranks_vector(info.to_beat, decks))
-        parts += [card_vector(played.counts[farmer], decks) for farmer in farmers]
-        parts += [_one_hot(info.hand_sizes[farmer] - 1, variant.hand_size) for farmer in farmers]
+        cards.append(_rank_counts(info.to_beat))
+        cards += [played.counts[farmer] for farmer in farmers]
+        hot += [(info.hand_sizes[farmer] - 1, variant.hand_size) for farmer in farmers]
     else:
         landlord = seat_of[0]
         mates = [seat_of[r] for r in range(1, players) if r != role]
-        parts.append(card_vector(played.counts[landlord], decks))
-        parts += [card_vector(played.counts[mate], decks) for mate in mates]
-        parts.append(_ranks_vector(info.to_beat, decks))
-        parts.append(_ranks_vector(played.last_move[landlord], decks))
-        parts += [_ranks_vector(played.last_move[mate], decks) for mate in mates]
-        parts.append(_one_hot(info.hand_sizes[landlord] - 1, variant.landlord_hand_size))
-        parts += [_one_hot(info.hand_sizes[mate] - 1, variant.hand_size) for mate in mates]
-    parts.append(bombs)
-    return np.concatenate(parts)
+        cards.append(played.counts[landlord])
+        cards += [played.counts[mate] for mate in mates]
+        cards.append(_rank_counts(info.to_beat))
+        cards.append(_rank_counts(played.last_move[landlord]))
+        cards += [_rank_counts(played.last_move[mate]) for mate in mates]
+        hot.append((info.hand_sizes[landlord] - 1, variant.landlord_hand_size))
+        hot += [(info.hand_sizes[mate] - 1, variant.hand_size) for mate in mates]
+    hot.append((info.doublings, _BOMB_SLOTS))
+    ones = np.zeros(sum(size for _, size in hot), dtype=np.int8)
+    at = 0
+    for index, size in hot:
+        ones[at + index % size] = 1  # DouZero's ``one_hot[n - 1]`` wraps for 0 cards left: kept
+        at += size
+    return np.concatenate((card_matrix(cards, decks).ravel(), ones))
 
 
 def douzero_features(info: SeatInfo, legal: Sequence[Sequence[int]]) -> dict[str, npt.NDArray[np.generic]]:
@@ -157,7 +163,7 @@ def douzero_features(info: SeatInfo, legal: Sequence[Sequence[int]]) -> dict[str
     decks = info.variant.decks
     x_no_action = _state_features(info)
     z = _history(info, decks)
-    actions = np.stack([_ranks_vector(play, decks) for play in legal]) if legal else np.zeros((0, 54 * decks))
+    actions = card_matrix([_rank_counts(play) for play in legal], decks)
     x_batch = np.hstack((np.repeat(x_no_action[np.newaxis, :], len(legal), axis=0), actions)).astype(np.float32)
     z_batch = np.repeat(z[np.newaxis, :, :], len(legal), axis=0).astype(np.float32)
     return {"x_batch": x_batch, "z_batch": z_batch, "x_no_action": x_no_action, "z": z}
@@ -193,12 +199,12 @@ def _auction_block(info: SeatInfo) -> Int8Array:
     relative = [(info.seat + r) % players for r in range(players)]
     face_up = [0] * _RANKS
     face_up[info.face_up_rank] = 1
+    hand_and_face_up = card_matrix([info.hand, face_up], variant.decks).ravel()
     calls = np.zeros((players, MAX_BID + 2), dtype=np.int8)
     for row, seat in enumerate(relative):
         calls[row, info.calls[seat] + 1] = 1  # column 0: no call yet; 1: pass; 2..4: bid 1..3
     return np.concatenate((
-        card_vector(info.hand, variant.decks),
-        card_vector(face_up, variant.decks),
+        hand_and_face_up,
         _one_hot((info.face_up_seat - info.seat) % players, players),
         _one_hot((info.dealer - info.seat) % players, players),
         _one_hot(info.bid, MAX_BID + 1),

@@ -1,0 +1,214 @@
+"""``VectorDouDizhuEnv``: many tables stepped in one call, into preallocated numpy buffers.
+
+Every table plays self-play: at each step, each table's seat to act takes the action given
+for that table. The results land in buffers allocated once (EnvPool's layout):
+
+* ``observation`` ``(num_envs, size)`` int8 and ``action_mask`` ``(num_envs, actions)`` int8:
+  what the seat to act sees next;
+* ``seat`` ``(num_envs,)``: that seat; ``rewards`` ``(num_envs, players)`` float32 and
+  ``terminated`` ``(num_envs,)``: a round that just ended and what it paid each seat (the
+  table then starts its next round at once, and the observation is the new round's).
+
+``step(actions)`` is synchronous. ``send(actions)`` / ``recv()`` is asynchronous: with
+``workers=k`` the tables are split over ``k`` processes sharing the buffers, ``send`` returns
+at once, and ``recv`` waits for every worker; the caller may think while the tables move.
+Illegal actions follow the environments' rule (the pass, else the lowest legal action).
+Table ``i`` is seeded with ``seed + i``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+from multiprocessing import shared_memory
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dizhu.env.encodings import encoding
+from dizhu.env.engine import rules
+from dizhu.env.game import Game
+from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
+
+__all__ = ["VectorDouDizhuEnv"]
+
+
+class _Tables:
+    """A shard of tables writing into (views of) the shared buffers."""
+
+    def __init__(self, config: dict[str, Any], first: int, count: int, buffers: dict[str, npt.NDArray[Any]]) -> None:
+        variant = VARIANTS[config["variant"]]
+        engine = rules(config["engine"])
+        house = HouseRules(spring=config["spring"])
+        self.coder = encoding(config["encoding"], variant)
+        self.games = [Game(variant, engine, house_rules=house, reward=config["reward"]) for _ in range(count)]
+        self.rngs = [np.random.default_rng(config["seed"] + first + i) for i in range(count)]
+        self.first = first
+        self.buffers = buffers
+        for i in range(count):
+            self._start(i)
+            self._write(i)
+
+    def _start(self, i: int) -> None:
+        rng = self.rngs[i]
+        game = self.games[i]
+        game.start(rng.bytes(SEED_SIZE), int(rng.integers(game.variant.players)))
+
+    def _write(self, i: int) -> None:
+        game = self.games[i]
+        row = self.first + i
+        seat = game.turn
+        self.buffers["seat"][row] = seat
+        self.coder.encode(game.info(seat), self.buffers["observation"][row])
+        game.table.mask(game.legal, self.buffers["action_mask"][row])
+
+    def step(self) -> None:
+        actions = self.buffers["actions"]
+        rewards = self.buffers["rewards"]
+        terminated = self.buffers["terminated"]
+        for i, game in enumerate(self.games):
+            row = self.first + i
+            game.step(int(actions[row]))
+            if game.over:
+                rewards[row] = game.rewards()
+                terminated[row] = True
+                self._start(i)
+            else:
+                rewards[row] = 0.0
+                terminated[row] = False
+            self._write(i)
+
+
+def _worker(connection: multiprocessing.connection.Connection, config: dict[str, Any], first: int, count: int,
+            layout: dict[str, tuple[str, tuple[int, ...], str]]) -> None:  # fmt: skip
+    memories = {name: shared_memory.SharedMemory(name=shm) for name, (shm, _, _) in layout.items()}
+    buffers = {
+        name: np.ndarray(shape, dtype=np.dtype(dtype), buffer=memories[name].buf)
+        for name, (_, shape, dtype) in layout.items()
+    }
+    tables = _Tables(config, first, count, buffers)
+    connection.send("ready")
+    while connection.recv() == "step":
+        tables.step()
+        connection.send("done")
+    del tables, buffers
+    for memory in memories.values():
+        memory.close()
+
+
+class VectorDouDizhuEnv:
+    """See the module docstring. ``workers=0``: every table in this process (``send`` then
+    steps at once and ``recv`` returns the buffers)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        variant: str = "3p",
+        encoding: str = "douzero",
+        reward: str = "win",
+        spring: bool = False,
+        engine: str | None = None,
+        seed: int = 0,
+        workers: int = 0,
+    ) -> None:
+        self.num_envs = num_envs
+        self.variant = VARIANTS[variant]
+        config = {"variant": variant, "encoding": encoding, "reward": reward, "spring": spring,
+                  "engine": engine, "seed": seed}  # fmt: skip
+        from dizhu.env.encodings import encoding as make_encoding
+        from dizhu.env.actions import action_table
+
+        coder = make_encoding(encoding, self.variant)
+        shapes: dict[str, tuple[tuple[int, ...], Any]] = {
+            "observation": ((num_envs, coder.size), np.int8),
+            "action_mask": ((num_envs, action_table(self.variant).size), np.int8),
+            "seat": ((num_envs,), np.int8),
+            "rewards": ((num_envs, self.variant.players), np.float32),
+            "terminated": ((num_envs,), np.bool_),
+            "actions": ((num_envs,), np.int32),
+        }
+        self._memories: list[shared_memory.SharedMemory] = []
+        self._connections: list[multiprocessing.connection.Connection] = []
+        self._processes: list[multiprocessing.process.BaseProcess] = []
+        self.buffers: dict[str, npt.NDArray[Any]] = {}
+        layout: dict[str, tuple[str, tuple[int, ...], str]] = {}
+        for name, (shape, dtype) in shapes.items():
+            if workers:
+                size = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
+                memory = shared_memory.SharedMemory(create=True, size=size)
+                self._memories.append(memory)
+                self.buffers[name] = np.ndarray(shape, dtype=dtype, buffer=memory.buf)
+                self.buffers[name].fill(0)
+                layout[name] = (memory.name, shape, np.dtype(dtype).str)
+            else:
+                self.buffers[name] = np.zeros(shape, dtype=dtype)
+        self._local: _Tables | None = None
+        self._pending = False
+        if not workers:
+            self._local = _Tables(config, 0, num_envs, self.buffers)
+            return
+        context = multiprocessing.get_context("spawn")
+        bounds = np.linspace(0, num_envs, workers + 1).astype(int)
+        for first, last in zip(bounds[:-1], bounds[1:], strict=True):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_worker, args=(theirs, config, int(first), int(last - first), layout),
+                                      daemon=True)  # fmt: skip
+            process.start()
+            self._connections.append(ours)
+            self._processes.append(process)
+        for connection in self._connections:
+            if connection.recv() != "ready":
+                raise RuntimeError("a worker failed to start")
+
+    @property
+    def observation(self) -> npt.NDArray[np.int8]:
+        return self.buffers["observation"]
+
+    @property
+    def action_mask(self) -> npt.NDArray[np.int8]:
+        return self.buffers["action_mask"]
+
+    def send(self, actions: npt.ArrayLike) -> None:
+        """Start a step of every table with ``actions`` (one per table); returns at once with workers."""
+        if self._pending:
+            raise RuntimeError("recv() the previous step first")
+        self.buffers["actions"][:] = actions
+        self._pending = True
+        if self._local is not None:
+            self._local.step()
+            return
+        for connection in self._connections:
+            connection.send("step")
+
+    def recv(self) -> dict[str, npt.NDArray[Any]]:
+        """Wait for the step sent last; the buffers (the same arrays every time)."""
+        if not self._pending:
+            raise RuntimeError("send() a step first")
+        for connection in self._connections:
+            connection.recv()
+        self._pending = False
+        return self.buffers
+
+    def step(self, actions: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
+        """``send(actions)`` then ``recv()``."""
+        self.send(actions)
+        return self.recv()
+
+    def close(self) -> None:
+        for connection in self._connections:
+            connection.send("close")
+        for process in self._processes:
+            process.join(timeout=10)
+        self._connections, self._processes = [], []
+        self.buffers = {}
+        for memory in self._memories:
+            memory.close()
+            memory.unlink()
+        self._memories = []
+
+    def __enter__(self) -> VectorDouDizhuEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
