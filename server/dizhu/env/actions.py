@@ -122,6 +122,10 @@ class ActionTable:
         """The action index of a play (None: the pass)."""
         return PASS if play is None else self._index[play.ranks]
 
+    def index_of_ranks(self, ranks: tuple[int, ...]) -> int:
+        """The action index of the play of ``ranks`` (sorted low to high)."""
+        return self._index[ranks]
+
     def legal_indices(self, state: RoundState, engine: Rules) -> list[int]:
         """The indices of every legal action of the seat to act, ascending; empty once the round is over."""
         if state.phase is Phase.AUCTION:
