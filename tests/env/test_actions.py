@@ -41,7 +41,8 @@ def test_the_mask_allows_exactly_the_legal_actions_of_random_rounds(variant: str
                 continue
             legal = table.legal_indices(state, engine)
             mask = table.mask(legal)
-            assert mask.dtype == np.int8 and mask.sum() == len(legal)
+            assert mask.dtype == np.int8
+            assert mask.sum() == len(legal)
             if state.phase is Phase.AUCTION:
                 assert legal == [0, *range(state.bid + 1, 4)]
             else:

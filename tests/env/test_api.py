@@ -55,7 +55,7 @@ def _engine_pairs() -> list[tuple[str, str]]:
     return [("python", other) for other in available_engines()]
 
 
-@pytest.mark.parametrize(("first", "second"), _engine_pairs(), ids=lambda name: str(name))
+@pytest.mark.parametrize(("first", "second"), _engine_pairs(), ids=str)
 def test_the_engines_make_identical_environments(variant: str, first: str, second: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")

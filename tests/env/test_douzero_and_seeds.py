@@ -86,7 +86,8 @@ def test_the_3p_features_are_douzeros_own_bit_for_bit() -> None:
 
 def test_the_feature_sizes_are_douzeros_in_3p_and_the_same_scheme_in_4p() -> None:
     env = DouDizhuEnv(variant="3p")
-    assert env.coder.state_size == 484 - 54 and env.coder.history_size == 5 * 162
+    assert env.coder.state_size == 484 - 54
+    assert env.coder.history_size == 5 * 162
     env4 = DouDizhuEnv(variant="4p")
     assert env4.coder.history_size == 5 * 4 * 108
 
@@ -97,7 +98,8 @@ def test_a_preset_round_seed_deals_the_documented_vector(vector: dict[str, objec
     env.reset(options={"round_seed": vector["seed"], "dealer": vector["dealer"]})
     dealt = env.game.state.deal
     assert [sorted(card.id for card in hand) for hand in dealt.hands] == [
-        sorted(hand["ids"]) for hand in vector["hands"]  # type: ignore[attr-defined]
+        sorted(hand["ids"])
+        for hand in vector["hands"]  # type: ignore[attr-defined]
     ]
     assert [card.id for card in dealt.kitty] == vector["kitty"]["ids"]  # type: ignore[index]
     assert dealt.face_up.id == vector["face_up"]["id"]  # type: ignore[index]

@@ -57,7 +57,10 @@ async def test_a_policy_sees_and_earns_the_same_at_the_referee_as_in_the_environ
             bots = [PolicyBot(hashed_policy, encoding=encoding) for _ in range(players)]
             for bot in bots:
                 bot.record = []
-            runners = [BotRunner(bot, creator.for_seat(seat.token)) for bot, seat in zip(bots, created.seat_tokens)]
+            runners = [
+                BotRunner(bot, creator.for_seat(seat.token))
+                for bot, seat in zip(bots, created.seat_tokens, strict=False)
+            ]
             await asyncio.gather(*(runner.run() for runner in runners))
             final = await creator.get()
         expected, paid = play_in_the_environment(variant, encoding, seed, dealer)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dizhu.env import REWARDS, VectorDouDizhuEnv, encoding, from_state, rewards
-from dizhu.env.game import Game
 from dizhu.env.engine import rules
+from dizhu.env.game import Game
 from dizhu.rules import VARIANTS, HouseRules, RoundState, Settlement
 from dizhu.rules.random_play import random_round
 
@@ -49,7 +49,8 @@ def test_a_table_thrown_in_to_its_cap_pays_nothing(variant: str) -> None:
     game.start(bytes(32), 0)
     while not game.over:
         game.step(0)  # everyone always passes
-    assert game.redeals == 2 and game.rewards() == (0.0,) * game.variant.players
+    assert game.redeals == 2
+    assert game.rewards() == (0.0,) * game.variant.players
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -71,7 +72,8 @@ def test_the_vector_environment_steps_each_table_as_a_single_game_would(variant:
             for i, (game, rng) in enumerate(zip(games, rngs, strict=True)):
                 game.step(actions[i])
                 if game.over:
-                    assert out["terminated"][i] and tuple(out["rewards"][i]) == game.rewards()
+                    assert out["terminated"][i]
+                    assert tuple(out["rewards"][i]) == game.rewards()
                     game.start(rng.bytes(32), int(rng.integers(game.variant.players)))
                     ended += 1
                 else:

@@ -26,10 +26,10 @@ if GYMNASIUM_ID not in gymnasium.registry:
     gymnasium.register(GYMNASIUM_ID, entry_point="dizhu.env.single:DouDizhuEnv")
 
 __all__ = [
-    "GYMNASIUM_ID",
     "ACTION_TABLE_VERSION",
     "ENCODINGS",
     "FIRST_PLAY",
+    "GYMNASIUM_ID",
     "PASS",
     "REWARDS",
     "ActionTable",

@@ -23,7 +23,7 @@ from dizhu.env.actions import PASS, action_table
 from dizhu.env.encodings import encoding
 from dizhu.env.info import NO_CALL, SeatInfo
 from dizhu.env.single import Policy
-from dizhu.rules import VARIANTS, classify
+from dizhu.rules import RANKS, VARIANTS, classify
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
 __all__ = ["PolicyBot", "seat_info"]
@@ -80,7 +80,7 @@ def seat_info(view: table_pb2.TableView) -> SeatInfo:
         kitty=_counts(view.kitty) if landlord is not None else None,
         plays=plays,
         to_beat=beat_ranks,
-        to_beat_kind=int(classify(beat_ranks, variant).kind) if beat_ranks else 0,
+        to_beat_kind=int(classify([RANKS[rank] for rank in beat_ranks], variant).kind) if beat_ranks else 0,
         last_player=last_player,
         doublings=view.doublings,
     )

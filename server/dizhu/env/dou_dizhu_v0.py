@@ -16,7 +16,7 @@ behaviour, spaces or the action table change.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -64,13 +64,13 @@ def observation_space(coder: Encoding, actions: int) -> spaces.Dict:
     )
 
 
-class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # noqa: N801 -- PettingZoo's name for the unwrapped env
+class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  # noqa: N801 -- PettingZoo's name
     """See the module docstring. Arguments: ``variant`` (``"3p"``/``"4p"``), ``encoding``
     (``"douzero"``/``"compact"``), ``reward`` (``"win"``/``"settlement"``/``"log"``), ``spring``
     (the house rule), ``engine`` (``"python"``/``"native"``, default ``DIZHU_ENGINE`` or the
     fastest), ``render_mode`` (``"ansi"`` or None)."""
 
-    metadata = {"render_modes": ["ansi"], "name": "dou_dizhu_v0", "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "dou_dizhu_v0", "is_parallelizable": False}
 
     def __init__(
         self,
@@ -129,7 +129,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # noqa: N801 -- Petting
     def step(self, action: int) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)  # type: ignore[arg-type]
+            self._was_dead_step(action)
             return
         game = self.game
         legal = game.step(int(action))

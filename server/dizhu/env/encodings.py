@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -58,12 +59,13 @@ def card_matrix(rows: Sequence[Sequence[int]], decks: int) -> Int8Array:
     """The card vectors of several card sets given as counts by rank, one row each."""
     ranks, thresholds = _positions(decks)
     counts = np.asarray(rows, dtype=np.int8).reshape(len(rows), _RANKS)
-    return (counts[:, ranks] > thresholds).view(np.int8)
+    return cast(Int8Array, (counts[:, ranks] > thresholds).view(np.int8))
 
 
 def card_vector(counts: Sequence[int], decks: int) -> Int8Array:
     """The card vector of cards given as counts by rank (see the module docstring)."""
-    return card_matrix([counts], decks)[0]
+    vector: Int8Array = card_matrix([counts], decks)[0]
+    return vector
 
 
 def _rank_counts(ranks: Sequence[int]) -> list[int]:
@@ -203,13 +205,15 @@ def _auction_block(info: SeatInfo) -> Int8Array:
     calls = np.zeros((players, MAX_BID + 2), dtype=np.int8)
     for row, seat in enumerate(relative):
         calls[row, info.calls[seat] + 1] = 1  # column 0: no call yet; 1: pass; 2..4: bid 1..3
-    return np.concatenate((
-        hand_and_face_up,
-        _one_hot((info.face_up_seat - info.seat) % players, players),
-        _one_hot((info.dealer - info.seat) % players, players),
-        _one_hot(info.bid, MAX_BID + 1),
-        calls.ravel(),
-    ))
+    return np.concatenate(
+        (
+            hand_and_face_up,
+            _one_hot((info.face_up_seat - info.seat) % players, players),
+            _one_hot((info.dealer - info.seat) % players, players),
+            _one_hot(info.bid, MAX_BID + 1),
+            calls.ravel(),
+        )
+    )
 
 
 class DouZeroEncoding(Encoding):

@@ -48,7 +48,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
     """See the module docstring; the arguments are ``dou_dizhu_v0.raw_env``'s, plus ``seat``
     (the learner's seat) and ``opponents`` (a policy per other seat, in seat order)."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 -- Gymnasium declares it so
 
     def __init__(
         self,
@@ -72,8 +72,8 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         self.seat = seat
         self.game = Game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
         self.coder = make_encoding(encoding, self.variant)
-        self.observation_space = observation_space(self.coder, self.game.table.size)
-        self.action_space = spaces.Discrete(self.game.table.size)
+        self.observation_space = observation_space(self.coder, self.game.table.size)  # type: ignore[assignment]
+        self.action_space = spaces.Discrete(self.game.table.size)  # type: ignore[assignment]
         self._given = list(opponents) if opponents is not None else None
         self._opponents: dict[int, Policy] = {}
 
@@ -114,5 +114,5 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         reward = game.rewards()[self.seat]
         return self._observe(self.seat), reward, game.over, False, {"illegal_action": not legal}
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         return render_text(self.game) if self.render_mode == "ansi" else None

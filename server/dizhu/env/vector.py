@@ -18,6 +18,7 @@ Table ``i`` is seeded with ``seed + i``.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import multiprocessing.connection
 from multiprocessing import shared_memory
@@ -116,8 +117,8 @@ class VectorDouDizhuEnv:
         self.variant = VARIANTS[variant]
         config = {"variant": variant, "encoding": encoding, "reward": reward, "spring": spring,
                   "engine": engine, "seed": seed}  # fmt: skip
-        from dizhu.env.encodings import encoding as make_encoding
         from dizhu.env.actions import action_table
+        from dizhu.env.encodings import encoding as make_encoding
 
         coder = make_encoding(encoding, self.variant)
         shapes: dict[str, tuple[tuple[int, ...], Any]] = {
@@ -150,7 +151,7 @@ class VectorDouDizhuEnv:
             return
         context = multiprocessing.get_context("spawn")
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
-        for first, last in zip(bounds[:-1], bounds[1:], strict=True):
+        for first, last in itertools.pairwise(bounds):
             ours, theirs = context.Pipe()
             process = context.Process(target=_worker, args=(theirs, config, int(first), int(last - first), layout),
                                       daemon=True)  # fmt: skip
