@@ -1,0 +1,142 @@
+"""Training environments: decisions per second, ours against RLCard's and OpenSpiel's, in one run.
+
+    .venv/bin/pip install -e '.[bench,env]' && .venv/bin/python bench/bench_env.py [--seconds 3]
+
+Measured (wall clock, each for ``--seconds``; the machine's other load counts, so compare
+the ratios of one run):
+
+* single environment, random legal decisions: ``dou_dizhu_v0`` (3p, both encodings, and 4p),
+  RLCard's ``doudizhu`` environment (which encodes an observation every step), OpenSpiel's
+  ``dou_dizhu`` (C++; chance nodes not counted as decisions), and PettingZoo's own
+  ``performance_benchmark`` on ``dou_dizhu_v0``;
+* batched decisions with the DouZero encoding: ``VectorDouDizhuEnv`` stepped synchronously
+  in this process, and asynchronously (``send``/``recv``) over two worker processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import random
+import re
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from dizhu.env import VectorDouDizhuEnv, dou_dizhu_v0
+
+
+def timed(run: Callable[[float], int], seconds: float) -> float:
+    """Decisions per second of ``run(deadline) -> decisions``."""
+    start = time.perf_counter()
+    decisions = run(start + seconds)
+    return decisions / (time.perf_counter() - start)
+
+
+def ours(variant: str, encoding: str) -> Callable[[float], int]:
+    def run(deadline: float) -> int:
+        env = dou_dizhu_v0.raw_env(variant=variant, encoding=encoding)
+        env.reset(seed=1)
+        rng = random.Random(1)
+        decisions = 0
+        while time.perf_counter() < deadline:
+            if all(env.terminations.values()):
+                env.reset()
+            observed = env.observe(env.agent_selection)
+            env.step(rng.choice(np.flatnonzero(observed["action_mask"]).tolist()))
+            decisions += 1
+        return decisions
+
+    return run
+
+
+def rlcard_env(deadline: float) -> int:
+    import rlcard  # type: ignore[import-untyped]
+
+    env = rlcard.make("doudizhu", config={"seed": 1})
+    rng = random.Random(1)
+    state, _ = env.reset()
+    decisions = 0
+    while time.perf_counter() < deadline:
+        state, _ = env.step(rng.choice(list(state["legal_actions"])))
+        decisions += 1
+        if env.is_over():
+            state, _ = env.reset()
+    return decisions
+
+
+def openspiel_env(deadline: float) -> int:
+    import pyspiel  # type: ignore[import-not-found]
+
+    game = pyspiel.load_game("dou_dizhu")
+    rng = random.Random(1)
+    decisions = 0
+    state = game.new_initial_state()
+    while time.perf_counter() < deadline:
+        if state.is_terminal():
+            state = game.new_initial_state()
+        if state.is_chance_node():
+            state.apply_action(rng.choice(state.chance_outcomes())[0])
+            continue
+        state.apply_action(rng.choice(state.legal_actions()))
+        decisions += 1
+    return decisions
+
+
+def pettingzoo_benchmark() -> float:
+    from pettingzoo.test import performance_benchmark
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        performance_benchmark(dou_dizhu_v0.env(variant="3p", encoding="douzero"))
+    found = re.search(r"([0-9.]+) turns per second", printed.getvalue())
+    return float(found.group(1)) if found else float("nan")
+
+
+def batched(workers: int, tables: int) -> Callable[[float], int]:
+    def run(deadline: float) -> int:
+        with VectorDouDizhuEnv(tables, variant="3p", encoding="douzero", workers=workers, seed=1) as env:
+            rng = np.random.default_rng(1)
+            decisions = 0
+            while time.perf_counter() < deadline:
+                masks = env.action_mask
+                # a random legal action per table, chosen while nothing else runs (the policy's turn)
+                actions = [int(rng.choice(np.flatnonzero(mask))) for mask in masks]
+                env.send(actions)
+                env.recv()
+                decisions += tables
+            return decisions
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--tables", type=int, default=64)
+    seconds = parser.parse_args().seconds
+    tables = parser.parse_args().tables
+    figures: dict[str, float] = {}
+    for variant, encoding in (("3p", "douzero"), ("3p", "compact"), ("4p", "douzero")):
+        figures[f"dou_dizhu_v0 {variant} {encoding}"] = timed(ours(variant, encoding), seconds)
+    for name, run in (("RLCard doudizhu env", rlcard_env), ("OpenSpiel dou_dizhu", openspiel_env)):
+        try:
+            figures[name] = timed(run, seconds)
+        except ImportError as missing:
+            print(f"{name}: not installed ({missing}); pip install -e '.[bench]'")
+    figures["PettingZoo performance_benchmark (dou_dizhu_v0 3p douzero)"] = pettingzoo_benchmark()
+    figures[f"batched sync, {tables} tables, douzero"] = timed(batched(0, tables), seconds)
+    figures[f"batched async send/recv, 2 workers, {tables} tables, douzero"] = timed(batched(2, tables), seconds)
+    rlcard = figures.get("RLCard doudizhu env")
+    print(f"{'environment':<62} {'decisions/s':>12} {'vs RLCard':>10}")
+    for name, rate in figures.items():
+        ratio = f"{rate / rlcard:.2f}x" if rlcard else "-"
+        print(f"{name:<62} {rate:>12,.0f} {ratio:>10}")
+    sync = figures[f"batched sync, {tables} tables, douzero"]
+    print(f"async / sync: {figures[f'batched async send/recv, 2 workers, {tables} tables, douzero'] / sync:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
