@@ -41,17 +41,20 @@ def env(**kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
     return wrappers.OrderEnforcingWrapper(wrapped)
 
 
-def round_seed_option(options: dict[str, Any] | None) -> tuple[bytes | None, int | None]:
-    """The preset round seed and dealer of ``reset``'s options, if given."""
-    if not options:
-        return None, None
+def round_seed_option(
+    options: dict[str, Any] | None, np_random: np.random.Generator, players: int
+) -> tuple[bytes, int]:
+    """The round seed and dealer of a ``reset``: those its options preset, else drawn from ``np_random``."""
+    options = options or {}
     seed = options.get("round_seed")
     if isinstance(seed, str):
         seed = bytes.fromhex(seed)
-    if seed is not None and len(seed) != SEED_SIZE:
+    if seed is None:
+        seed = np_random.bytes(SEED_SIZE)
+    if len(seed) != SEED_SIZE:
         raise ValueError(f"a round seed has {SEED_SIZE} bytes, not {len(seed)}")
     dealer = options.get("dealer")
-    return seed, None if dealer is None else int(dealer)
+    return seed, int(np_random.integers(players)) if dealer is None else int(dealer)
 
 
 def observation_space(coder: Encoding, actions: int) -> spaces.Dict:
@@ -105,11 +108,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
-        preset, dealer = round_seed_option(options)
-        round_seed = preset if preset is not None else self.np_random.bytes(SEED_SIZE)
-        if dealer is None:
-            dealer = int(self.np_random.integers(self.variant.players))
-        self.game.start(round_seed, dealer)
+        self.game.start(*round_seed_option(options, self.np_random, self.variant.players))
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

@@ -26,7 +26,7 @@ from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
 from dizhu.env.game import Game
 from dizhu.env.render import render_text
-from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
+from dizhu.rules import VARIANTS, HouseRules
 
 __all__ = ["DouDizhuEnv", "Policy", "random_policy"]
 
@@ -97,11 +97,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         others = [other for other in range(self.variant.players) if other != self.seat]
         policies = self._given or [random_policy(self.np_random) for _ in others]
         self._opponents = dict(zip(others, policies, strict=True))
-        preset, dealer = round_seed_option(options)
-        round_seed = preset if preset is not None else self.np_random.bytes(SEED_SIZE)
-        if dealer is None:
-            dealer = int(self.np_random.integers(self.variant.players))
-        self.game.start(round_seed, dealer)
+        self.game.start(*round_seed_option(options, self.np_random, self.variant.players))
         self._others_play()
         return self._observe(self.seat), {}
 
