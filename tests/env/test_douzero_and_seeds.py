@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from dizhu.env import dou_dizhu_v0, douzero_features, from_state
+from dizhu.env.info import rank_counts
 from dizhu.env.single import DouDizhuEnv
 from dizhu.rules import THREE_PLAYER, Bid, Phase, RoundState, legal_plays
 from dizhu.rules.random_play import random_round
@@ -73,7 +74,7 @@ def test_the_3p_features_are_douzeros_own_bit_for_bit() -> None:
                 continue
             info, legal = douzero_infoset(state)
             theirs = get_obs(info)
-            ours = douzero_features(from_state(state, state.turn), legal)
+            ours = douzero_features(from_state(state, state.turn), [rank_counts(play) for play in legal])
             for key in ("x_batch", "z_batch", "x_no_action", "z"):
                 assert ours[key].dtype == theirs[key].dtype, key
                 assert ours[key].shape == theirs[key].shape, key

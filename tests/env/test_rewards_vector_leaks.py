@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
-from dizhu.env import REWARDS, VectorDouDizhuEnv, encoding, from_state, rewards
+from dizhu.env import ENCODINGS, REWARDS, Seen, VectorDouDizhuEnv, encoding, from_state, rewards
 from dizhu.env.engine import rules
 from dizhu.env.game import Game
-from dizhu.rules import VARIANTS, HouseRules, RoundState, Settlement
-from dizhu.rules.random_play import random_round
+from dizhu.rules import VARIANTS, HouseRules, Settlement
 
 
 @pytest.mark.parametrize("scheme", REWARDS)
@@ -79,48 +76,67 @@ def test_the_vector_environment_steps_each_table_as_a_single_game_would(variant:
                 else:
                     assert not out["terminated"][i]
                 assert out["seat"][i] == game.turn
-                assert np.array_equal(out["observation"][i], coder.encode(game.info(game.turn)))
+                assert np.array_equal(out["observation"][i], coder.encode(game.seen_by(game.turn))[0])
                 assert np.array_equal(out["action_mask"][i], game.table.mask(game.legal))
         assert ended > 0
 
 
-def _twin(state: RoundState, seat: int, rng: random.Random) -> RoundState:
-    """``state`` with every card the seat cannot see shuffled among the seats that hold them."""
-    hidden = [card for other, hand in enumerate(state.hands) if other != seat for card in hand]
-    rng.shuffle(hidden)
-    hands = []
-    for other, hand in enumerate(state.hands):
-        if other == seat:
-            hands.append(hand)
-        else:
-            hands.append(tuple(sorted(hidden[: len(hand)])))
-            hidden = hidden[len(hand) :]
-    return state._replace(hands=tuple(hands))
+def test_what_a_game_keeps_is_what_the_rules_cores_view_shows(variant: str) -> None:
+    game = Game(variant, rules("python"), house_rules=HouseRules(spring=True))
+    rng = np.random.default_rng(8)
+    positions = 0
+    for _ in range(25):
+        game.start(rng.bytes(32), int(rng.integers(game.variant.players)))
+        while True:
+            for seat in range(game.variant.players):
+                assert game.seen_by(seat).same_as(from_state(game.state, seat)), (seat, game.state.history)
+                positions += 1
+            if game.over:
+                break
+            game.step(int(rng.choice(game.legal)))
+    assert positions > 1_000
 
 
-#: Observations checked by the leak test: each seat's view of random positions of both variants.
-LEAK_TEST_OBSERVATIONS = 15_000
-#: Of which encoded in both encodings too (the rest compare the seat's information, which is all
-#: an encoding reads).
-LEAK_TEST_ENCODED = 2_000
+#: Observations the leak test checks, in both encodings, each seat's of every position.
+LEAK_TEST_OBSERVATIONS = 1_000_000
 
 
-def test_no_observation_reveals_a_card_the_seat_cannot_see() -> None:
-    """Each observation equals that of a twin position, where the cards the seat cannot see are
-    dealt differently among the seats holding them: the seat cannot tell who holds what."""
-    rng = random.Random(5)
-    observations = encoded = 0
-    while observations < LEAK_TEST_OBSERVATIONS:
+def test_no_observation_of_a_million_tells_who_holds_a_card_the_seat_cannot_see() -> None:
+    """Every observation stays the same when the cards of the seats other than the viewer's are
+    replaced by noise: no encoding reads them (the cards the viewer has not seen enter only as
+    the deck less what it saw). Positions are recorded from random rounds of both variants,
+    then encoded and compared in bulk."""
+    checked = 0
+    noise = np.random.default_rng(9)
+    while checked < LEAK_TEST_OBSERVATIONS:
         for variant in VARIANTS.values():
-            coders = [encoding("douzero", variant), encoding("compact", variant)]
-            for _action, transition in random_round(variant, rng):
-                state = transition.state
-                for seat in range(variant.players):
-                    seen, twin_seen = from_state(state, seat), from_state(_twin(state, seat, rng), seat)
-                    assert seen == twin_seen
-                    if encoded < LEAK_TEST_ENCODED:
-                        for coder in coders:
-                            assert np.array_equal(coder.encode(seen), coder.encode(twin_seen))
-                        encoded += 1
-                    observations += 1
-    assert encoded == LEAK_TEST_ENCODED
+            positions = 4_000
+            recorded = Seen.zeros(variant, positions)
+            game = Game(variant, rules("python"), seen=recorded.rows(0, 1))
+            rng = np.random.default_rng(checked)
+            row = 0
+            game.start(rng.bytes(32), 0)
+            while row < positions:
+                game.seen = recorded.rows(row, row + 1)
+                if row:
+                    game.seen_by(0)
+                    for name in _SEEN_ARRAYS:
+                        getattr(recorded, name)[row] = getattr(recorded, name)[row - 1]
+                if game.over:
+                    game.start(rng.bytes(32), int(rng.integers(variant.players)))
+                else:
+                    game.step(int(rng.choice(game.legal)))
+                row += 1
+            for seat in range(variant.players):
+                recorded.seat[:] = seat
+                twin = recorded.copy()
+                others = np.arange(variant.players) != seat
+                twin.hands[:, others] = noise.integers(0, 9, size=twin.hands[:, others].shape, dtype=np.int8)
+                for name in ENCODINGS:
+                    coder = encoding(name, variant)
+                    assert np.array_equal(coder.encode(recorded), coder.encode(twin)), (name, seat)
+                    checked += positions
+    assert checked >= LEAK_TEST_OBSERVATIONS
+
+
+_SEEN_ARRAYS = [name for name in Seen.__slots__ if name != "variant"]

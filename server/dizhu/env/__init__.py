@@ -13,9 +13,9 @@ Needs the ``[env]`` extra: ``pip install 'dizhu[env]'``.
 import gymnasium
 
 from dizhu.env.actions import ACTION_TABLE_VERSION, FIRST_PLAY, PASS, ActionTable, action_table
-from dizhu.env.encodings import ENCODINGS, Encoding, card_vector, douzero_features, encoding
+from dizhu.env.encodings import ENCODINGS, Encoding, card_matrix, douzero_features, encoding
 from dizhu.env.engine import available_engines, rules
-from dizhu.env.info import SeatInfo, from_state
+from dizhu.env.info import Seen, from_state
 from dizhu.env.rewards import REWARDS, rewards
 from dizhu.env.single import DouDizhuEnv, Policy, random_policy
 from dizhu.env.vector import VectorDouDizhuEnv
@@ -36,11 +36,11 @@ __all__ = [
     "DouDizhuEnv",
     "Encoding",
     "Policy",
-    "SeatInfo",
+    "Seen",
     "VectorDouDizhuEnv",
     "action_table",
     "available_engines",
-    "card_vector",
+    "card_matrix",
     "douzero_features",
     "encoding",
     "from_state",

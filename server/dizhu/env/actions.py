@@ -42,7 +42,6 @@ from dizhu.rules import (
     classify,
     legal_moves,
     make_deck,
-    parse_ranks,
 )
 from dizhu.rules.cards import format_ranks
 
@@ -54,6 +53,10 @@ ACTION_TABLE_VERSION = 0
 PASS = 0
 #: The index of the first play; 1..3 are the bids.
 FIRST_PLAY = MAX_BID + 1
+
+
+#: Rank symbols as the tables write them (``format_ranks``), to ranks.
+_SYMBOLS = {rank.symbol: rank for rank in Rank}
 
 
 def _file_name(variant: Variant, version: int) -> str:
@@ -101,12 +104,14 @@ class ActionTable:
             raise ValueError(f"{_file_name(variant, version)} does not start with {expected}")
         #: The ranks of each play, by action index (empty for the pass and the bids).
         self.plays: tuple[tuple[Rank, ...], ...] = ((),) * FIRST_PLAY + tuple(
-            parse_ranks(line) for line in lines[FIRST_PLAY:]
+            tuple(_SYMBOLS[symbol] for symbol in line.split()) for line in lines[FIRST_PLAY:]
         )
-        #: Each play as the rules core reads it, by action index (None for the pass and the bids).
-        self.combinations: tuple[Combination | None, ...] = (None,) * FIRST_PLAY + tuple(
-            classify(ranks, variant) for ranks in self.plays[FIRST_PLAY:]
-        )
+        self._combinations: dict[int, Combination] = {}
+        #: Each action's cards as counts by rank, one row per action (zeros for the pass and the bids).
+        self.counts: npt.NDArray[np.int8] = np.zeros((len(lines), 15), dtype=np.int8)
+        for index, ranks in enumerate(self.plays):
+            for rank in ranks:
+                self.counts[index, rank] += 1
         self._index: dict[tuple[int, ...], int] = {
             ranks: index for index, ranks in enumerate(self.plays) if index >= FIRST_PLAY
         }
@@ -154,9 +159,14 @@ class ActionTable:
             return Bid(seat, index)
         if index == PASS:
             return Play(seat, ())
-        combination = self.combinations[index]
-        assert combination is not None
-        return Play(seat, engine.pick_cards(state.hands[seat], combination))
+        return Play(seat, engine.pick_cards(state.hands[seat], self.combination(index)))
+
+    def combination(self, index: int) -> Combination:
+        """The play of action ``index`` as the rules core reads it (``index >= FIRST_PLAY``)."""
+        found = self._combinations.get(index)
+        if found is None:
+            found = self._combinations[index] = classify(self.plays[index], self.variant)
+        return found
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """``PolicyBot``: an environment policy playing at a real referee, unchanged, as a ``dizhu.client.Bot``.
 
-The bot builds the seat's ``SeatInfo`` from the referee's ``TableView`` (the seat's view:
+The bot builds what the seat sees (a ``Seen``) from the referee's ``TableView`` (the seat's view:
 its hand, the auction, the trick, the history of the deal), encodes it with the
 environment's encoding, builds the action mask from the action table and the legal moves
 the referee's ``RulesService`` lists, and asks the policy -- ``policy(observation,
@@ -21,12 +21,12 @@ from dizhu.client import Bot
 from dizhu.client.bot import to_beat
 from dizhu.env.actions import PASS, action_table
 from dizhu.env.encodings import encoding
-from dizhu.env.info import NO_CALL, SeatInfo
+from dizhu.env.info import AUCTION, OVER, PLAY, Seen, rank_counts
 from dizhu.env.single import Policy
 from dizhu.rules import RANKS, VARIANTS, classify
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
-__all__ = ["PolicyBot", "seat_info"]
+__all__ = ["PolicyBot", "seen_in"]
 
 _VARIANTS = {cards_pb2.VARIANT_THREE_PLAYER: VARIANTS["3p"], cards_pb2.VARIANT_FOUR_PLAYER: VARIANTS["4p"]}
 
@@ -36,54 +36,48 @@ def _rank(card: cards_pb2.Card) -> int:
 
 
 def _counts(cards: Sequence[cards_pb2.Card]) -> list[int]:
-    counts = [0] * 15
-    for card in cards:
-        counts[_rank(card)] += 1
-    return counts
+    return rank_counts(_rank(card) for card in cards)
 
 
-def seat_info(view: table_pb2.TableView) -> SeatInfo:
-    """The ``SeatInfo`` of the viewing seat in a referee's ``TableView`` (during a deal)."""
+def seen_in(view: table_pb2.TableView) -> Seen:
+    """What the viewing seat sees in a referee's ``TableView`` (one row; other hands left zero)."""
     variant = _VARIANTS[view.settings.variant]
     seat = view.your_seat
-    calls = [NO_CALL] * variant.players
-    bidder = None
-    for bid in view.bids:
-        calls[bid.seat] = bid.amount
-        if bid.amount:
-            bidder = bid.seat
-    plays = [
-        (action.seat, tuple(sorted(_rank(card) for card in action.cards)))
-        for action in view.history
-        if action.deal_number == view.deal_number and not action.HasField("bid")
-    ]
+    seen = Seen.zeros(variant, 1)
     in_play = view.phase == table_pb2.PHASE_PLAY
+    seen.phase[0] = AUCTION if view.phase == table_pb2.PHASE_AUCTION else PLAY if in_play else OVER
+    seen.seat[0] = seat
+    seen.hands[0, seat] = _counts(view.your_hand)
+    seen.hand_sizes[0] = [entry.cards_left for entry in view.seats]
+    seen.dealer[0] = view.dealer_seat
+    seen.face_up_rank[0] = _rank(view.face_up_card)
+    seen.face_up_seat[0] = view.face_up_seat
+    seen.bid[0] = view.highest_bid
+    for bid in view.bids:
+        seen.calls[0, bid.seat] = bid.amount
+        if bid.amount:
+            seen.bidder[0] = bid.seat
+    if view.HasField("landlord_seat"):
+        seen.landlord[0] = view.landlord_seat
+        seen.kitty[0] = _counts(view.kitty)
+    moves = []
+    for action in view.history:
+        if action.deal_number != view.deal_number or action.HasField("bid"):
+            continue
+        move = _counts(action.cards)
+        seen.played[0, action.seat] += np.array(move, dtype=np.int8)
+        seen.last_moves[0, action.seat] = move
+        moves.append(move)
+    recent = moves[-seen.history.shape[1] :]
+    if recent:
+        seen.history[0, -len(recent) :] = recent
     beat = to_beat(view) if in_play else None
-    beat_ranks = tuple(sorted(_rank(card) for card in beat)) if beat else ()
-    last_player = None
     if beat:
-        last_player = next(entry.seat for entry in reversed(view.trick.plays) if entry.cards)
-    landlord = view.landlord_seat if view.HasField("landlord_seat") else None
-    return SeatInfo(
-        variant=variant,
-        seat=seat,
-        phase="auction" if view.phase == table_pb2.PHASE_AUCTION else "play" if in_play else "over",
-        hand=_counts(view.your_hand),
-        hand_sizes=tuple(entry.cards_left for entry in view.seats),
-        dealer=view.dealer_seat,
-        face_up_rank=_rank(view.face_up_card),
-        face_up_seat=view.face_up_seat,
-        bid=view.highest_bid,
-        bidder=bidder,
-        landlord=landlord,
-        calls=calls,
-        kitty=_counts(view.kitty) if landlord is not None else None,
-        plays=plays,
-        to_beat=beat_ranks,
-        to_beat_kind=int(classify([RANKS[rank] for rank in beat_ranks], variant).kind) if beat_ranks else 0,
-        last_player=last_player,
-        doublings=view.doublings,
-    )
+        seen.to_beat[0] = _counts(beat)
+        seen.to_beat_kind[0] = classify([RANKS[_rank(card)] for card in beat], variant).kind
+        seen.last_player[0] = next(entry.seat for entry in reversed(view.trick.plays) if entry.cards)
+    seen.doublings[0] = view.doublings
+    return seen
 
 
 class PolicyBot(Bot):
@@ -100,9 +94,9 @@ class PolicyBot(Bot):
         self.record: list[tuple[np.ndarray, np.ndarray]] | None = None
 
     def _decide(self, view: table_pb2.TableView, legal: list[int]) -> int:
-        info = seat_info(view)
-        table = action_table(info.variant)
-        observation = encoding(self.encoding, info.variant).encode(info)
+        seen = seen_in(view)
+        table = action_table(seen.variant)
+        observation = encoding(self.encoding, seen.variant).encode(seen)[0]
         mask = table.mask(legal)
         if self.record is not None:
             self.record.append((observation, mask))

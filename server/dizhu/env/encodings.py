@@ -1,42 +1,35 @@
 """Observation encodings, versioned and specified in docs/env.md.
 
-Every encoding is a pure function of a ``SeatInfo`` (what one seat sees), written into an
-int8 vector of a fixed size per variant:
+Every encoding is a function of a ``Seen`` (what seats see, one seat per row) into int8
+rows of a fixed size per variant, computed for all rows at once:
 
 * ``"douzero"`` (v0): DouZero's features, bit for bit in 3p (the 54-dim card vectors, the
   373/484-dim state-action features, the 5x162 history: ``douzero_features``), the same
   scheme for 4p (108-dim card vectors, 5x432 history) and for the auction;
 * ``"compact"`` (v0): rank counts, small and role-independent.
 
-A card vector (``card_vector``) writes, for each rank, as many ones as the seat counts cards
-of that rank: 4 x decks rows for 3..2, then decks rows for each joker (54 entries in 3p,
-108 in 4p). In 3p this is DouZero's ``_cards2array`` exactly.
+A card vector (``card_matrix``) writes, for each rank, as many ones as there are cards of that
+rank: 4 x decks entries for each of 3..2, then decks entries for each joker (54 in 3p, 108
+in 4p). In 3p this is DouZero's ``_cards2array`` exactly.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from dizhu.env.info import NO_CALL, SeatInfo
+from dizhu.env.info import AUCTION, NONE, RANKS, Seen
 from dizhu.rules import MAX_BID, Variant
 
-__all__ = [
-    "ENCODINGS",
-    "Encoding",
-    "card_matrix",
-    "card_vector",
-    "douzero_features",
-    "encoding",
-]
+__all__ = ["ENCODINGS", "CompactEncoding", "DouZeroEncoding", "Encoding", "card_matrix", "douzero_features", "encoding"]
 
 Int8Array = npt.NDArray[np.int8]
+AnyArray = npt.NDArray[Any]
 _NORMAL_RANKS = 13
-_RANKS = 15
 #: The most plays that can double the stake in a round (13 bombs and the rocket, both variants):
 #: DouZero's 15-entry bomb count.
 _BOMB_SLOTS = 15
@@ -44,135 +37,109 @@ _BOMB_SLOTS = 15
 
 @functools.cache
 def _positions(decks: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int8]]:
-    """For each entry of a card vector: the rank it counts and how many cards of it switch it on, minus one."""
+    """For each entry of a card vector: the rank it counts, and the count below which it is 0."""
     width = 4 * decks
     ranks: list[int] = []
     thresholds: list[int] = []
-    for rank in range(_RANKS):
+    for rank in range(RANKS):
         copies = width if rank < _NORMAL_RANKS else decks
         ranks += [rank] * copies
         thresholds += list(range(copies))
     return np.array(ranks, dtype=np.intp), np.array(thresholds, dtype=np.int8)
 
 
-def card_matrix(rows: Sequence[Sequence[int]], decks: int) -> Int8Array:
-    """The card vectors of several card sets given as counts by rank, one row each."""
+def card_matrix(counts: npt.ArrayLike, decks: int) -> Int8Array:
+    """The card vectors of card sets given as counts by rank (``(..., 15)`` -> ``(..., 54 x decks)``)."""
     ranks, thresholds = _positions(decks)
-    counts = np.asarray(rows, dtype=np.int8).reshape(len(rows), _RANKS)
-    return cast(Int8Array, (counts[:, ranks] > thresholds).view(np.int8))
+    array = np.asarray(counts, dtype=np.int8)
+    return cast(Int8Array, (array[..., ranks] > thresholds).view(np.int8))
 
 
-def card_vector(counts: Sequence[int], decks: int) -> Int8Array:
-    """The card vector of cards given as counts by rank (see the module docstring)."""
-    vector: Int8Array = card_matrix([counts], decks)[0]
-    return vector
+def _one_hot(index: AnyArray, size: int) -> Int8Array:
+    """One row per entry of ``index``; DouZero's ``one_hot[n - 1]`` wraps for 0 cards left, kept."""
+    hot = np.zeros((len(index), size), dtype=np.int8)
+    hot[np.arange(len(index)), index % size] = 1
+    return hot
 
 
-def _rank_counts(ranks: Sequence[int]) -> list[int]:
-    counts = [0] * _RANKS
-    for rank in ranks:
-        counts[rank] += 1
-    return counts
+def _take(per_seat: AnyArray, seats: AnyArray) -> AnyArray:
+    """``per_seat[row, seats[row]]`` for each row: ``(rows, players, ...)`` -> ``(rows, ...)``."""
+    return per_seat[np.arange(len(seats)), seats]
 
 
-def _one_hot(index: int, size: int) -> Int8Array:
-    vector = np.zeros(size, dtype=np.int8)
-    vector[index % size] = 1  # DouZero's ``one_hot[n - 1]`` wraps for 0 cards left: kept
-    return vector
+def _own_hands(seen: Seen) -> Int8Array:
+    own: Int8Array = _take(seen.hands, seen.seat)
+    return own
 
 
-class _Played:
-    """What the play phase so far tells: cards played and the last move, by seat."""
-
-    def __init__(self, info: SeatInfo) -> None:
-        players = info.variant.players
-        self.counts = [[0] * _RANKS for _ in range(players)]
-        self.last_move: list[tuple[int, ...]] = [()] * players
-        for seat, ranks in info.plays:
-            counts = self.counts[seat]
-            for rank in ranks:
-                counts[rank] += 1
-            self.last_move[seat] = ranks
+def _unseen(seen: Seen) -> Int8Array:
+    """Counts by rank of the cards the viewer has not seen (held by the other seats, as a whole)."""
+    variant = seen.variant
+    copies = np.array([variant.copies(rank) for rank in range(RANKS)], dtype=np.int8)
+    return cast(Int8Array, copies - _own_hands(seen) - seen.played.sum(axis=1, dtype=np.int8))
 
 
-def _history(info: SeatInfo, decks: int) -> Int8Array:
-    """The last 5 x players moves of the play phase, oldest first, zero-padded in front."""
-    players = info.variant.players
-    length = 5 * players
-    width = 54 * decks
-    recent = info.plays[-length:]
-    counts = [[0] * _RANKS] * (length - len(recent)) + [_rank_counts(ranks) for _, ranks in recent]
-    return card_matrix(counts, decks).reshape(5, players * width)
+def _roles(seen: Seen) -> npt.NDArray[np.integer]:
+    """Each row's role: 0 for the landlord, then 1, 2, ... in turn order after it."""
+    return (seen.seat - seen.landlord) % seen.variant.players
 
 
-def _role(info: SeatInfo) -> int:
-    assert info.landlord is not None
-    return (info.seat - info.landlord) % info.variant.players
+def _state_features(seen: Seen, role: int) -> Int8Array:
+    """DouZero's ``x_no_action`` of rows whose viewer has ``role`` (play phase), either variant."""
+    variant = seen.variant
+    players, decks = variant.players, variant.decks
+    rows = len(seen.seat)
 
+    def seat_of(r: int) -> npt.NDArray[np.integer]:
+        return (seen.landlord + r) % players
 
-def _others(info: SeatInfo, played: _Played) -> list[int]:
-    """Counts by rank of the cards the seat has not seen: held by the other seats, as a whole."""
-    variant = info.variant
-    unseen = [variant.copies(rank) - info.hand[rank] for rank in range(_RANKS)]
-    for counts in played.counts:
-        for rank in range(_RANKS):
-            unseen[rank] -= counts[rank]
-    return unseen
-
-
-def _state_features(info: SeatInfo) -> Int8Array:
-    """DouZero's ``x_no_action`` for the seat (play phase), for either variant."""
-    variant = info.variant
-    decks = variant.decks
-    players = variant.players
-    assert info.landlord is not None
-    played = _Played(info)
-    role = _role(info)
-    seat_of = [(info.landlord + r) % players for r in range(players)]
-    cards = [info.hand, _others(info, played)]  # the card vectors, in order
-    hot: list[tuple[int, int]] = []  # then the one-hot blocks: (index, size)
+    cards = [_own_hands(seen), _unseen(seen)]  # the card vectors, in order
+    hot: list[tuple[npt.NDArray[np.integer], int]] = []  # then the one-hot blocks: (index, size)
     if role == 0:
-        farmers = [seat_of[r] for r in range(players - 1, 0, -1)]  # landlord_up first, as DouZero
-        cards.append(_rank_counts(info.to_beat))
-        cards += [played.counts[farmer] for farmer in farmers]
-        hot += [(info.hand_sizes[farmer] - 1, variant.hand_size) for farmer in farmers]
+        farmers = [seat_of(r) for r in range(players - 1, 0, -1)]  # landlord_up first, as DouZero
+        cards.append(seen.to_beat)
+        cards += [_take(seen.played, farmer) for farmer in farmers]
+        hot += [(_take(seen.hand_sizes, farmer) - 1, variant.hand_size) for farmer in farmers]
     else:
-        landlord = seat_of[0]
-        mates = [seat_of[r] for r in range(1, players) if r != role]
-        cards.append(played.counts[landlord])
-        cards += [played.counts[mate] for mate in mates]
-        cards.append(_rank_counts(info.to_beat))
-        cards.append(_rank_counts(played.last_move[landlord]))
-        cards += [_rank_counts(played.last_move[mate]) for mate in mates]
-        hot.append((info.hand_sizes[landlord] - 1, variant.landlord_hand_size))
-        hot += [(info.hand_sizes[mate] - 1, variant.hand_size) for mate in mates]
-    hot.append((info.doublings, _BOMB_SLOTS))
-    ones = np.zeros(sum(size for _, size in hot), dtype=np.int8)
-    at = 0
-    for index, size in hot:
-        ones[at + index % size] = 1  # DouZero's ``one_hot[n - 1]`` wraps for 0 cards left: kept
-        at += size
-    return np.concatenate((card_matrix(cards, decks).ravel(), ones))
+        landlord = seat_of(0)
+        mates = [seat_of(r) for r in range(1, players) if r != role]
+        cards.append(_take(seen.played, landlord))
+        cards += [_take(seen.played, mate) for mate in mates]
+        cards.append(seen.to_beat)
+        cards.append(_take(seen.last_moves, landlord))
+        cards += [_take(seen.last_moves, mate) for mate in mates]
+        hot.append((_take(seen.hand_sizes, landlord) - 1, variant.landlord_hand_size))
+        hot += [(_take(seen.hand_sizes, mate) - 1, variant.hand_size) for mate in mates]
+    hot.append((seen.doublings, _BOMB_SLOTS))
+    vectors = card_matrix(np.stack(cards, axis=1), decks).reshape(rows, -1)
+    return np.concatenate([vectors, *(_one_hot(index, size) for index, size in hot)], axis=1)
 
 
-def douzero_features(info: SeatInfo, legal: Sequence[Sequence[int]]) -> dict[str, npt.NDArray[np.generic]]:
-    """DouZero's ``get_obs`` for the seat to act, with the legal plays ``legal`` (ranks; empty = pass).
+def _history(seen: Seen) -> Int8Array:
+    """``(rows, 5, players x card vector)``: the last 5 x players moves, oldest first."""
+    rows = len(seen.seat)
+    return card_matrix(seen.history, seen.variant.decks).reshape(rows, 5, -1)
+
+
+def douzero_features(seen: Seen, legal: Sequence[Sequence[int]]) -> dict[str, npt.NDArray[np.generic]]:
+    """DouZero's ``get_obs`` for the first row's viewer, the seat to act, with its legal plays ``legal``
+    (each as counts by rank; zeros for the pass).
 
     Returns ``x_batch`` (float32, one row per legal play: the state features and the play's
     card vector; 373 columns for the 3p landlord, 484 for a farmer), ``z_batch`` (float32),
     ``x_no_action`` (int8) and ``z`` (int8, 5 x 162 in 3p), as DouZero's own builder does.
     """
-    decks = info.variant.decks
-    x_no_action = _state_features(info)
-    z = _history(info, decks)
-    actions = card_matrix([_rank_counts(play) for play in legal], decks)
+    one = seen.rows(0, 1)
+    x_no_action = _state_features(one, int(_roles(one)[0]))[0]
+    z = _history(one)[0]
+    actions = card_matrix(np.asarray(legal, dtype=np.int8).reshape(len(legal), RANKS), seen.variant.decks)
     x_batch = np.hstack((np.repeat(x_no_action[np.newaxis, :], len(legal), axis=0), actions)).astype(np.float32)
     z_batch = np.repeat(z[np.newaxis, :, :], len(legal), axis=0).astype(np.float32)
     return {"x_batch": x_batch, "z_batch": z_batch, "x_no_action": x_no_action, "z": z}
 
 
 class Encoding:
-    """An encoding: its name, version, size per variant and ``encode(info) -> int8 vector``."""
+    """An encoding: its name, version, size per variant and ``encode(seen) -> (rows, size) int8``."""
 
     name = ""
     version = 0
@@ -184,8 +151,15 @@ class Encoding:
     def _size(self) -> int:
         raise NotImplementedError
 
-    def encode(self, info: SeatInfo, out: Int8Array | None = None) -> Int8Array:
-        """The observation of ``info`` (written into ``out`` when given)."""
+    def encode(self, seen: Seen, out: Int8Array | None = None) -> Int8Array:
+        """The observations of every row of ``seen`` (written into ``out`` when given)."""
+        rows = np.zeros((len(seen.seat), self.size), dtype=np.int8) if out is None else out
+        if out is not None:
+            rows.fill(0)
+        self._write(seen, rows)
+        return rows
+
+    def _write(self, seen: Seen, out: Int8Array) -> None:
         raise NotImplementedError
 
     @property
@@ -194,25 +168,37 @@ class Encoding:
         return 1
 
 
-def _auction_block(info: SeatInfo) -> Int8Array:
-    """What the auction shows a seat: its hand, the face-up card and who drew it, the calls."""
-    variant = info.variant
+def _relative(seen: Seen, seats: npt.NDArray[np.integer]) -> npt.NDArray[np.integer]:
+    """Seats counted from the viewer on (0: the viewer, 1: the next seat, ...)."""
+    return (seats - seen.seat) % seen.variant.players
+
+
+def _by_viewer(seen: Seen, per_seat: AnyArray) -> AnyArray:
+    """``(rows, players, ...)`` reordered per row from the viewer on, in turn order."""
+    players = seen.variant.players
+    order = (seen.seat[:, np.newaxis] + np.arange(players)) % players
+    reordered: AnyArray = per_seat[np.arange(len(seen.seat))[:, np.newaxis], order]
+    return reordered
+
+
+def _auction_block(seen: Seen) -> Int8Array:
+    """The hand, the face-up card and who drew it, the dealer, the highest bid, every seat's last call."""
+    variant = seen.variant
     players = variant.players
-    relative = [(info.seat + r) % players for r in range(players)]
-    face_up = [0] * _RANKS
-    face_up[info.face_up_rank] = 1
-    hand_and_face_up = card_matrix([info.hand, face_up], variant.decks).ravel()
-    calls = np.zeros((players, MAX_BID + 2), dtype=np.int8)
-    for row, seat in enumerate(relative):
-        calls[row, info.calls[seat] + 1] = 1  # column 0: no call yet; 1: pass; 2..4: bid 1..3
+    rows = len(seen.seat)
+    face_up = np.zeros((rows, RANKS), dtype=np.int8)
+    face_up[np.arange(rows), seen.face_up_rank] = 1
+    vectors = card_matrix(np.stack((_own_hands(seen), face_up), axis=1), variant.decks).reshape(rows, -1)
+    calls = _by_viewer(seen, seen.calls) - NONE  # 0: no call yet; 1: pass; 2..4: bid 1..3
     return np.concatenate(
         (
-            hand_and_face_up,
-            _one_hot((info.face_up_seat - info.seat) % players, players),
-            _one_hot((info.dealer - info.seat) % players, players),
-            _one_hot(info.bid, MAX_BID + 1),
-            calls.ravel(),
-        )
+            vectors,
+            _one_hot(_relative(seen, seen.face_up_seat), players),
+            _one_hot(_relative(seen, seen.dealer), players),
+            _one_hot(seen.bid, MAX_BID + 1),
+            _one_hot(calls.ravel(), MAX_BID + 2).reshape(rows, -1),
+        ),
+        axis=1,
     )
 
 
@@ -232,36 +218,37 @@ class DouZeroEncoding(Encoding):
         self.history_size = 5 * players * card
         return 2 + players + self.auction_size + self.state_size + self.history_size
 
-    def encode(self, info: SeatInfo, out: Int8Array | None = None) -> Int8Array:
+    def _write(self, seen: Seen, out: Int8Array) -> None:
         players = self.variant.players
-        vector = np.zeros(self.size, dtype=np.int8) if out is None else out
-        if out is not None:
-            vector.fill(0)
+        in_auction = seen.phase == AUCTION
+        out[:, 0] = in_auction
+        out[:, 1] = ~in_auction
         start = 2 + players
-        vector[start : start + self.auction_size] = _auction_block(info)
+        out[:, start : start + self.auction_size] = _auction_block(seen)
         start += self.auction_size
-        if info.phase == "auction":
-            vector[0] = 1
-            return vector
-        vector[1] = 1
-        if info.landlord is None:  # thrown in: nothing beyond the auction
-            return vector
-        vector[2 + _role(info)] = 1
-        state = _state_features(info)
-        vector[start : start + len(state)] = state
+        dealt = np.flatnonzero(~in_auction & (seen.landlord != NONE))  # not thrown in
+        if not len(dealt):
+            return
+        chosen = seen if len(dealt) == len(seen.seat) else seen.take(dealt)
+        roles = _roles(chosen)
+        out[dealt, 2 + roles] = 1
+        for role in range(players):
+            mine = np.flatnonzero(roles == role)
+            if len(mine):
+                features = _state_features(chosen.take(mine), role)
+                out[dealt[mine], start : start + features.shape[1]] = features
         start += self.state_size
-        vector[start : start + self.history_size] = _history(info, self.variant.decks).ravel()
-        return vector
+        out[dealt, start : start + self.history_size] = _history(chosen).reshape(len(dealt), -1)
 
 
 class CompactEncoding(Encoding):
-    """Rank counts: ``15``-entry blocks instead of card vectors (docs/env.md)."""
+    """Rank counts: 15-entry blocks instead of card vectors (docs/env.md)."""
 
     name = "compact"
 
     def _size(self) -> int:
         players = self.variant.players
-        # phase 2, role N, hand 15, unseen 15, played N x 15, cards left N, to beat 15 + kind 15,
+        # phase 2, role N, hand 15, unseen 15, played N x 15, cards left N, to beat 15 + type 15,
         # its player N, bid 4, bidder N, calls N x 5, doublings 1, kitty 15
         return 2 + players + 15 + 15 + players * 15 + players + 15 + 15 + players + 4 + players + players * 5 + 1 + 15
 
@@ -269,49 +256,39 @@ class CompactEncoding(Encoding):
     def high(self) -> int:
         return self.variant.landlord_hand_size
 
-    def encode(self, info: SeatInfo, out: Int8Array | None = None) -> Int8Array:
-        variant = self.variant
-        players = variant.players
-        relative = [(info.seat + r) % players for r in range(players)]
-        played = _Played(info)
-        vector = np.zeros(self.size, dtype=np.int8) if out is None else out
-        if out is not None:
-            vector.fill(0)
-        vector[0 if info.phase == "auction" else 1] = 1
-        at = 2
-        if info.landlord is not None:
-            vector[at + _role(info)] = 1
-        at += players
-        vector[at : at + 15] = info.hand
+    def _write(self, seen: Seen, out: Int8Array) -> None:
+        players = self.variant.players
+        rows = np.arange(len(seen.seat))
+        out[rows, np.where(seen.phase == AUCTION, 0, 1)] = 1
+        chosen = seen.landlord != NONE
+        out[rows[chosen], 2 + _roles(seen)[chosen]] = 1
+        blocks = [
+            _own_hands(seen),
+            _unseen(seen),
+            _by_viewer(seen, seen.played).reshape(len(rows), -1),
+            _by_viewer(seen, seen.hand_sizes).astype(np.int8),
+            seen.to_beat,
+        ]
+        at = 2 + players
+        for block in blocks:
+            out[:, at : at + block.shape[1]] = block
+            at += block.shape[1]
+        beaten = seen.to_beat_kind != 0
+        out[rows[beaten], at + seen.to_beat_kind[beaten]] = 1
         at += 15
-        vector[at : at + 15] = _others(info, played)
-        at += 15
-        for seat in relative:
-            vector[at : at + 15] = played.counts[seat]
-            at += 15
-        vector[at : at + players] = [info.hand_sizes[seat] for seat in relative]
+        out[rows[beaten], at + _relative(seen, seen.last_player)[beaten]] = 1
         at += players
-        for rank in info.to_beat:
-            vector[at + rank] += 1
-        at += 15
-        vector[at + info.to_beat_kind] = 1 if info.to_beat else 0
-        at += 15
-        if info.last_player is not None and info.to_beat:
-            vector[at + (info.last_player - info.seat) % players] = 1
+        out[rows, at + seen.bid] = 1
+        at += MAX_BID + 1
+        bid = seen.bidder != NONE
+        out[rows[bid], at + _relative(seen, seen.bidder)[bid]] = 1
         at += players
-        vector[at + info.bid] = 1
-        at += 4
-        if info.bidder is not None:
-            vector[at + (info.bidder - info.seat) % players] = 1
-        at += players
-        for row, seat in enumerate(relative):
-            vector[at + 5 * row + info.calls[seat] - NO_CALL] = 1
+        calls = _by_viewer(seen, seen.calls) - NONE
+        out[rows[:, np.newaxis], at + 5 * np.arange(players) + calls] = 1
         at += 5 * players
-        vector[at] = min(info.doublings, 127)
+        out[:, at] = np.minimum(seen.doublings, 127)
         at += 1
-        if info.kitty is not None:
-            vector[at : at + 15] = info.kitty
-        return vector
+        out[:, at : at + 15] = seen.kitty
 
 
 #: The encodings by name.

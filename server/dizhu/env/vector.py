@@ -10,8 +10,10 @@ for that table. The results land in buffers allocated once (EnvPool's layout):
   table then starts its next round at once, and the observation is the new round's).
 
 ``step(actions)`` is synchronous. ``send(actions)`` / ``recv()`` is asynchronous: with
-``workers=k`` the tables are split over ``k`` processes sharing the buffers, ``send`` returns
-at once, and ``recv`` waits for every worker; the caller may think while the tables move.
+``workers=k`` the tables are split into ``k`` shards, each stepped by a process of its own
+writing into the shared buffers; ``send`` returns at once, and ``recv`` waits for every
+shard. ``send(actions, shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's
+asynchronous mode): the caller chooses the actions of one shard while the others move.
 Illegal actions follow the environments' rule (the pass, else the lowest legal action).
 Table ``i`` is seeded with ``seed + i``.
 """
@@ -30,6 +32,7 @@ import numpy.typing as npt
 from dizhu.env.encodings import encoding
 from dizhu.env.engine import rules
 from dizhu.env.game import Game
+from dizhu.env.info import Seen
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
 __all__ = ["VectorDouDizhuEnv"]
@@ -43,26 +46,33 @@ class _Tables:
         engine = rules(config["engine"])
         house = HouseRules(spring=config["spring"])
         self.coder = encoding(config["encoding"], variant)
-        self.games = [Game(variant, engine, house_rules=house, reward=config["reward"]) for _ in range(count)]
+        self.seen = Seen.zeros(variant, count)
+        self.games = [
+            Game(variant, engine, house_rules=house, reward=config["reward"], seen=self.seen.rows(i, i + 1))
+            for i in range(count)
+        ]
         self.rngs = [np.random.default_rng(config["seed"] + first + i) for i in range(count)]
         self.first = first
         self.buffers = buffers
+        self.rows = slice(first, first + count)
         for i in range(count):
             self._start(i)
-            self._write(i)
+        self._write()
 
     def _start(self, i: int) -> None:
         rng = self.rngs[i]
         game = self.games[i]
         game.start(rng.bytes(SEED_SIZE), int(rng.integers(game.variant.players)))
 
-    def _write(self, i: int) -> None:
-        game = self.games[i]
-        row = self.first + i
-        seat = game.turn
-        self.buffers["seat"][row] = seat
-        self.coder.encode(game.info(seat), self.buffers["observation"][row])
-        game.table.mask(game.legal, self.buffers["action_mask"][row])
+    def _write(self) -> None:
+        """Every table's seat to act, its mask, and all the observations in one call."""
+        seats = self.buffers["seat"][self.rows]
+        masks = self.buffers["action_mask"][self.rows]
+        for i, game in enumerate(self.games):
+            seats[i] = game.turn
+            game.table.mask(game.legal, masks[i])
+        self.seen.seat[:] = seats
+        self.coder.encode(self.seen, self.buffers["observation"][self.rows])
 
     def step(self) -> None:
         actions = self.buffers["actions"]
@@ -78,7 +88,7 @@ class _Tables:
             else:
                 rewards[row] = 0.0
                 terminated[row] = False
-            self._write(i)
+        self._write()
 
 
 def _worker(connection: multiprocessing.connection.Connection, config: dict[str, Any], first: int, count: int,
@@ -145,10 +155,13 @@ class VectorDouDizhuEnv:
             else:
                 self.buffers[name] = np.zeros(shape, dtype=dtype)
         self._local: _Tables | None = None
-        self._pending = False
+        self._pending: set[int] = set()
+        #: The tables each worker steps, as row slices of the buffers (one shard without workers).
+        self.shards: list[slice] = [slice(0, num_envs)]
         if not workers:
             self._local = _Tables(config, 0, num_envs, self.buffers)
             return
+        self.shards = []
         context = multiprocessing.get_context("spawn")
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
         for first, last in itertools.pairwise(bounds):
@@ -158,6 +171,7 @@ class VectorDouDizhuEnv:
             process.start()
             self._connections.append(ours)
             self._processes.append(process)
+            self.shards.append(slice(int(first), int(last)))
         for connection in self._connections:
             if connection.recv() != "ready":
                 raise RuntimeError("a worker failed to start")
@@ -170,26 +184,48 @@ class VectorDouDizhuEnv:
     def action_mask(self) -> npt.NDArray[np.int8]:
         return self.buffers["action_mask"]
 
-    def send(self, actions: npt.ArrayLike) -> None:
-        """Start a step of every table with ``actions`` (one per table); returns at once with workers."""
-        if self._pending:
-            raise RuntimeError("recv() the previous step first")
-        self.buffers["actions"][:] = actions
-        self._pending = True
-        if self._local is not None:
-            self._local.step()
-            return
-        for connection in self._connections:
-            connection.send("step")
+    def send(self, actions: npt.ArrayLike, shard: int | None = None) -> None:
+        """Start a step with one action per table (``shard``: only that shard's tables, one action
+        each); returns at once with workers."""
+        shards = range(len(self.shards)) if shard is None else [shard]
+        if self._pending.intersection(shards):
+            raise RuntimeError("recv() the previous step of these tables first")
+        rows = slice(None) if shard is None else self.shards[shard]
+        self.buffers["actions"][rows] = actions
+        for started in shards:
+            self._pending.add(started)
+            if self._local is not None:
+                self._local.step()
+            else:
+                self._connections[started].send("step")
 
     def recv(self) -> dict[str, npt.NDArray[Any]]:
-        """Wait for the step sent last; the buffers (the same arrays every time)."""
+        """Wait for every step sent; the buffers (the same arrays every time)."""
         if not self._pending:
             raise RuntimeError("send() a step first")
-        for connection in self._connections:
-            connection.recv()
-        self._pending = False
+        for shard in sorted(self._pending):
+            if self._local is None:
+                self._connections[shard].recv()
+        self._pending.clear()
         return self.buffers
+
+    def recv_shard(self) -> int:
+        """Wait for the first shard whose step is done; its index (its rows: ``shards[index]``).
+
+        EnvPool's asynchronous loop: ``send`` the actions of a shard as soon as they are
+        chosen, ``recv_shard`` the next one ready, and choose for it while the others step.
+        """
+        if not self._pending:
+            raise RuntimeError("send() a step first")
+        if self._local is not None:
+            shard = min(self._pending)
+        else:
+            waiting = {self._connections[shard]: shard for shard in self._pending}
+            ready = multiprocessing.connection.wait(list(waiting))
+            shard = waiting[ready[0]]  # type: ignore[index]
+            self._connections[shard].recv()
+        self._pending.discard(shard)
+        return shard
 
     def step(self, actions: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
         """``send(actions)`` then ``recv()``."""
