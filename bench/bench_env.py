@@ -29,7 +29,6 @@ import numpy as np
 
 from dizhu.env import VectorDouDizhuEnv, dou_dizhu_v0
 
-
 #: The clock of the single-process figures: this process's CPU time, so that on a shared machine
 #: the time spent waiting for a core counts against nobody (as bench/peers.py measures).
 clock = time.process_time

@@ -21,7 +21,7 @@ from dizhu.client import Bot
 from dizhu.client.bot import to_beat
 from dizhu.env.actions import PASS, action_table
 from dizhu.env.encodings import encoding
-from dizhu.env.info import AUCTION, OVER, PLAY, Seen, rank_counts
+from dizhu.env.info import AUCTION, OVER, PLAY, Seen, rank_counts, record_moves
 from dizhu.env.single import Policy
 from dizhu.rules import RANKS, VARIANTS, classify
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
@@ -60,17 +60,14 @@ def seen_in(view: table_pb2.TableView) -> Seen:
     if view.HasField("landlord_seat"):
         seen.landlord[0] = view.landlord_seat
         seen.kitty[0] = _counts(view.kitty)
-    moves = []
-    for action in view.history:
-        if action.deal_number != view.deal_number or action.HasField("bid"):
-            continue
-        move = _counts(action.cards)
-        seen.played[0, action.seat] += np.array(move, dtype=np.int8)
-        seen.last_moves[0, action.seat] = move
-        moves.append(move)
-    recent = moves[-seen.history.shape[1] :]
-    if recent:
-        seen.history[0, -len(recent) :] = recent
+    record_moves(
+        seen,
+        [
+            (action.seat, _counts(action.cards))
+            for action in view.history
+            if action.deal_number == view.deal_number and not action.HasField("bid")
+        ],
+    )
     beat = to_beat(view) if in_play else None
     if beat:
         seen.to_beat[0] = _counts(beat)

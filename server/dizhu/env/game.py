@@ -181,6 +181,3 @@ class Game:
         """What ``seat`` sees now: the game's row, viewed by ``seat``."""
         self.seen.seat[0] = seat
         return self.seen
-
-    def can_pass(self) -> bool:
-        return bool(self.legal) and self.legal[0] == PASS

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from dizhu.rules import Bid, Phase, RoundState, Variant, view_for
 
-__all__ = ["AUCTION", "NONE", "OVER", "PLAY", "Seen", "from_state", "rank_counts"]
+__all__ = ["AUCTION", "NONE", "OVER", "PLAY", "Seen", "from_state", "rank_counts", "record_moves"]
 
 #: ``Seen.phase`` values.
 AUCTION, PLAY, OVER = 0, 1, 2
@@ -118,6 +118,16 @@ class Seen:
 _ARRAYS = tuple(field.name for field in dataclasses.fields(Seen) if field.name != "variant")
 
 
+def record_moves(seen: Seen, moves: list[tuple[int, list[int]]]) -> None:
+    """Write the moves of a deal's play, in order (seat, counts by rank), into the first row of ``seen``."""
+    for seat, move in moves:
+        seen.played[0, seat] += np.array(move, dtype=np.int8)
+        seen.last_moves[0, seat] = move
+    recent = [move for _, move in moves[-seen.history.shape[1] :]]
+    if recent:
+        seen.history[0, -len(recent) :] = recent
+
+
 def from_state(state: RoundState, seat: int) -> Seen:
     """``seat``'s information in ``state``, read from ``view_for(state, seat)`` only (one row)."""
     view = view_for(state, seat)
@@ -140,14 +150,9 @@ def from_state(state: RoundState, seat: int) -> Seen:
     for action in view.history:
         if isinstance(action, Bid):
             seen.calls[0, action.seat] = action.amount
-            continue
-        move = rank_counts(card.rank for card in action.cards)
-        seen.played[0, action.seat] += np.array(move, dtype=np.int8)
-        seen.last_moves[0, action.seat] = move
-        moves.append(move)
-    recent = moves[-seen.history.shape[1] :]
-    if recent:
-        seen.history[0, -len(recent) :] = recent
+        else:
+            moves.append((action.seat, rank_counts(card.rank for card in action.cards)))
+    record_moves(seen, moves)
     if view.phase is Phase.PLAY and view.last_play is not None:
         seen.to_beat[0] = rank_counts(view.last_play.ranks)
         seen.to_beat_kind[0] = view.last_play.kind
