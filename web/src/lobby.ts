@@ -23,7 +23,7 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
   const rounds = h("input", { "data-testid": "rounds", type: "number", min: 1, max: 20, value: 3 });
   const bots = h("select", { "data-testid": "bots" }, h("option", { value: "heuristic" }, "heuristic bots"), h("option", { value: "random" }, "random bots"));
   const clock = h("input", { "data-testid": "clock-seconds", type: "number", min: 0, max: 600, value: 30 });
-  const apiKey = h("input", { "data-testid": "api-key", placeholder: "only if the referee requires one" });
+  const apiKey = h("input", { "data-testid": "api-key", placeholder: "only if the referee requires one", "aria-label": "API key" });
 
   async function create(event: Event): Promise<void> {
     event.preventDefault();
