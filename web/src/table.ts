@@ -490,6 +490,8 @@ export class TablePage {
 
   /** The seats around the table, the viewer's at the bottom, and the trick or auction in the middle. */
   private renderFelt(view: TableView): void {
+    // Between rounds the seats hold nothing: show how the last round ended instead.
+    const end = view.dealNumber ? undefined : this.ended.find((e) => e.round === view.lastSettlement?.round);
     const viewer = view.yourSeat ?? 0;
     const places = PLACES[view.seats.length] ?? PLACES[3];
     const lastBy = new Map<number, Node>();
@@ -526,16 +528,26 @@ export class TablePage {
           seat.seat === view.yourSeat ? h("em", {}, " (you)") : null,
         ),
         landlord ? landlordBadge() : view.landlordSeat !== undefined ? h("span", { class: "badge farmer" }, "farmer") : null,
-        h("div", { class: "count", "data-testid": `cards-left-${seat.seat}` }, `${seat.cardsLeft} cards · balance ${seat.balance}`),
+        h(
+          "div",
+          { class: "count", "data-testid": `cards-left-${seat.seat}` },
+          end ? `held ${end.last.hands[seat.seat].length} at the end · balance ${seat.balance}` : `${seat.cardsLeft} cards · balance ${seat.balance}`,
+        ),
         lastBy.has(seat.seat) ? h("div", { class: "last" }, lastBy.get(seat.seat)!) : null,
         turn ? h("div", { class: "clock", "data-clock-seat": seat.seat }, "to act") : null,
       );
     });
-    fill(this.parts.felt, seats, this.centre(view));
+    fill(this.parts.felt, seats, this.centre(view, end));
   }
 
-  private centre(view: TableView): HTMLElement {
+  private centre(view: TableView, end: RoundEnd | undefined): HTMLElement {
     const parts: (Node | null)[] = [];
+    if (end && view.lastSettlement)
+      parts.push(
+        h("p", { class: "turn-banner" }, `Round ${end.round}: ${OUTCOMES[view.lastSettlement.outcome] ?? "over"} (below: what it paid)`),
+        h("p", {}, "The last trick"),
+        this.trickList(end.last.trick),
+      );
     if (view.turnSeat !== undefined)
       parts.push(
         h(
@@ -564,26 +576,31 @@ export class TablePage {
       const plays = view.trick.plays;
       parts.push(
         h("p", {}, plays.length ? `Trick led by ${this.name(view.trick.leaderSeat)}` : `${this.name(view.trick.leaderSeat)} leads a new trick`),
-        h(
-          "ol",
-          { class: "trick", "data-testid": "trick", "aria-label": "the trick" },
-          plays.map((play) =>
-            h(
-              "li",
-              {},
-              h("span", { class: "by" }, this.name(play.seat)),
-              play.cards.length
-                ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c)), ` ${kindName(play.combination?.kind)}`)
-                : h("span", { class: "pass" }, "pass"),
-            ),
-          ),
-        ),
+        this.trickList(plays, "trick"),
       );
     }
     if (view.phase === Phase.WAITING_FOR_PLAYERS) parts.push(h("p", {}, "Waiting for players…"));
     if (view.seedCommitment.length)
       parts.push(h("p", { class: "commitment" }, `Seed commitment ${hex(view.seedCommitment).slice(0, 16)}…`));
     return h("div", { class: "centre", "data-testid": "center" }, parts);
+  }
+
+  /** A trick's plays in order, each with its seat, cards and (when known) kind. */
+  private trickList(plays: { seat: number; cards: Card[]; combination?: { kind: CombinationKind } }[], testid?: string): HTMLElement {
+    return h(
+      "ol",
+      { class: "trick", "data-testid": testid, "aria-label": "the trick" },
+      plays.map((play) =>
+        h(
+          "li",
+          {},
+          h("span", { class: "by" }, this.name(play.seat)),
+          play.cards.length
+            ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c)), play.combination ? ` ${kindName(play.combination.kind)}` : "")
+            : h("span", { class: "pass" }, "pass"),
+        ),
+      ),
+    );
   }
 
   private renderMe(view: TableView): void {
@@ -641,7 +658,7 @@ export class TablePage {
       controls.push(h("button", { class: "link", "data-testid": "leave", onclick: () => this.leave() }, "Leave the table"));
     if (tokens.creator(this.tableId) && view.phase !== Phase.CLOSED)
       controls.push(h("button", { class: "link", "data-testid": "close", onclick: () => this.close() }, "Close the table"));
-    if (seated) controls.push(h("p", { class: "keys" }, "Keys: ← → move along your cards, Space selects, P play, S pass, H hint, C clear, 0–3 bid."));
+    if (seated && view.yourHand.length) controls.push(h("p", { class: "keys" }, "Keys: ← → move along your cards, Space selects, P play, S pass, H hint, C clear, 0–3 bid."));
     parts.push(h("div", { class: "controls" }, controls));
     fill(this.parts.me, parts);
   }
@@ -751,18 +768,7 @@ export class TablePage {
           "div",
           { class: "last-trick", "data-testid": "last-trick" },
           h("h3", {}, "The last trick"),
-          h(
-            "ol",
-            { class: "trick" },
-            end.last.trick.map((play) =>
-              h(
-                "li",
-                {},
-                h("span", { class: "by" }, this.name(play.seat)),
-                play.cards.length ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c))) : h("span", { class: "pass" }, "pass"),
-              ),
-            ),
-          ),
+          this.trickList(end.last.trick),
         ),
       );
     if (reveal && reveal.seed.length) {
