@@ -24,7 +24,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from playwright.async_api import Browser, Page, Request, async_playwright, expect
+from playwright.async_api import Browser, Page, Request, ViewportSize, async_playwright, expect
 from web_helpers import WebReferee
 
 from dizhu.client import TableClient, to_beat
@@ -227,8 +227,8 @@ async def _shoot(page: Page, screenshots: Path, name: str) -> None:
 #: Tables a person plays at most until one lets it lead a trick (a bot may win the auction and
 #: every trick; the person bids 3 whenever it may, so that is rare).
 _TABLES_TRIED = 6
-DESKTOP = {"width": 1100, "height": 860}
-PHONE = {"width": 375, "height": 740}
+DESKTOP: ViewportSize = {"width": 1100, "height": 860}
+PHONE: ViewportSize = {"width": 375, "height": 740}
 CJK = re.compile("[\u3000-\u9fff]")
 WEB = Path(__file__).resolve().parents[2] / "web"
 
@@ -272,10 +272,7 @@ class TestWebTable:
     async def test_a_person_plays_a_round_against_bots_by_mouse(
         self, web_referee: WebReferee, browser: Browser, screenshots: Path, axe_script: Path
     ) -> None:
-        context = await browser.new_context(viewport=DESKTOP)
-        page = await context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+        page, errors = await _person_page(browser, DESKTOP)
         await page.goto(web_referee.base_url)
         await _no_serious_violation(page, axe_script, "the lobby")
         await _shoot(page, screenshots, "web-lobby")
@@ -298,7 +295,7 @@ class TestWebTable:
         await _the_end_of_the_round_is_told(page, web_referee, table_id)
         await _no_serious_violation(page, axe_script, "the end of a round")
         await _shoot(page, screenshots, "web-table-result")
-        phone = await context.new_page()  # a second tab, as on a phone: the same seat
+        phone = await page.context.new_page()  # a second tab, as on a phone: the same seat
         await phone.set_viewport_size(PHONE)
         await phone.goto(page.url)
         await _the_end_of_the_round_is_told(phone, web_referee, table_id)
@@ -330,10 +327,7 @@ class TestWebTable:
     async def test_a_person_plays_a_four_player_round_by_keyboard_alone(
         self, web_referee: WebReferee, browser: Browser, screenshots: Path, axe_script: Path
     ) -> None:
-        context = await browser.new_context(viewport=PHONE)
-        page = await context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+        page, errors = await _person_page(browser, PHONE)
         table_id, spectator = await _new_table(page, browser, web_referee, players=4)
         calls = _Calls(spectator)
         await spectator.reload()
@@ -342,7 +336,7 @@ class TestWebTable:
         events = await _count_events(web_referee, table_id)
         await _no_serious_violation(spectator, axe_script, "a spectator's page")
         await _shoot(spectator, screenshots, "web-spectator")
-        refused = checked = False
+        refused = checked = selected_by_keys = False
         result = page.locator("[data-testid=result]")
         waiting = page.locator("[data-testid=my-turn], [data-testid=bid-0], [data-testid=result]:not([hidden])").first
         while not await result.is_visible():
@@ -377,7 +371,18 @@ class TestWebTable:
                 await page.keyboard.press("c")
                 await expect(page.locator("[data-testid=hand] .card.selected")).to_have_count(0)
                 refused = True
-            if await page.locator("[data-testid=legal-move]").count():
+            if not selected_by_keys and await page.locator("[data-testid=legal-move]").count():
+                shown = await page.locator("[data-testid=hand] .card").evaluate_all(
+                    "cards => cards.map(card => card.dataset.card)"
+                )
+                async with TableClient(web_referee.target, table_id=table_id) as anyone:
+                    legal = await anyone.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
+                for card in legal.moves[0].cards:
+                    await _select_by_keyboard(page, shown.index(format_cards([card])))
+                await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
+                await page.keyboard.press("p")
+                selected_by_keys = True
+            elif await page.locator("[data-testid=legal-move]").count():
                 await page.keyboard.press("h")
                 await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
                 await page.keyboard.press("p")
@@ -394,6 +399,7 @@ class TestWebTable:
         # The spectator reads the table at the start and once the table is closed; every
         # other change comes from its one stream.
         print(f"a spectator's page over one 4p round: {events} events, calls {dict(calls.by_method)}")
+        assert selected_by_keys, "the person never had a play to make"
         assert calls.by_method["GetTable"] <= 2, calls.by_method
         assert calls.by_method["WatchTable"] == 1, calls.by_method
         assert calls.by_method["GetReplay"] == 1, calls.by_method
@@ -415,6 +421,15 @@ class TestWebTable:
         await page.click("[data-testid=replay-last]")
         await expect(page.locator("[data-testid=replay-result]")).to_contain_text("landlord won")
         await expect(page.locator("[data-testid=replay-seed-check]")).to_contain_text("✓")
+
+
+async def _person_page(browser: Browser, viewport: ViewportSize) -> tuple[Page, list[str]]:
+    """A person's page in a browser context of its own, and the page's script errors as they come."""
+    context = await browser.new_context(viewport=viewport)
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors
 
 
 async def _select_by_keyboard(page: Page, index: int) -> None:
@@ -443,7 +458,8 @@ async def _copies_look_apart(page: Page, view: table_pb2.TableView) -> None:
         )
         for card in (first, second[0])
     ]
-    assert looks[0][0] != looks[1][0] and looks[1][1] == '"²"', looks
+    assert looks[0][0] != looks[1][0], looks
+    assert looks[1][1] == '"²"', looks
 
 
 async def _the_end_of_the_round_is_told(page: Page, web_referee: WebReferee, table_id: str) -> None:

@@ -81,16 +81,8 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
         faceUpCard: deal.faceUpCard,
         faceUpSeat: deal.faceUpSeat,
         seedCommitment: deal.seedCommitment,
+        ...noAuctionNorPlay(),
         turnSeat: deal.faceUpSeat,
-        turnDeadline: undefined,
-        bids: [],
-        highestBid: 0,
-        landlordSeat: undefined,
-        kitty: [],
-        trick: undefined,
-        tricksCompleted: 0,
-        doublings: 0,
-        stake: 0n,
         yourHand: view.yourSeat === undefined ? [] : [...deal.yourHand],
       });
       for (const seat of view.seats) seat.cardsLeft = hand;
@@ -153,20 +145,12 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
       Object.assign(view, {
         phase: view.settings?.nextRound === NextRound.WHEN_ALL_SETTLED ? Phase.ROUND_OVER : Phase.WAITING_FOR_PLAYERS,
         round: (settlement?.round ?? view.round) + 1,
+        ...noAuctionNorPlay(),
         dealNumber: 0,
         turnSeat: undefined,
-        turnDeadline: undefined,
         faceUpCard: undefined,
         faceUpSeat: undefined,
         seedCommitment: new Uint8Array(),
-        bids: [],
-        highestBid: 0,
-        landlordSeat: undefined,
-        kitty: [],
-        trick: undefined,
-        tricksCompleted: 0,
-        doublings: 0,
-        stake: 0n,
         yourHand: [],
         history: [],
         lastSettlement: settlement,
@@ -197,6 +181,21 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
       // A kind of event this page does not know (the contract may add some): read the table.
       return "reread";
   }
+}
+
+/** The fields of a view that a new deal, or the end of a round, starts afresh. */
+function noAuctionNorPlay(): Partial<TableView> {
+  return {
+    turnDeadline: undefined,
+    bids: [],
+    highestBid: 0,
+    landlordSeat: undefined,
+    kitty: [],
+    trick: undefined,
+    tricksCompleted: 0,
+    doublings: 0,
+    stake: 0n,
+  };
 }
 
 function lastPlayer(plays: readonly { seat: number; cards: Card[] }[]): number | undefined {
