@@ -146,6 +146,8 @@ async def _play_the_round(
         assert spectator_cards <= _public_cards(view), "a spectator saw a hidden card"
         assert not await spectator.locator("[data-testid=hand]").count()
         await _every_legal_play_is_listed(page, web_referee, table_id, view)
+        await _shows_the_table_as_it_is(page, view)
+        await _shows_the_table_as_it_is(spectator, view)
         if not refused and not await page.locator("[data-testid=pass]").is_enabled():
             # Leading: two cards of different ranks (never the two jokers) are refused as no pair.
             for card in _two_unlike_cards(view):
@@ -357,6 +359,7 @@ class TestWebTable:
                 await _copies_look_apart(page, view)
                 await _no_serious_violation(page, axe_script, "a seat")
                 checked = True
+            await _shows_the_table_as_it_is(spectator, await _spectator_view(web_referee, table_id))
             if await page.locator("[data-testid=bid-0]").is_visible():
                 await _shoot(page, screenshots, "web-auction")
                 await page.keyboard.press("3" if await page.locator("[data-testid=bid-3]").is_enabled() else "0")
@@ -429,6 +432,24 @@ class TestWebTable:
         await page.click("[data-testid=replay-last]")
         await expect(page.locator("[data-testid=replay-result]")).to_contain_text("landlord won")
         await expect(page.locator("[data-testid=replay-seed-check]")).to_contain_text("✓")
+
+
+async def _shows_the_table_as_it_is(page: Page, view: table_pb2.TableView) -> None:
+    """The page (following the stream's events) shows what the referee's view says: version,
+    cards left per seat, turn, the trick so far."""
+    await expect(page.locator("[data-testid=table]")).to_have_attribute("data-version", str(view.version))
+    for seat in view.seats:
+        await expect(page.locator(f"[data-testid=cards-left-{seat.seat}]")).to_have_text(
+            re.compile(rf"^{seat.cards_left} cards · balance {seat.balance}$")
+        )
+    await expect(page.locator(f"[data-testid=seat-{view.turn_seat}]")).to_have_attribute("aria-current", "true")
+    if view.phase == table_pb2.PHASE_PLAY:
+        await expect(page.locator("[data-testid=trick] > li")).to_have_count(len(view.trick.plays))
+
+
+async def _spectator_view(web_referee: WebReferee, table_id: str) -> table_pb2.TableView:
+    async with TableClient(web_referee.target, table_id=table_id) as anyone:
+        return await anyone.get()
 
 
 async def _person_page(browser: Browser, viewport: ViewportSize) -> tuple[Page, list[str]]:
