@@ -121,18 +121,11 @@ async def _play_the_round(
     its second play it reloads the page. Whether it could do both (the deal decides)."""
     refused = reloaded = False
     plays = 0
-    result = page.locator("[data-testid=result]")
-    waiting = page.locator("[data-testid=my-turn], [data-testid=bid-0], [data-testid=result]:not([hidden])").first
-    while not await result.is_visible():
-        await expect(waiting).to_be_visible(timeout=STEP_MS * 4)
-        if await result.is_visible():
-            break
-        version = await page.get_attribute("[data-testid=table]", "data-version")
+    async for _ in _turns(page):
         if await page.locator("[data-testid=bid-0]").is_visible():
             await _shoot(page, screenshots, "web-auction")
             bid_three = page.locator("[data-testid=bid-3]")
             await (bid_three if await bid_three.is_enabled() else page.locator("[data-testid=bid-0]")).click()
-            await _moved_on(page, version)
             continue
         await expect(page.locator("[data-testid=legal-group], [data-testid=legal-moves] p").first).to_be_visible(
             timeout=STEP_MS
@@ -182,7 +175,6 @@ async def _play_the_round(
         else:
             await page.click("[data-testid=pass]")
         plays += 1
-        await _moved_on(page, version)
     return refused, reloaded
 
 
@@ -347,13 +339,7 @@ class TestWebTable:
         await _no_serious_violation(spectator, axe_script, "a spectator's page")
         await _shoot(spectator, screenshots, "web-spectator")
         refused = checked = selected_by_keys = False
-        result = page.locator("[data-testid=result]")
-        waiting = page.locator("[data-testid=my-turn], [data-testid=bid-0], [data-testid=result]:not([hidden])").first
-        while not await result.is_visible():
-            await expect(waiting).to_be_visible(timeout=STEP_MS * 4)
-            if await result.is_visible():
-                break
-            version = await page.get_attribute("[data-testid=table]", "data-version")
+        async for _ in _turns(page):
             view = await _seat_view(web_referee, page, table_id)
             if not checked:
                 await _copies_look_apart(page, view)
@@ -363,7 +349,6 @@ class TestWebTable:
             if await page.locator("[data-testid=bid-0]").is_visible():
                 await _shoot(page, screenshots, "web-auction")
                 await page.keyboard.press("3" if await page.locator("[data-testid=bid-3]").is_enabled() else "0")
-                await _moved_on(page, version)
                 continue
             await expect(page.locator("[data-testid=legal-group], [data-testid=legal-moves] p").first).to_be_visible(
                 timeout=STEP_MS
@@ -399,7 +384,6 @@ class TestWebTable:
                 await page.keyboard.press("p")
             else:
                 await page.keyboard.press("s")
-            await _moved_on(page, version)
         await expect(page.locator("[data-testid=standings] li")).to_have_count(4, timeout=STEP_MS)
         await _the_end_of_the_round_is_told(page, web_referee, table_id)
         await _shoot(page, screenshots, "web-table-result-4p")
@@ -517,6 +501,20 @@ async def _count_events(web_referee: WebReferee, table_id: str) -> int:
             stream.cancel()
             return int(response.event.sequence)
     raise AssertionError("WatchTable sent no snapshot")
+
+
+async def _turns(page: Page) -> AsyncIterator[None]:
+    """Each of the person's turns until the round's result shows; after each, once the body
+    made its move, wait until the page shows a newer version of the table."""
+    result = page.locator("[data-testid=result]")
+    waiting = page.locator("[data-testid=my-turn], [data-testid=bid-0], [data-testid=result]:not([hidden])").first
+    while True:
+        await expect(waiting).to_be_visible(timeout=STEP_MS * 4)
+        if await result.is_visible():
+            return
+        version = await page.get_attribute("[data-testid=table]", "data-version")
+        yield
+        await _moved_on(page, version)
 
 
 async def _moved_on(page: Page, version: str | None) -> None:
