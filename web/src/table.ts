@@ -188,7 +188,7 @@ export class TablePage {
     if (event.time) this.clockOffsetMs = timestampMs(event.time) - Date.now();
     const payload = event.payload;
     if (payload.case === "snapshot") {
-      this.setView(payload.value);
+      this.setView(payload.value, true);
       return;
     }
     if (payload.case === "heartbeat") return;
@@ -237,9 +237,12 @@ export class TablePage {
     if (response.table) this.setView(response.table);
   }
 
-  /** A view read whole: a snapshot, GetTable's or an action's answer (never an older one than shown). */
-  private setView(view: TableView): void {
-    if (this.view && view.version < this.view.version) return;
+  /**
+   * A view read whole: GetTable's or an action's answer (never an older one than shown), or
+   * the stream's snapshot (which replaces whatever the page kept, as the contract says).
+   */
+  private setView(view: TableView, snapshot = false): void {
+    if (this.view && !snapshot && view.version < this.view.version) return;
     const changed = this.view?.version !== view.version;
     this.view = view;
     this.readAt = view.version;
