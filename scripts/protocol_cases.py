@@ -241,6 +241,24 @@ def tables(variant: Variant) -> Iterator[Case]:
         ],
     )
     yield case(
+        f"list.{v}.open",
+        "tables",
+        "table_service.proto ListTables: open tables, at most page_size of them; a made-up page_token is refused",
+        [
+            create(variant, players=1),
+            call(
+                "ListTables",
+                {"page_size": 1},
+                expect={"checks": [{"path": "tables", "length": 1}, {"path": "tables[0].table_id", "present": True}]},
+            ),
+            call(
+                "ListTables",
+                {"page_token": "not-a-page"},
+                expect=refused("INVALID_ARGUMENT", "INVALID_ARGUMENT", table=False, fields=("page_token",)),
+            ),
+        ],
+    )
+    yield case(
         f"create.{v}.retry",
         "idempotency",
         "docs/api.md: a CreateTable retried with its request_id returns the first answer",

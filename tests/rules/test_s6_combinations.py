@@ -404,6 +404,30 @@ class TestReasons:
             classify(parse_ranks(text), variant_)
         assert str(caught.value) == f"[{format_ranks(parse_ranks(text))}] is no combination: {reason}"
 
+    @pytest.mark.parametrize(
+        ("variant_", "text", "reason"),
+        [
+            pytest.param(THREE_PLAYER, "4 RJ", "a pair needs two cards of the same rank", id="3p-4-RJ"),
+            pytest.param(FOUR_PLAYER, "4 RJ", "a pair needs two cards of the same rank", id="4p-4-RJ"),
+            pytest.param(THREE_PLAYER, "3 4", "a pair needs two cards of the same rank", id="3p-3-4"),
+            pytest.param(FOUR_PLAYER, "K 2", "a pair needs two cards of the same rank", id="4p-K-2"),
+            pytest.param(THREE_PLAYER, "3 3 4", "a trio needs three cards of the same rank", id="3p-33-4"),
+            pytest.param(FOUR_PLAYER, "3 7 9", "a trio needs three cards of the same rank", id="4p-3-7-9"),
+            pytest.param(THREE_PLAYER, "K A 2", "a trio needs three cards of the same rank", id="3p-K-A-2"),
+            pytest.param(FOUR_PLAYER, "BJ RJ", "the rocket is all 4 jokers", id="4p-BJ-RJ"),
+            pytest.param(FOUR_PLAYER, "BJ BJ RJ", "the rocket is all 4 jokers", id="4p-BJ-BJ-RJ"),
+            pytest.param(THREE_PLAYER, "3 4 5", "a straight needs at least 5 consecutive ranks", id="3p-3-4-5"),
+            pytest.param(FOUR_PLAYER, "3 4 5 6", "a straight needs at least 5 consecutive ranks", id="4p-3-4-5-6"),
+            pytest.param(THREE_PLAYER, "33 44", "a pair sequence needs at least 3 consecutive ranks", id="3p-33-44"),
+            pytest.param(FOUR_PLAYER, "3 5 6 7 8", "a straight needs consecutive ranks", id="4p-3-5-6-7-8"),
+        ],
+    )
+    def test_a_refusal_explains_the_reading_most_plausibly_meant(
+        self, variant_: Variant, text: str, reason: str
+    ) -> None:
+        """Two cards read as a pair meant, three as a trio (or a straight when consecutive)."""
+        assert assert_refused(text, variant_) == reason
+
     def test_classify_names_the_cards_in_the_message(self) -> None:
         with pytest.raises(NotACombination, match=r"^\[3 3 3 4 4 4 5 5 5 7 7 7\] is no combination: "):
             classify(parse_ranks("777 333444555"), THREE_PLAYER)

@@ -44,6 +44,21 @@ class TestTableClient:
         assert not (await spectator.get()).your_hand
         await creator.close()
 
+    async def test_list_tables_pages_to_a_table_just_created(self, target: str) -> None:
+        creator = TableClient(target)
+        await creator.create_table(player_names=["a"])
+        lobby = TableClient(target)
+        listed: list[str] = []
+        token = ""
+        while True:
+            page = await lobby.list_tables(page_size=50, page_token=token)
+            listed += [summary.table_id for summary in page.tables]
+            if not (token := page.next_page_token):
+                break
+        assert creator.table_id in listed
+        await lobby.close()
+        await creator.close()
+
     async def test_bidding_out_of_turn_raises_not_your_turn(self, target: str) -> None:
         creator, seats = await _table(target)
         view = await seats[0].get()

@@ -14,20 +14,22 @@ else to the test's temporary directory.
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, Request, ViewportSize, async_playwright, expect
 from web_helpers import WebReferee
 
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
-from dizhu.v1 import table_pb2, table_service_pb2, table_service_pb2_grpc
+from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -91,17 +93,18 @@ async def _seat_view(web_referee: WebReferee, page: Page, table_id: str) -> tabl
         return await seat.get()
 
 
-async def _new_table(page: Page, browser: Browser, web_referee: WebReferee) -> tuple[str, Page]:
-    """A table made through the page's lobby for a person ("Tester") and two bots, and a
+async def _new_table(page: Page, browser: Browser, web_referee: WebReferee, players: int = 3) -> tuple[str, Page]:
+    """A table made through the page's lobby for a person ("Tester") and bots, and a
     spectator's page on it."""
     await page.goto(web_referee.base_url)
     await page.fill("[data-testid=name]", "Tester")
+    await page.select_option("[data-testid=variant]", str(players))
     await page.fill("[data-testid=rounds]", "1")
     await page.fill("[data-testid=clock-seconds]", "300")
     await page.click("[data-testid=create]")
     await page.wait_for_url("**/?table=*", timeout=STEP_MS)
     table_id = page.url.rsplit("table=", 1)[1]
-    await expect(page.locator("[data-testid=hand] .card")).to_have_count(17, timeout=STEP_MS)
+    await expect(page.locator("[data-testid=hand] .card")).to_have_count(17 if players == 3 else 25, timeout=STEP_MS)
     await expect(page.locator("[data-testid=seat-0]")).to_have_class(MINE, timeout=STEP_MS)
     spectator = await browser.new_page()
     await spectator.goto(f"{web_referee.base_url}/?table={table_id}&spectate=1")
@@ -113,25 +116,20 @@ async def _new_table(page: Page, browser: Browser, web_referee: WebReferee) -> t
 async def _play_the_round(
     page: Page, spectator: Page, web_referee: WebReferee, table_id: str, screenshots: Path
 ) -> tuple[bool, bool]:
-    """The person plays the round through the page, checking at each turn that neither page
-    shows a hidden card; when leading first, it tries a play that is no combination, and after
+    """The person plays the round through the page with the mouse, checking at each turn that
+    neither page shows a hidden card; when leading first, it tries two unlike cards, and after
     its second play it reloads the page. Whether it could do both (the deal decides)."""
     refused = reloaded = False
     plays = 0
-    result = page.locator("[data-testid=result]")
-    waiting = page.locator("[data-testid=my-turn], [data-testid=result]:not([hidden])").first
-    while not await result.is_visible():
-        await expect(waiting).to_be_visible(timeout=STEP_MS * 4)
-        if await result.is_visible():
-            break
-        version = await page.get_attribute("[data-testid=table]", "data-version")
+    async for _ in _turns(page):
         if await page.locator("[data-testid=bid-0]").is_visible():
+            await _shoot(page, screenshots, "web-auction")
             bid_three = page.locator("[data-testid=bid-3]")
             await (bid_three if await bid_three.is_enabled() else page.locator("[data-testid=bid-0]")).click()
-            await _moved_on(page, version)
             continue
-        moves = page.locator("[data-testid=legal-moves] li")
-        await expect(moves.first).to_be_visible(timeout=STEP_MS)
+        await expect(page.locator("[data-testid=legal-group], [data-testid=legal-moves] p").first).to_be_visible(
+            timeout=STEP_MS
+        )
         view = await _seat_view(web_referee, page, table_id)
         assert view.turn_seat == view.your_seat == 0
         # Nothing on the page but this seat's hand and what is public.
@@ -140,17 +138,22 @@ async def _play_the_round(
         spectator_cards = await _shown_cards(spectator)
         assert spectator_cards <= _public_cards(view), "a spectator saw a hidden card"
         assert not await spectator.locator("[data-testid=hand]").count()
+        await _every_legal_play_is_listed(page, web_referee, table_id, view)
+        await _shows_the_table_as_it_is(page, view)
+        await _shows_the_table_as_it_is(spectator, view)
         if not refused and not await page.locator("[data-testid=pass]").is_enabled():
-            # Leading: two cards of different ranks (never the two jokers) are no combination.
-            ranks = sorted({card.rank for card in view.your_hand})
-            chosen = [next(c for c in view.your_hand if c.rank == rank) for rank in ranks[:2]]
-            for card in chosen:
+            # Leading: two cards of different ranks (never the two jokers) are refused as no pair.
+            for card in _two_unlike_cards(view):
                 await page.click(f'[data-testid=hand] [data-card="{format_cards([card])}"]')
+            await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play")
             await page.click("[data-testid=play]")
             await expect(page.locator("[data-testid=refusal-reason]")).to_have_text(
                 "ILLEGAL_COMBINATION", timeout=STEP_MS
             )
-            await expect(page.locator("[data-testid=refusal]")).to_contain_text("is no combination")
+            await expect(page.locator("[data-testid=refusal]")).to_contain_text(
+                "is no combination: a pair needs two cards of the same rank"
+            )
+            await _shoot(page, screenshots, "web-refusal")
             await page.click("[data-testid=clear]")
             refused = True
         if plays == 2 and not reloaded:
@@ -158,34 +161,118 @@ async def _play_the_round(
             await page.reload()
             await expect(page.locator("[data-testid=hand] .card")).to_have_count(held, timeout=STEP_MS)
             await expect(page.locator("[data-testid=seat-0]")).to_have_class(MINE, timeout=STEP_MS)
-            await expect(page.locator("[data-testid=legal-moves] li").first).to_be_visible(timeout=STEP_MS)
-            if await page.locator("[data-testid=legal-move]").count():  # none when nothing beats the trick
-                await page.locator("[data-testid=legal-move]").first.click()
-            await page.screenshot(path=str(screenshots / "web-table.png"), full_page=True)
+            await _logs_agree(page, spectator, view)
             reloaded = True
-        chip = page.locator("[data-testid=legal-move]")
-        if await chip.count():
-            await chip.first.click()
+        group = page.locator("[data-testid=legal-group]")
+        if await group.count():
+            if not await group.first.locator("[data-testid=legal-move]").first.is_visible():
+                await group.first.locator("summary").click()
+            await group.first.locator("[data-testid=legal-move]").first.click()
+            await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
+            if plays == 1:
+                await _shoot(page, screenshots, "web-table")
             await page.click("[data-testid=play]")
         else:
             await page.click("[data-testid=pass]")
         plays += 1
-        await _moved_on(page, version)
     return refused, reloaded
+
+
+def _two_unlike_cards(view: table_pb2.TableView) -> list[cards_pb2.Card]:
+    """Two cards of the two lowest ranks held (never both jokers: in 3p they are the rocket)."""
+    ranks = sorted({card.rank for card in view.your_hand})
+    return [next(c for c in view.your_hand if c.rank == rank) for rank in ranks[:2]]
+
+
+async def _every_legal_play_is_listed(
+    page: Page, web_referee: WebReferee, table_id: str, view: table_pb2.TableView
+) -> None:
+    """Every play the referee lists is on the page (in its kind's group), none left out."""
+    async with TableClient(web_referee.target, table_id=table_id) as anyone:
+        legal = await anyone.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
+    await expect(page.locator("[data-testid=legal-move]")).to_have_count(len(legal.moves), timeout=STEP_MS)
+    groups = await page.locator("[data-testid=legal-group]").count()
+    assert groups <= 8, "plays are grouped by kind"
+    assert not await page.get_by_text(re.compile(r"and \d+ more")).count()
+
+
+async def _logs_agree(page: Page, spectator: Page, view: table_pb2.TableView) -> None:
+    """A page opened mid-round tells the round from its first decision, as a spectator's does; newest first."""
+    log = page.locator("[data-testid=log] li")
+    await expect(log).to_have_count(await spectator.locator("[data-testid=log] li").count(), timeout=STEP_MS)
+    assert await log.count() >= len(view.history), "the log tells every decision of the round"
+    assert await page.locator("[data-testid=log]").evaluate("ol => ol.reversed"), "numbered newest first"
+    assert (
+        await page.locator("[data-testid=log] li").all_inner_texts()
+        == await spectator.locator("[data-testid=log] li").all_inner_texts()
+    )
+
+
+async def _shoot(page: Page, screenshots: Path, name: str) -> None:
+    """A screenshot of the page as it is now, at the width of the page's viewport (``-phone`` below 500 px)."""
+    width = (page.viewport_size or {"width": 1100})["width"]
+    suffix = "-phone" if width < 500 else ""
+    await page.screenshot(path=str(screenshots / f"{name}{suffix}.png"), full_page=True)
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
+        f"{name} scrolls sideways at {width} px"
+    )
 
 
 #: Tables a person plays at most until one lets it lead a trick (a bot may win the auction and
 #: every trick; the person bids 3 whenever it may, so that is rare).
 _TABLES_TRIED = 6
+DESKTOP: ViewportSize = {"width": 1100, "height": 860}
+PHONE: ViewportSize = {"width": 375, "height": 740}
+CJK = re.compile("[\u3000-\u9fff]")
+WEB = Path(__file__).resolve().parents[2] / "web"
+
+
+@pytest.fixture(scope="session")
+def axe_script() -> Path:
+    """axe-core's script (web/package.json's dev dependency), installed by ``npm ci`` when missing."""
+    script = WEB / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        if shutil.which("npm") is None:
+            pytest.fail("npm is not on PATH: install Node.js (>= 18, with npm) for axe-core", pytrace=False)
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=WEB, check=True, timeout=600)
+    return script
+
+
+async def _no_serious_violation(page: Page, axe_script: Path, where: str) -> None:
+    """axe-core, run inside the page, finds no serious or critical accessibility violation."""
+    if not await page.evaluate("typeof window.axe === 'object'"):
+        await page.add_script_tag(path=str(axe_script))
+    violations = await page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
+        ".map(v => `${v.id} (${v.impact}): ${v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(', ')}`)"
+    )
+    assert violations == [], f"axe-core on {where}: {violations}"
+
+
+class _Calls:
+    """The calls a page makes to the referee, counted by method."""
+
+    def __init__(self, page: Page) -> None:
+        self.by_method: collections.Counter[str] = collections.Counter()
+        page.on("request", self._seen)
+
+    def _seen(self, request: Request) -> None:
+        if "/dizhu.v1." in request.url:
+            self.by_method[request.url.rsplit("/", 1)[1]] += 1
 
 
 class TestWebTable:
-    async def test_a_person_plays_a_round_against_bots_through_the_page(
-        self, web_referee: WebReferee, browser: Browser, screenshots: Path
+    async def test_a_person_plays_a_round_against_bots_by_mouse(
+        self, web_referee: WebReferee, browser: Browser, screenshots: Path, axe_script: Path
     ) -> None:
-        page = await browser.new_page(viewport={"width": 1100, "height": 860})
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+        page, errors = await _person_page(browser, DESKTOP)
+        await page.goto(web_referee.base_url)
+        await expect(page.locator("[data-testid=open-tables]")).to_contain_text("No open table yet")
+        await _no_serious_violation(page, axe_script, "the lobby")
+        await page.set_viewport_size(PHONE)
+        await _shoot(page, screenshots, "web-lobby")
+        await page.set_viewport_size(DESKTOP)
         refused = reloaded = False
         for _ in range(_TABLES_TRIED):
             table_id, spectator = await _new_table(page, browser, web_referee)
@@ -199,7 +286,15 @@ class TestWebTable:
         await expect(result).to_contain_text("Round 1:")
         await expect(page.locator("[data-testid=seed-check]")).to_contain_text("✓")
         await expect(page.locator("[data-testid=standings] li")).to_have_count(3)
-        await page.screenshot(path=str(screenshots / "web-table-result.png"), full_page=True)
+        await _the_end_of_the_round_is_told(page, web_referee, table_id)
+        await _no_serious_violation(page, axe_script, "the end of a round")
+        await _shoot(page, screenshots, "web-table-result")
+        phone = await page.context.new_page()  # a second tab, as on a phone: the same seat
+        await phone.set_viewport_size(PHONE)
+        await phone.goto(page.url)
+        await _the_end_of_the_round_is_told(phone, web_referee, table_id)
+        await _shoot(phone, screenshots, "web-table-result")
+        await phone.close()
         async with TableClient(web_referee.target, table_id=table_id) as anyone:
             final = await anyone.get()
         assert final.phase == table_pb2.PHASE_CLOSED
@@ -208,12 +303,103 @@ class TestWebTable:
         await page.click("[data-testid=replay-link]")
         await expect(page.locator("[data-testid=replay-step]")).to_contain_text("step 1 /", timeout=STEP_MS)
         await expect(page.locator("[data-testid=replay-seat-0] .card")).to_have_count(17)
+        await expect(page.locator("[data-testid=replay-name-0]")).to_have_text("Tester")
+        await expect(page.locator("[data-testid=replay-text]")).to_contain_text("drew the face-up card")
         await page.click("[data-testid=replay-next]")
         await expect(page.locator("[data-testid=replay-step]")).to_contain_text("step 2 /")
+        await expect(page.locator("[data-testid=replay-text]")).not_to_contain_text(re.compile(r"\bseat \d"))
         await page.click("[data-testid=replay-last]")
         await expect(page.locator("[data-testid=replay-result]")).to_be_visible()
         await expect(page.locator("[data-testid=replay-seed-check]")).to_contain_text("✓")
-        await page.screenshot(path=str(screenshots / "web-replay.png"))
+        await _no_serious_violation(page, axe_script, "the replay viewer")
+        await _shoot(page, screenshots, "web-replay")
+        await page.set_viewport_size(PHONE)
+        await _shoot(page, screenshots, "web-replay")
+        assert not CJK.search(await page.locator("body").inner_text())
+        assert errors == []
+
+    async def test_a_person_plays_a_four_player_round_by_keyboard_alone(
+        self, web_referee: WebReferee, browser: Browser, screenshots: Path, axe_script: Path
+    ) -> None:
+        page, errors = await _person_page(browser, PHONE)
+        table_id, spectator = await _new_table(page, browser, web_referee, players=4)
+        # The spectator finds the table in the lobby's list of open tables, and watches it.
+        await spectator.set_viewport_size(DESKTOP)
+        await spectator.goto(web_referee.base_url)
+        listed = spectator.locator(f'[data-testid=open-table][data-table="{table_id}"]')
+        await expect(listed).to_contain_text("4 players", timeout=STEP_MS)
+        await expect(listed).to_contain_text("Tester")
+        await _no_serious_violation(spectator, axe_script, "the lobby with open tables")
+        await _shoot(spectator, screenshots, "web-lobby")
+        calls = _Calls(spectator)
+        await listed.locator("[data-testid=watch-table]").click()
+        await spectator.wait_for_url(f"**/?table={table_id}&spectate=1", timeout=STEP_MS)
+        await expect(spectator.locator("[data-testid=seats]")).to_contain_text("Tester", timeout=STEP_MS)
+        events = await _count_events(web_referee, table_id)
+        await _no_serious_violation(spectator, axe_script, "a spectator's page")
+        await _shoot(spectator, screenshots, "web-spectator")
+        refused = checked = selected_by_keys = False
+        async for _ in _turns(page):
+            view = await _seat_view(web_referee, page, table_id)
+            if not checked:
+                await _copies_look_apart(page, view)
+                await _no_serious_violation(page, axe_script, "a seat")
+                checked = True
+            await _shows_the_table_as_it_is(spectator, await _spectator_view(web_referee, table_id))
+            if await page.locator("[data-testid=bid-0]").is_visible():
+                await _shoot(page, screenshots, "web-auction")
+                await page.keyboard.press("3" if await page.locator("[data-testid=bid-3]").is_enabled() else "0")
+                continue
+            await expect(page.locator("[data-testid=legal-group], [data-testid=legal-moves] p").first).to_be_visible(
+                timeout=STEP_MS
+            )
+            shown = await page.locator("[data-testid=hand] .card").evaluate_all(
+                "cards => cards.map(card => card.dataset.card)"
+            )
+            if not refused and not await page.locator("[data-testid=pass]").is_enabled():
+                for card in _two_unlike_cards(view):
+                    await _select_by_keyboard(page, shown.index(format_cards([card])))
+                await _shoot(page, screenshots, "web-table")
+                await page.keyboard.press("p")
+                await expect(page.locator("[data-testid=refusal]")).to_contain_text(
+                    "a pair needs two cards of the same rank", timeout=STEP_MS
+                )
+                await page.keyboard.press("c")
+                await expect(page.locator("[data-testid=hand] .card.selected")).to_have_count(0)
+                refused = True
+            if not selected_by_keys and await page.locator("[data-testid=legal-move]").count():
+                shown = await page.locator("[data-testid=hand] .card").evaluate_all(
+                    "cards => cards.map(card => card.dataset.card)"
+                )
+                async with TableClient(web_referee.target, table_id=table_id) as anyone:
+                    legal = await anyone.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
+                for card in legal.moves[0].cards:
+                    await _select_by_keyboard(page, shown.index(format_cards([card])))
+                await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
+                await page.keyboard.press("p")
+                selected_by_keys = True
+            elif await page.locator("[data-testid=legal-move]").count():
+                await page.keyboard.press("h")
+                await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
+                await page.keyboard.press("p")
+            else:
+                await page.keyboard.press("s")
+        await expect(page.locator("[data-testid=standings] li")).to_have_count(4, timeout=STEP_MS)
+        await _the_end_of_the_round_is_told(page, web_referee, table_id)
+        await _shoot(page, screenshots, "web-table-result-4p")
+        await expect(spectator.locator("[data-testid=standings] li")).to_have_count(4, timeout=STEP_MS)
+        await _the_end_of_the_round_is_told(spectator, web_referee, table_id)
+        await _shoot(spectator, screenshots, "web-table-result-4p")
+        events = await _count_events(web_referee, table_id) - events
+        # The spectator reads the table at the start and once the table is closed; every
+        # other change comes from its one stream.
+        print(f"a spectator's page over one 4p round: {events} events, calls {dict(calls.by_method)}")
+        assert selected_by_keys, "the person never had a play to make"
+        assert calls.by_method["GetTable"] <= 2, calls.by_method
+        assert calls.by_method["WatchTable"] == 1, calls.by_method
+        assert calls.by_method["GetReplay"] == 1, calls.by_method
+        assert events > 20
+        assert not CJK.search(await page.locator("body").inner_text())
         assert errors == []
 
     async def test_a_replay_json_file_opens_in_the_viewer(self, web_referee: WebReferee, browser: Browser) -> None:
@@ -230,6 +416,105 @@ class TestWebTable:
         await page.click("[data-testid=replay-last]")
         await expect(page.locator("[data-testid=replay-result]")).to_contain_text("landlord won")
         await expect(page.locator("[data-testid=replay-seed-check]")).to_contain_text("✓")
+
+
+async def _shows_the_table_as_it_is(page: Page, view: table_pb2.TableView) -> None:
+    """The page (following the stream's events) shows what the referee's view says: version,
+    cards left per seat, turn, the trick so far."""
+    await expect(page.locator("[data-testid=table]")).to_have_attribute("data-version", str(view.version))
+    for seat in view.seats:
+        await expect(page.locator(f"[data-testid=cards-left-{seat.seat}]")).to_have_text(
+            re.compile(rf"^{seat.cards_left} cards · balance {seat.balance}$")
+        )
+    await expect(page.locator(f"[data-testid=seat-{view.turn_seat}]")).to_have_attribute("aria-current", "true")
+    if view.phase == table_pb2.PHASE_PLAY:
+        await expect(page.locator("[data-testid=trick] > li")).to_have_count(len(view.trick.plays))
+
+
+async def _spectator_view(web_referee: WebReferee, table_id: str) -> table_pb2.TableView:
+    async with TableClient(web_referee.target, table_id=table_id) as anyone:
+        return await anyone.get()
+
+
+async def _person_page(browser: Browser, viewport: ViewportSize) -> tuple[Page, list[str]]:
+    """A person's page in a browser context of its own, and the page's script errors as they come."""
+    context = await browser.new_context(viewport=viewport)
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors
+
+
+async def _select_by_keyboard(page: Page, index: int) -> None:
+    """Select the hand's card at ``index`` with the arrow keys and Space."""
+    await page.keyboard.press("ArrowRight")  # onto the hand, if not there yet
+    at = await page.evaluate(
+        "[...document.querySelectorAll('[data-testid=hand] .card')].indexOf(document.activeElement)"
+    )
+    for _ in range(abs(index - at)):
+        await page.keyboard.press("ArrowRight" if index > at else "ArrowLeft")
+    await page.keyboard.press("Space")
+    card = page.locator("[data-testid=hand] .card").nth(index)
+    await expect(card).to_have_attribute("aria-pressed", "true")
+    await expect(card).to_be_focused()
+
+
+async def _copies_look_apart(page: Page, view: table_pb2.TableView) -> None:
+    """In 4p the second deck's copies carry a mark and a colour of their own."""
+    second = [card for card in view.your_hand if card.copy]
+    assert second, "a 4p hand of 25 cards holds some of the second deck"
+    await expect(page.locator("[data-testid=hand] .card.copy")).to_have_count(len(second))
+    first = next(card for card in view.your_hand if not card.copy)
+    looks = [
+        await page.locator(f'[data-testid=hand] [data-card="{format_cards([card])}"]').evaluate(
+            "card => [getComputedStyle(card).backgroundColor, getComputedStyle(card, '::after').content]"
+        )
+        for card in (first, second[0])
+    ]
+    assert looks[0][0] != looks[1][0], looks
+    assert looks[1][1] == '"²"', looks
+
+
+async def _the_end_of_the_round_is_told(page: Page, web_referee: WebReferee, table_id: str) -> None:
+    """The end of the round shows what each seat still held, the last trick, and what it paid."""
+    async with TableClient(web_referee.target, table_id=table_id) as anyone:
+        view = await anyone.get()
+    settlement = view.last_settlement
+    held = [page.locator(f"[data-testid=held-{seat}]") for seat in range(len(view.seats))]
+    await expect(held[settlement.winner_seat]).to_have_text("out: no card left", timeout=STEP_MS)
+    counts = [await cells.locator(".card").count() for cells in held]
+    assert sum(counts) > 0, counts
+    await expect(page.locator("[data-testid=last-trick] .card").first).to_be_visible()
+    await expect(page.locator("[data-testid=payout]")).to_contain_text(
+        f"Stake {settlement.stake} per farmer: bid {settlement.bid}"
+    )
+    for seat, change in enumerate(settlement.balance_changes):
+        await expect(page.locator(f"[data-testid=change-{seat}]")).to_contain_text(f"{change:+d}" if change else "0")
+
+
+async def _count_events(web_referee: WebReferee, table_id: str) -> int:
+    """How many events the table has logged so far: the sequence of a fresh snapshot."""
+    async with grpc.aio.insecure_channel(web_referee.target) as channel:
+        stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        stream = stub.WatchTable(table_service_pb2.WatchTableRequest(table_id=table_id))
+        async for response in stream:
+            stream.cancel()
+            return int(response.event.sequence)
+    raise AssertionError("WatchTable sent no snapshot")
+
+
+async def _turns(page: Page) -> AsyncIterator[None]:
+    """Each of the person's turns until the round's result shows; after each, once the body
+    made its move, wait until the page shows a newer version of the table."""
+    result = page.locator("[data-testid=result]")
+    waiting = page.locator("[data-testid=my-turn], [data-testid=bid-0], [data-testid=result]:not([hidden])").first
+    while True:
+        await expect(waiting).to_be_visible(timeout=STEP_MS * 4)
+        if await result.is_visible():
+            return
+        version = await page.get_attribute("[data-testid=table]", "data-version")
+        yield
+        await _moved_on(page, version)
 
 
 async def _moved_on(page: Page, version: str | None) -> None:

@@ -85,13 +85,52 @@ export function kindName(kind: CombinationKind | undefined): string {
   return kind === undefined ? "play" : (KIND_NAMES[kind] ?? "play");
 }
 
-/** One card drawn as a small face (a span), selectable when `onClick` is given. */
+const SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
+
+/**
+ * A card in words, for screen readers, starting with what its face shows (so that a person
+ * who sees "J♦" and says "J" finds it): "J of diamonds", "RJ red joker", "7 of spades, second deck".
+ */
+export function cardName(card: Card): string {
+  const deck = card.copy ? ", second deck" : "";
+  const face = cardFace(card);
+  if (card.rank === Rank.BLACK_JOKER) return `BJ black joker${deck}`;
+  if (card.rank === Rank.RED_JOKER) return `RJ red joker${deck}`;
+  return `${face.rank} of ${SUIT_NAMES[card.suit - 1] ?? "?"}${deck}`;
+}
+
+/** The cards' ranks as one key (a combination's type follows from its ranks alone). */
+export function ranksKey(cards: readonly Card[]): string {
+  return cards
+    .map((card) => card.rank)
+    .sort((a, b) => a - b)
+    .join(",");
+}
+
+/**
+ * One card drawn as a small face (a span), a toggle button when `onClick` is given. The
+ * second deck's copy of a card (4p) is tinted and marked (class "copy", app.css), so that
+ * the two copies of a card never look alike; screen readers say "second deck".
+ */
 export function cardElement(card: Card, options: { selected?: boolean; legal?: boolean; onClick?: () => void } = {}): HTMLElement {
   const face = cardFace(card);
   const element = document.createElement(options.onClick ? "button" : "span");
-  element.className = "card" + (face.red ? " red" : "") + (options.selected ? " selected" : "") + (options.legal ? " legal" : "");
+  element.className =
+    "card" + (face.red ? " red" : "") + (card.copy ? " copy" : "") + (options.selected ? " selected" : "") + (options.legal ? " legal" : "");
   element.dataset.card = formatCards([card]);
-  element.innerHTML = `<b>${face.rank}</b><i>${face.suit}</i>`;
-  if (options.onClick) element.addEventListener("click", options.onClick);
+  const rank = document.createElement("b");
+  rank.textContent = face.rank;
+  const suit = document.createElement("i");
+  suit.textContent = face.suit;
+  element.append(rank, suit);
+  if (options.onClick) {
+    element.setAttribute("aria-label", cardName(card));
+    element.setAttribute("aria-pressed", String(Boolean(options.selected)));
+    element.dataset.focus = `card-${cardId(card)}`;
+    element.addEventListener("click", options.onClick);
+  } else {
+    element.setAttribute("role", "img");
+    element.setAttribute("aria-label", cardName(card));
+  }
   return element;
 }

@@ -26,3 +26,15 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 export function fill(element: Element, ...children: (Child | Child[])[]): void {
   element.replaceChildren(...children.flat().filter((c): c is Node | string => c !== null && c !== undefined && c !== false));
 }
+
+/**
+ * The landlord's mark: a crown drawn in SVG and the word, so that it reads the same with
+ * or without a CJK font (地主 in text would show as empty boxes where none is installed).
+ */
+export function landlordBadge(): HTMLElement {
+  const badge = h("span", { class: "badge landlord", "data-testid": "landlord-badge" });
+  badge.innerHTML =
+    '<svg viewBox="0 0 16 12" width="16" height="12" aria-hidden="true"><path d="M1 11h14L13.5 3 10 7 8 1 6 7 2.5 3z" fill="currentColor"/></svg>';
+  badge.append(" landlord");
+  return badge;
+}

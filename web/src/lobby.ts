@@ -1,6 +1,8 @@
-// The first page: start a table against bots, watch or join a table by id, open a replay.
+// The first page: the open tables to join or watch (ListTables, a page at a time), start a
+// table against bots, watch or join a table by id, open a replay.
 import { Variant } from "./gen/dizhu/v1/cards_pb";
-import { NextRound, TimeoutPolicy } from "./gen/dizhu/v1/table_pb";
+import { NextRound, Phase, TimeoutPolicy } from "./gen/dizhu/v1/table_pb";
+import type { TableSummary } from "./gen/dizhu/v1/table_service_pb";
 import { auth, refusal, requestId, seatBots, tables, tokens } from "./api";
 import { fill, h } from "./dom";
 
@@ -23,7 +25,7 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
   const rounds = h("input", { "data-testid": "rounds", type: "number", min: 1, max: 20, value: 3 });
   const bots = h("select", { "data-testid": "bots" }, h("option", { value: "heuristic" }, "heuristic bots"), h("option", { value: "random" }, "random bots"));
   const clock = h("input", { "data-testid": "clock-seconds", type: "number", min: 0, max: 600, value: 30 });
-  const apiKey = h("input", { "data-testid": "api-key", placeholder: "only if the referee requires one" });
+  const apiKey = h("input", { "data-testid": "api-key", placeholder: "only if the referee requires one", "aria-label": "API key" });
 
   async function create(event: Event): Promise<void> {
     event.preventDefault();
@@ -70,6 +72,44 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
     }
   }
 
+  const openTables = h("ul", { class: "open-tables", "data-testid": "open-tables" });
+  const more = h("button", { type: "button", "data-testid": "more-tables", hidden: true }, "More tables");
+  let nextPage = "";
+  async function listTables(first: boolean): Promise<void> {
+    try {
+      const page = await tables.listTables({ pageToken: first ? "" : nextPage });
+      if (first) fill(openTables);
+      nextPage = page.nextPageToken;
+      more.hidden = !nextPage;
+      openTables.append(...page.tables.map(openTable));
+      if (first && !page.tables.length) openTables.append(h("li", {}, "No open table yet: create one below."));
+    } catch (err) {
+      const refused = refusal(err);
+      fail(`${refused.reason}: ${refused.message}`);
+    }
+  }
+  function openTable(table: TableSummary): HTMLElement {
+    const players = table.playerNames.filter(Boolean).join(", ") || "nobody yet";
+    const phase = Phase[table.phase].toLowerCase().replaceAll("_", " ");
+    const limit = table.roundLimit ? ` of ${table.roundLimit}` : "";
+    return h(
+      "li",
+      { "data-testid": "open-table", "data-table": table.tableId },
+      h("b", {}, `${table.variant === Variant.FOUR_PLAYER ? 4 : 3} players`),
+      h("span", {}, `${players} · round ${table.round}${limit}, ${phase}`),
+      h("button", { type: "button", "data-testid": "watch-table", onclick: () => go({ table: table.tableId, spectate: "1" }) }, "Watch"),
+      table.freeSeats
+        ? h(
+            "button",
+            { type: "button", "data-testid": "join-table", onclick: () => ((tableId.value = table.tableId), joinName.focus()) },
+            `Join (${table.freeSeats} free)`,
+          )
+        : null,
+    );
+  }
+  more.addEventListener("click", () => void listTables(false));
+  void listTables(true);
+
   const replayTable = h("input", { placeholder: "table id" });
   const replayRound = h("input", { type: "number", min: 1, value: 1 });
   const replayFile = h("input", { type: "file", accept: ".json,application/json", "data-testid": "replay-file" });
@@ -85,6 +125,13 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
       { class: "lobby" },
       h("h1", {}, "dizhu ", h("small", {}, "the reference web table")),
       error,
+      h(
+        "section",
+        { class: "card-box", "aria-label": "open tables" },
+        h("h2", {}, "Open tables"),
+        openTables,
+        h("div", { class: "actions" }, more, h("button", { type: "button", onclick: () => void listTables(true) }, "Refresh")),
+      ),
       h(
         "form",
         { class: "card-box", onsubmit: (e: Event) => void create(e) },

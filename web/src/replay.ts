@@ -2,10 +2,11 @@
 // (GetReplay: ?replay=<table>&round=<n>), from a JSON file (dizhu replay > round.json), or
 // from a URL (?replay_url=<url of the JSON>). The JSON is schema dizhu.replay/v1 (docs/replay.md).
 import { refusal, tables } from "./api";
-import { cardElement, cardId, formatRanks, parseCards, sortCards } from "./cards";
-import { fill, h } from "./dom";
+import { cardElement, cardId, parseCards, sortCards } from "./cards";
+import { fill, h, landlordBadge } from "./dom";
 import { fromHex, seedMatches } from "./fairness";
 import type { Card } from "./gen/dizhu/v1/cards_pb";
+import { describe, payout, RoundWalk, type Decision } from "./round";
 
 interface ReplayAction {
   seat: number;
@@ -28,7 +29,7 @@ interface ReplayDeal {
   actions: ReplayAction[];
 }
 
-interface ReplayDocument {
+export interface ReplayDocument {
   schema: string;
   table_id: string;
   variant: string;
@@ -49,7 +50,7 @@ interface ReplayDocument {
 }
 
 /** What the table looked like after one step. */
-interface Frame {
+export interface Frame {
   deal: number;
   text: string;
   seat: number | null;
@@ -60,62 +61,64 @@ interface Frame {
 
 const same = (a: Card, b: Card) => cardId(a) === cardId(b);
 
+/** A seat as the replay names it: the player's name when known. */
+export type SeatName = (seat: number) => string;
+
 /** Every step of the round: each deal as dealt, then one frame per action. */
-export function frames(doc: ReplayDocument): Frame[] {
-  const players = doc.variant === "4p" ? 4 : 3;
+export function frames(doc: ReplayDocument, name: SeatName = (seat) => `seat ${seat}`): Frame[] {
+  const walk = new RoundWalk(doc.variant === "4p" ? 4 : 3);
   const result: Frame[] = [];
   for (const deal of doc.deals) {
     const hands = deal.hands.map(parseCards);
     const kitty = parseCards(deal.kitty);
     let landlord: number | null = null;
-    let highest = 0;
-    let highestSeat = 0;
-    let passes = 0;
     let trick: { seat: number; cards: Card[] }[] = [];
     const push = (text: string, seat: number | null) =>
       result.push({ deal: deal.deal_number, text, seat, hands: hands.map((hand) => [...hand]), trick: [...trick], landlord });
-    push(`Deal ${deal.deal_number}: seat ${deal.dealer} deals; seat ${deal.face_up_seat} drew the face-up card ${deal.face_up}`, null);
+    push(`Deal ${deal.deal_number}: ${name(deal.dealer)} deals; ${name(deal.face_up_seat)} drew the face-up card ${deal.face_up}`, null);
     for (const action of deal.actions) {
-      const late = action.timed_out ? " (time ran out)" : "";
-      if (action.bid !== undefined) {
-        if (action.bid) {
-          highest = action.bid;
-          highestSeat = action.seat;
-          passes = 0;
-        } else passes += 1;
-        let text = `seat ${action.seat} ${action.bid ? `bids ${action.bid}` : "passes"}${late}`;
-        if (highest === 3 || (highest > 0 && passes === players - 1)) {
-          landlord = highestSeat;
-          hands[landlord].push(...kitty);
-          passes = 0;
-          text += ` — seat ${landlord} is the landlord and takes the kitty ${formatRanks(kitty)}`;
-        }
-        push(text, action.seat);
-        continue;
-      }
       const cards = parseCards(action.play ?? "");
-      hands[action.seat] = hands[action.seat].filter((card) => !cards.some((played) => same(card, played)));
-      trick.push({ seat: action.seat, cards });
-      let text = cards.length ? `seat ${action.seat} plays ${formatRanks(cards)}${late}` : `seat ${action.seat} passes${late}`;
-      passes = cards.length ? 0 : passes + 1;
-      if (passes === players - 1) text += " — the trick is over";
-      push(text, action.seat);
-      if (passes === players - 1) {
-        trick = [];
-        passes = 0;
+      const decision: Decision = { deal: deal.deal_number, seat: action.seat, bid: action.bid, cards, timedOut: action.timed_out };
+      const outcome = walk.next(decision);
+      if (outcome.landlord) {
+        landlord = outcome.landlord.seat;
+        hands[landlord].push(...kitty);
       }
+      if (action.bid === undefined) {
+        hands[action.seat] = hands[action.seat].filter((card) => !cards.some((played) => same(card, played)));
+        trick.push({ seat: action.seat, cards });
+      }
+      const left = action.bid === undefined && cards.length ? hands[action.seat].length : undefined;
+      push(describe(decision, outcome, name, { kitty, left }), action.seat);
+      if (outcome.trickOver) trick = [];
     }
   }
   return result;
+}
+
+/** The round's replay document from the referee (GetReplay: public once the round is over). */
+export async function replayOf(tableId: string, round: number): Promise<ReplayDocument> {
+  const answer = await tables.getReplay({ tableId, round });
+  return parseReplay(answer.json);
+}
+
+/** A dizhu.replay/v1 document read from its JSON text. */
+export function parseReplay(text: string): ReplayDocument {
+  const doc = JSON.parse(text) as ReplayDocument;
+  if (doc.schema !== "dizhu.replay/v1") throw new Error(`not a dizhu.replay/v1 record (schema ${doc.schema})`);
+  return doc;
 }
 
 export class ReplayPage {
   private doc: ReplayDocument | null = null;
   private steps: Frame[] = [];
   private step = 0;
+  /** The players' names by seat, when the table is known to the referee (a file carries none). */
+  private names: string[] = [];
 
   constructor(private readonly root: HTMLElement) {
     document.addEventListener("keydown", (event) => {
+      if (event.target instanceof HTMLInputElement && event.target.type !== "range") return;
       if (event.key === "ArrowRight") this.go(this.step + 1);
       if (event.key === "ArrowLeft") this.go(this.step - 1);
     });
@@ -123,8 +126,9 @@ export class ReplayPage {
 
   async fromReferee(tableId: string, round: number): Promise<void> {
     try {
-      const answer = await tables.getReplay({ tableId, round });
-      this.open(answer.json);
+      const [doc, table] = await Promise.all([replayOf(tableId, round), tables.getTable({ tableId })]);
+      this.names = table.table?.seats.map((seat) => seat.playerName) ?? [];
+      this.show(doc);
     } catch (error) {
       const refused = refusal(error);
       this.fail(`${refused.reason}: ${refused.message}`);
@@ -143,15 +147,21 @@ export class ReplayPage {
 
   open(text: string): void {
     try {
-      const doc = JSON.parse(text) as ReplayDocument;
-      if (doc.schema !== "dizhu.replay/v1") throw new Error(`not a dizhu.replay/v1 record (schema ${doc.schema})`);
-      this.doc = doc;
-      this.steps = frames(doc);
-      this.step = 0;
-      this.render();
+      this.show(parseReplay(text));
     } catch (error) {
       this.fail(String(error));
     }
+  }
+
+  private show(doc: ReplayDocument): void {
+    this.doc = doc;
+    this.steps = frames(doc, (seat) => this.name(seat));
+    this.step = 0;
+    this.render();
+  }
+
+  private name(seat: number): string {
+    return this.names[seat] || `seat ${seat}`;
   }
 
   private fail(text: string): void {
@@ -170,8 +180,19 @@ export class ReplayPage {
     const last = this.step === this.steps.length - 1;
     const deal = doc.deals.find((d) => d.deal_number === frame.deal)!;
     const verified = deal.seed && deal.commitment ? seedMatches(fromHex(deal.seed), fromHex(deal.commitment)) : null;
-    const slider = h("input", { type: "range", min: 0, max: this.steps.length - 1, value: this.step, "data-testid": "replay-slider" });
+    const focused = (document.activeElement as HTMLElement | null)?.dataset.focus;
+    const slider = h("input", {
+      type: "range",
+      min: 0,
+      max: this.steps.length - 1,
+      value: this.step,
+      "aria-label": "step",
+      "data-testid": "replay-slider",
+      "data-focus": "slider",
+    });
     slider.addEventListener("input", () => this.go(Number(slider.value)));
+    const button = (testid: string, label: string, text: string, step: number) =>
+      h("button", { "data-testid": testid, "data-focus": testid, "aria-label": label, onclick: () => this.go(step) }, text);
     fill(
       this.root,
       h(
@@ -181,27 +202,32 @@ export class ReplayPage {
           "header",
           { class: "bar" },
           h("a", { href: location.pathname, class: "home" }, "dizhu"),
-          h("span", {}, `replay of table ${doc.table_id}, round ${doc.round} (${doc.variant})`),
+          h("h1", {}, `Replay of table ${doc.table_id}, round ${doc.round} (${doc.variant})`),
         ),
         h(
           "div",
           { class: "actions" },
-          h("button", { "data-testid": "replay-first", onclick: () => this.go(0) }, "|◀"),
-          h("button", { "data-testid": "replay-previous", onclick: () => this.go(this.step - 1) }, "◀"),
-          h("span", { "data-testid": "replay-step" }, `step ${this.step + 1} / ${this.steps.length}`),
-          h("button", { "data-testid": "replay-next", onclick: () => this.go(this.step + 1) }, "▶"),
-          h("button", { "data-testid": "replay-last", onclick: () => this.go(this.steps.length - 1) }, "▶|"),
+          button("replay-first", "first step", "|◀", 0),
+          button("replay-previous", "previous step", "◀", this.step - 1),
+          h("span", { "data-testid": "replay-step", "aria-live": "polite" }, `step ${this.step + 1} / ${this.steps.length}`),
+          button("replay-next", "next step", "▶", this.step + 1),
+          button("replay-last", "last step", "▶|", this.steps.length - 1),
           slider,
         ),
         h("p", { class: "step-text", "data-testid": "replay-text" }, frame.text),
         h(
           "section",
-          { class: "seats replay" },
+          { class: "seats replay", "aria-label": "hands" },
           frame.hands.map((hand, seat) =>
             h(
               "div",
               { class: `seat${frame.seat === seat ? " turn" : ""}`, "data-testid": `replay-seat-${seat}` },
-              h("div", { class: "who" }, h("b", {}, `seat ${seat}`), frame.landlord === seat ? h("span", { class: "role landlord" }, " landlord") : null),
+              h(
+                "div",
+                { class: "who" },
+                h("b", { "data-testid": `replay-name-${seat}` }, this.name(seat)),
+                frame.landlord === seat ? landlordBadge() : null,
+              ),
               h("div", { class: "count" }, `${hand.length} cards`),
               h("div", { class: "hand small" }, sortCards(hand).map((card) => cardElement(card))),
             ),
@@ -209,26 +235,36 @@ export class ReplayPage {
         ),
         h(
           "ol",
-          { class: "trick" },
+          { class: "trick", "aria-label": "the trick" },
           frame.trick.map((play) =>
-            h("li", {}, h("span", { class: "by" }, `seat ${play.seat}`), play.cards.length ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c))) : h("span", { class: "pass" }, "pass")),
+            h(
+              "li",
+              {},
+              h("span", { class: "by" }, this.name(play.seat)),
+              play.cards.length ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c))) : h("span", { class: "pass" }, "pass"),
+            ),
           ),
         ),
         h(
           "p",
           { "data-testid": "replay-seed-check", class: verified === false ? "bad" : "good" },
-          verified === null ? "This deal was not drawn from a seed." : verified ? "✓ sha256(seed) equals the published commitment" : "✗ sha256(seed) does NOT equal the published commitment",
+          verified === null
+            ? "This deal was not drawn from a seed."
+            : verified
+              ? "✓ sha256(seed) equals the published commitment"
+              : "✗ sha256(seed) does NOT equal the published commitment",
         ),
         last
           ? h(
               "section",
               { class: "result", "data-testid": "replay-result" },
               h("h2", {}, `Result: ${doc.result.outcome.replaceAll("_", " ")}`),
-              h("p", {}, `bid ${doc.result.bid}, ${doc.result.doublings} doubling(s)${doc.result.spring ? ", spring" : ""}: stake ${doc.result.stake}`),
-              h("p", {}, `changes: ${doc.result.changes.map((c, seat) => `seat ${seat} ${c > 0 ? "+" : ""}${c}`).join(", ")}`),
+              h("p", {}, payout(doc.result)),
+              h("p", {}, `changes: ${doc.result.changes.map((c, seat) => `${this.name(seat)} ${c > 0 ? "+" : ""}${c}`).join(", ")}`),
             )
           : null,
       ),
     );
+    if (focused) this.root.querySelector<HTMLElement>(`[data-focus="${focused}"]`)?.focus();
   }
 }

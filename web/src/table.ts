@@ -2,21 +2,28 @@
 // a reload resumes the same seat), or a spectator's view. The page shows only what the
 // referee sends it: a seat's own hand, never anyone else's before the round is over.
 //
-// The table's WatchTable stream says when something changed (and narrates it); the view
-// itself is read with GetTable after every change, so the page never rebuilds the table
-// from events. A lost stream resumes after the last sequence received.
+// The table's WatchTable stream says what changed: its events are applied to the view
+// (events.ts), and the table is read with GetTable only where the contract says to (at the
+// start, after a gap, a fresh snapshot, a change no event states whole). A lost stream
+// resumes after the last sequence received. The log tells the round from the view's
+// history, so a page opened (or reloaded) mid-round tells it from its first bid.
+//
+// Keyboard: ← → move along the hand, Space or Enter selects the card there, P plays the
+// selection, S passes, H hints, C or Escape clears, 0-3 bid in the auction.
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { auth, refusal, requestId, retryable, rules, tables, tokens, type Refusal } from "./api";
-import { cardElement, cardId, formatRanks, kindName, sortCards } from "./cards";
-import { fill, h } from "./dom";
+import { cardElement, cardId, formatRanks, kindName, ranksKey, sortCards } from "./cards";
+import { fill, h, landlordBadge } from "./dom";
+import { applyEvent } from "./events";
 import { commitments, hex, seedMatches } from "./fairness";
-import type { Card } from "./gen/dizhu/v1/cards_pb";
+import { CombinationKind, type Card } from "./gen/dizhu/v1/cards_pb";
 import type { TableEvent } from "./gen/dizhu/v1/events_pb";
 import type { LegalMove } from "./gen/dizhu/v1/rules_service_pb";
-import { CloseReason, NextRound, Phase, RoundOutcome, type TableView } from "./gen/dizhu/v1/table_pb";
+import { CloseReason, NextRound, Phase, RoundOutcome, type RoundSettlement, type TableView } from "./gen/dizhu/v1/table_pb";
+import { frames, replayOf, type Frame } from "./replay";
+import { describe, payout, RoundWalk, variantSizes } from "./round";
 
 const IDLE_STREAM_MS = 45_000;
-const SHOWN_MOVES = 40;
 const OUT_OF_DATE = new Set(["STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE"]);
 const OUTCOMES: Record<number, string> = {
   [RoundOutcome.LANDLORD_WON]: "the landlord won",
@@ -24,11 +31,33 @@ const OUTCOMES: Record<number, string> = {
   [RoundOutcome.VOID]: "void: every deal was thrown in",
   [RoundOutcome.ABANDONED]: "abandoned",
 };
+/** The legal plays, grouped: each group a kind (bombs with the rocket), in this order. */
+const GROUPS: [string, CombinationKind[]][] = [
+  ["singles", [CombinationKind.SINGLE]],
+  ["pairs", [CombinationKind.PAIR]],
+  ["trios", [CombinationKind.TRIO, CombinationKind.TRIO_WITH_SINGLE, CombinationKind.TRIO_WITH_PAIR]],
+  ["straights", [CombinationKind.STRAIGHT]],
+  ["pair sequences", [CombinationKind.PAIR_SEQUENCE]],
+  ["airplanes", [CombinationKind.TRIO_SEQUENCE, CombinationKind.AIRPLANE_WITH_SINGLES, CombinationKind.AIRPLANE_WITH_PAIRS]],
+  ["four with two", [CombinationKind.QUAD_WITH_TWO_SINGLES, CombinationKind.QUAD_WITH_TWO_PAIRS]],
+  ["bombs and rocket", [CombinationKind.BOMB, CombinationKind.ROCKET]],
+];
+/** Where each seat sits around the table, seen from the viewer's seat (the next seat to its right). */
+const PLACES: Record<number, string[]> = { 3: ["bottom", "right", "left"], 4: ["bottom", "right", "top", "left"] };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A finished round as the page shows it: what each seat still held, the last trick, the story. */
+interface RoundEnd {
+  round: number;
+  last: Frame;
+  lines: string[];
+}
+
 export class TablePage {
   private view: TableView | null = null;
+  /** The version of the last view read whole (GetTable, a snapshot, an answer); events after it apply. */
+  private readAt = 0n;
   private token: string | null;
   private lastSequence: bigint | undefined;
   private stream: AbortController | null = null;
@@ -42,8 +71,14 @@ export class TablePage {
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
   private clockOffsetMs = 0;
-  private readonly log: HTMLElement;
-  private readonly parts: Record<"header" | "seats" | "center" | "me" | "refusal" | "result", HTMLElement>;
+  /** The groups of legal plays the person opened. */
+  private readonly openGroups = new Set<string>();
+  /** The finished rounds this page told, newest last (read back with GetReplay, once each). */
+  private readonly ended: RoundEnd[] = [];
+  private endAsked = 0;
+  /** Seats joining and leaving, as they happened while the page was open. */
+  private readonly seatLines: string[] = [];
+  private readonly parts: Record<"header" | "felt" | "me" | "refusal" | "result" | "log", HTMLElement>;
 
   constructor(
     private readonly root: HTMLElement,
@@ -53,27 +88,31 @@ export class TablePage {
     this.token = spectate ? null : tokens.seat(tableId);
     this.parts = {
       header: h("header", { class: "bar" }),
-      seats: h("section", { class: "seats", "data-testid": "seats" }),
-      center: h("section", { class: "center", "data-testid": "center" }),
-      me: h("section", { class: "me", "data-testid": "me" }),
+      felt: h("section", { class: "felt", "data-testid": "seats", "aria-label": "the table" }),
+      me: h("section", { class: "me", "data-testid": "me", "aria-label": "your hand" }),
       refusal: h("section", { class: "refusal", "data-testid": "refusal", role: "alert", hidden: true }),
-      result: h("section", { class: "result", "data-testid": "result", hidden: true }),
+      result: h("section", { class: "result", "data-testid": "result", "aria-label": "the round's result", hidden: true }),
+      log: h("ol", { class: "log", "data-testid": "log", reversed: true, tabindex: 0, "aria-label": "what happened, newest first" }),
     };
-    this.log = h("ol", { class: "log", "data-testid": "log" });
     fill(
       root,
       h(
         "div",
         { class: "table-page", "data-testid": "table" },
         this.parts.header,
-        this.parts.seats,
-        this.parts.center,
+        this.parts.felt,
         this.parts.refusal,
         this.parts.me,
         this.parts.result,
-        h("details", { class: "log-box", open: true }, h("summary", {}, "What happened"), this.log),
+        h(
+          "details",
+          { class: "log-box", open: true },
+          h("summary", {}, "What happened ", h("small", {}, "(newest first)")),
+          this.parts.log,
+        ),
       ),
     );
+    document.addEventListener("keydown", (event) => this.onKey(event));
   }
 
   /** Read the table (falling back to a spectator's view if the kept token is refused), then follow it. */
@@ -148,24 +187,28 @@ export class TablePage {
     this.lastSequence = event.sequence;
     if (event.time) this.clockOffsetMs = timestampMs(event.time) - Date.now();
     const payload = event.payload;
-    switch (payload.case) {
-      case "snapshot":
-        this.setView(payload.value, true);
-        return;
-      case "heartbeat":
-        return;
-      case "seatPresence":
-        if (this.view?.seats[payload.value.seat]) {
-          this.view.seats[payload.value.seat].connected = payload.value.connected;
-          this.render();
-        }
-        break;
-      case "dealStarted":
-        commitments.remember(this.tableId, payload.value.round, payload.value.dealNumber, payload.value.seedCommitment);
-        break;
+    if (payload.case === "snapshot") {
+      this.setView(payload.value, true);
+      return;
     }
-    this.narrate(event);
-    if (this.view === null || event.version > this.view.version) this.scheduleRefresh();
+    if (payload.case === "heartbeat") return;
+    if (payload.case === "dealStarted")
+      commitments.remember(this.tableId, payload.value.round, payload.value.dealNumber, payload.value.seedCommitment);
+    if (payload.case === "seatJoined") this.seatLines.push(`${payload.value.playerName} takes seat ${payload.value.seat}`);
+    if (payload.case === "seatLeft") this.seatLines.push(`${payload.value.playerName} leaves seat ${payload.value.seat}`);
+    const view = this.view;
+    if (!view) return;
+    const before = view.version;
+    const applied = applyEvent(view, event, this.readAt);
+    if (applied === "reread") {
+      this.scheduleRefresh();
+      return;
+    }
+    if (applied === "applied") {
+      if (view.version !== before) this.selected.clear();
+      void this.loadLegalMoves();
+      this.render();
+    }
   }
 
   // -- reading the table ---------------------------------------------------------
@@ -191,13 +234,18 @@ export class TablePage {
 
   private async refresh(): Promise<void> {
     const response = await tables.getTable({ tableId: this.tableId }, auth(this.token));
-    if (response.table) this.setView(response.table, false);
+    if (response.table) this.setView(response.table);
   }
 
-  private setView(view: TableView, snapshot: boolean): void {
+  /**
+   * A view read whole: GetTable's or an action's answer (never an older one than shown), or
+   * the stream's snapshot (which replaces whatever the page kept, as the contract says).
+   */
+  private setView(view: TableView, snapshot = false): void {
     if (this.view && !snapshot && view.version < this.view.version) return;
     const changed = this.view?.version !== view.version;
     this.view = view;
+    this.readAt = view.version;
     if (view.dealNumber) commitments.remember(this.tableId, view.round, view.dealNumber, view.seedCommitment);
     if (changed) this.selected.clear();
     void this.loadLegalMoves();
@@ -249,6 +297,20 @@ export class TablePage {
     this.render();
   }
 
+  /** The finished round's replay, read once per round: what each seat still held, the last trick. */
+  private async loadRoundEnd(settlement: RoundSettlement): Promise<void> {
+    const round = settlement.round;
+    if (this.endAsked >= round || this.ended.some((end) => end.round === round)) return;
+    this.endAsked = round;
+    try {
+      const steps = frames(await replayOf(this.tableId, round), (seat) => this.name(seat));
+      this.ended.push({ round, last: steps[steps.length - 1], lines: steps.map((step) => step.text) });
+      this.render();
+    } catch (error) {
+      this.showRefusal(refusal(error));
+    }
+  }
+
   // -- acting ------------------------------------------------------------------
 
   /** One decision: the same request (same request id) is retried while the referee is unreachable. */
@@ -261,7 +323,7 @@ export class TablePage {
       for (let attempt = 1; ; attempt++) {
         try {
           const answer = await call(id);
-          if (answer.table) this.setView(answer.table, false);
+          if (answer.table) this.setView(answer.table);
           return;
         } catch (error) {
           if (!retryable(error) || attempt >= 4) throw error;
@@ -327,6 +389,49 @@ export class TablePage {
     return (this.view?.yourHand ?? []).filter((card) => this.selected.has(cardId(card)));
   }
 
+  private toggle(card: Card): void {
+    const id = cardId(card);
+    if (this.selected.has(id)) this.selected.delete(id);
+    else this.selected.add(id);
+    this.render();
+  }
+
+  private choose(move: LegalMove | undefined): void {
+    if (!move) return;
+    this.selected = new Set(move.cards.map(cardId));
+    this.render();
+  }
+
+  /** The keys of the table (see the top of this file); none while typing in a field. */
+  private onKey(event: KeyboardEvent): void {
+    const target = event.target as HTMLElement | null;
+    if (!this.view || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
+    const view = this.view;
+    const key = event.key.toLowerCase();
+    if (key === "arrowleft" || key === "arrowright") {
+      const cards = [...this.parts.me.querySelectorAll<HTMLElement>("[data-testid=hand] .card")];
+      if (!cards.length) return;
+      const at = cards.indexOf(document.activeElement as HTMLElement);
+      const next = at < 0 ? 0 : Math.max(0, Math.min(cards.length - 1, at + (key === "arrowright" ? 1 : -1)));
+      cards[next].focus();
+      event.preventDefault();
+      return;
+    }
+    if (!this.myTurn()) return;
+    if (view.phase === Phase.AUCTION && /^[0-3]$/.test(key)) {
+      const amount = Number(key);
+      if (amount === 0 || amount > view.highestBid) this.bid(amount);
+    } else if (view.phase === Phase.PLAY && key === "p" && this.selected.size) this.play(this.selectedCards());
+    else if (view.phase === Phase.PLAY && key === "s" && this.canPass) this.play([]);
+    else if (view.phase === Phase.PLAY && key === "h") this.choose(this.legal[0]);
+    else if (key === "c" || key === "escape") {
+      this.selected.clear();
+      this.render();
+    } else return;
+    event.preventDefault();
+  }
+
   // -- showing -------------------------------------------------------------------
 
   private status(text: string): void {
@@ -351,64 +456,23 @@ export class TablePage {
   }
 
   private name(seat: number): string {
-    const player = this.view?.seats[seat]?.playerName;
-    return player ? `${player} (seat ${seat})` : `seat ${seat}`;
-  }
-
-  private narrate(event: TableEvent): void {
-    const p = event.payload;
-    let line = "";
-    switch (p.case) {
-      case "seatJoined":
-        line = `${p.value.playerName} takes seat ${p.value.seat}`;
-        break;
-      case "seatLeft":
-        line = `${p.value.playerName} leaves seat ${p.value.seat}`;
-        break;
-      case "dealStarted":
-        line = `Round ${p.value.round}, deal ${p.value.dealNumber}: ${this.name(p.value.faceUpSeat)} drew the face-up card and bids first`;
-        break;
-      case "bidMade":
-        line = `${this.name(p.value.seat)} ${p.value.amount ? `bids ${p.value.amount}` : "passes"}${p.value.timedOut ? " (time ran out)" : ""}`;
-        break;
-      case "dealThrownIn":
-        line = p.value.roundVoid ? "Everybody passed again: the round is void" : "Everybody passed: the cards are dealt again";
-        break;
-      case "landlordChosen":
-        line = `${this.name(p.value.landlordSeat)} is the landlord at ${p.value.bid} and takes the kitty ${formatRanks(p.value.kitty)}`;
-        break;
-      case "cardsPlayed":
-        line = p.value.cards.length
-          ? `${this.name(p.value.seat)} plays ${kindName(p.value.combination?.kind)} ${formatRanks(p.value.cards)} (${p.value.cardsLeft} left)`
-          : `${this.name(p.value.seat)} passes${p.value.trickClosed ? " — the trick is over" : ""}`;
-        if (p.value.timedOut) line += " (time ran out)";
-        break;
-      case "roundEnded":
-        line = `Round ${p.value.settlement?.round}: ${OUTCOMES[p.value.settlement?.outcome ?? 0] ?? "over"}, stake ${p.value.settlement?.stake}`;
-        break;
-      case "tableClosed":
-        line = "The table is closed";
-        break;
-      case "seatPresence":
-        line = `${this.name(p.value.seat)} ${p.value.connected ? "is here" : "went away"}`;
-        break;
-      default:
-        return;
-    }
-    this.log.prepend(h("li", {}, line));
-    while (this.log.childElementCount > 200) this.log.lastElementChild?.remove();
+    return this.view?.seats[seat]?.playerName || `seat ${seat}`;
   }
 
   private render(): void {
     const view = this.view;
     if (!view) return;
+    // Everything is drawn anew: keep the keyboard's place (the card or button it was on).
+    const focused = (document.activeElement as HTMLElement | null)?.dataset.focus;
     this.root.querySelector("[data-testid=table]")?.setAttribute("data-version", String(view.version));
+    if (view.lastSettlement) void this.loadRoundEnd(view.lastSettlement);
     this.renderHeader(view);
-    this.renderSeats(view);
-    this.renderCenter(view);
+    this.renderFelt(view);
     this.renderMe(view);
     this.renderResult(view);
+    this.renderLog(view);
     this.renderClock();
+    if (focused) this.root.querySelector<HTMLElement>(`[data-focus="${focused}"]`)?.focus();
   }
 
   private renderHeader(view: TableView): void {
@@ -419,90 +483,134 @@ export class TablePage {
     fill(
       this.parts.header,
       h("a", { href: location.pathname, class: "home" }, "dizhu"),
-      h("span", { "data-testid": "table-id" }, `table ${view.tableId}`),
+      h("h1", { "data-testid": "table-id" }, `table ${view.tableId}`),
       h("span", { "data-testid": "phase" }, `round ${view.round}${limit} · ${phase}`),
-      view.stake ? h("span", {}, `stake ${view.stake}`) : null,
-      h("span", { class: "status", "data-testid": "stream-status" }, this.stream ? "live" : "connecting…"),
+      view.stake ? h("span", { "data-testid": "stake" }, `stake ${view.stake}`) : null,
+      h("span", { class: "status", "data-testid": "stream-status", "aria-live": "polite" }, this.stream ? "live" : "connecting…"),
       h("a", { href: spectate.toString(), "data-testid": "spectate-link" }, "spectator link"),
     );
   }
 
-  private renderSeats(view: TableView): void {
-    // What each seat did last: in the auction its bid, in play its last move in the trick.
-    const lastBy = new Map<number, string>();
-    if (view.phase === Phase.AUCTION) for (const bid of view.bids) lastBy.set(bid.seat, bid.amount ? `bid ${bid.amount}` : "pass");
-    for (const play of view.trick?.plays ?? []) lastBy.set(play.seat, play.cards.length ? formatRanks(play.cards) : "pass");
-    fill(
-      this.parts.seats,
-      view.seats.map((seat) => {
-        const role =
-          view.landlordSeat === undefined ? "" : seat.seat === view.landlordSeat ? "landlord" : "farmer";
-        const turn = view.turnSeat === seat.seat;
-        return h(
+  /** The seats around the table, the viewer's at the bottom, and the trick or auction in the middle. */
+  private renderFelt(view: TableView): void {
+    // Between rounds the seats hold nothing: show how the last round ended instead.
+    const end = view.dealNumber ? undefined : this.ended.find((e) => e.round === view.lastSettlement?.round);
+    const viewer = view.yourSeat ?? 0;
+    const places = PLACES[view.seats.length] ?? PLACES[3];
+    const lastBy = new Map<number, Node>();
+    if (view.phase === Phase.AUCTION) for (const bid of view.bids) lastBy.set(bid.seat, h("span", {}, bid.amount ? `bid ${bid.amount}` : "pass"));
+    for (const play of view.trick?.plays ?? [])
+      lastBy.set(
+        play.seat,
+        play.cards.length ? h("span", { class: "hand small" }, sortCards(play.cards).map((c) => cardElement(c))) : h("span", { class: "pass" }, "pass"),
+      );
+    const seats = view.seats.map((seat) => {
+      const turn = view.turnSeat === seat.seat;
+      const landlord = view.landlordSeat === seat.seat;
+      const place = places[(seat.seat - viewer + view.seats.length) % view.seats.length];
+      return h(
+        "div",
+        {
+          class: `seat ${place}${turn ? " turn" : ""}${seat.seat === view.yourSeat ? " mine" : ""}${landlord ? " is-landlord" : ""}`,
+          "data-testid": `seat-${seat.seat}`,
+          "aria-label": `seat ${seat.seat}`,
+          "aria-current": turn ? "true" : undefined,
+        },
+        h(
           "div",
-          {
-            class: `seat${turn ? " turn" : ""}${seat.seat === view.yourSeat ? " mine" : ""}`,
-            "data-testid": `seat-${seat.seat}`,
-          },
-          h(
-            "div",
-            { class: "who" },
-            h("span", {
-              class: `presence ${seat.connected ? "here" : "away"}`,
-              "data-testid": `presence-${seat.seat}`,
-              "data-connected": String(seat.connected),
-              title: seat.connected ? "connected" : "not connected",
-            }),
-            h("b", {}, seat.occupied ? seat.playerName : "(free)"),
-            seat.seat === view.yourSeat ? h("em", {}, " you") : null,
-          ),
-          role ? h("div", { class: `role ${role}` }, role === "landlord" ? "地主 landlord" : "farmer") : null,
-          h("div", { class: "count" }, `${seat.cardsLeft} cards · balance ${seat.balance}`),
-          lastBy.has(seat.seat) ? h("div", { class: "last" }, lastBy.get(seat.seat)!) : null,
-          turn ? h("div", { class: "clock", "data-clock-seat": seat.seat }, "to act") : null,
-        );
-      }),
-    );
+          { class: "who" },
+          h("span", {
+            class: `presence ${seat.connected ? "here" : "away"}`,
+            "data-testid": `presence-${seat.seat}`,
+            "data-connected": String(seat.connected),
+            role: "img",
+            "aria-label": seat.connected ? "connected" : "not connected",
+            title: seat.connected ? "connected" : "not connected",
+          }),
+          h("b", { "data-testid": `name-${seat.seat}` }, seat.occupied ? seat.playerName : "(free)"),
+          seat.seat === view.yourSeat ? h("em", {}, " (you)") : null,
+        ),
+        landlord ? landlordBadge() : view.landlordSeat !== undefined ? h("span", { class: "badge farmer" }, "farmer") : null,
+        h(
+          "div",
+          { class: "count", "data-testid": `cards-left-${seat.seat}` },
+          end ? `held ${end.last.hands[seat.seat].length} at the end · balance ${seat.balance}` : `${seat.cardsLeft} cards · balance ${seat.balance}`,
+        ),
+        lastBy.has(seat.seat) ? h("div", { class: "last" }, lastBy.get(seat.seat)!) : null,
+        turn ? h("div", { class: "clock", "data-clock-seat": seat.seat }, "to act") : null,
+      );
+    });
+    fill(this.parts.felt, seats, this.centre(view, end));
   }
 
-  private renderCenter(view: TableView): void {
+  private centre(view: TableView, end: RoundEnd | undefined): HTMLElement {
     const parts: (Node | null)[] = [];
+    if (end && view.lastSettlement)
+      parts.push(
+        h("p", { class: "turn-banner" }, `Round ${end.round}: ${OUTCOMES[view.lastSettlement.outcome] ?? "over"} (below: what it paid)`),
+        h("p", {}, "The last trick"),
+        this.trickList(end.last.trick),
+      );
+    if (view.turnSeat !== undefined)
+      parts.push(
+        h(
+          "p",
+          { class: "turn-banner", "data-testid": "turn" },
+          view.turnSeat === view.yourSeat ? "Your turn" : `${this.name(view.turnSeat)} to ${view.phase === Phase.AUCTION ? "bid" : "play"}`,
+          " ",
+          h("span", { "data-testid": "clock" }),
+        ),
+      );
     if (view.phase === Phase.AUCTION) {
       parts.push(h("p", {}, `Auction: highest bid ${view.highestBid || "none yet"}`));
       if (view.faceUpCard)
-        parts.push(h("p", {}, `Face-up card `, cardElement(view.faceUpCard), ` drawn by ${this.name(view.faceUpSeat ?? 0)}`));
+        parts.push(h("p", {}, "Face-up card ", cardElement(view.faceUpCard), ` drawn by ${this.name(view.faceUpSeat ?? 0)}`));
     }
-    if (view.kitty.length) parts.push(h("p", { class: "kitty" }, "Kitty ", ...sortCards(view.kitty).map((c) => cardElement(c))));
-    if (view.phase === Phase.PLAY && view.trick) {
-      parts.push(h("p", {}, `Trick led by ${this.name(view.trick.leaderSeat)}`));
+    if (view.kitty.length)
       parts.push(
         h(
-          "ol",
-          { class: "trick", "data-testid": "trick" },
-          view.trick.plays.map((play) =>
-            h(
-              "li",
-              {},
-              h("span", { class: "by" }, view.seats[play.seat]?.playerName || `seat ${play.seat}`),
-              play.cards.length
-                ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c)), ` ${kindName(play.combination?.kind)}`)
-                : h("span", { class: "pass" }, "pass"),
-            ),
-          ),
+          "p",
+          { class: "kitty", "data-testid": "kitty" },
+          `Kitty, taken by the landlord ${this.name(view.landlordSeat ?? 0)}: `,
+          ...sortCards(view.kitty).map((c) => cardElement(c)),
         ),
+      );
+    if (view.phase === Phase.PLAY && view.trick) {
+      const plays = view.trick.plays;
+      parts.push(
+        h("p", {}, plays.length ? `Trick led by ${this.name(view.trick.leaderSeat)}` : `${this.name(view.trick.leaderSeat)} leads a new trick`),
+        this.trickList(plays, "trick"),
       );
     }
     if (view.phase === Phase.WAITING_FOR_PLAYERS) parts.push(h("p", {}, "Waiting for players…"));
     if (view.seedCommitment.length)
       parts.push(h("p", { class: "commitment" }, `Seed commitment ${hex(view.seedCommitment).slice(0, 16)}…`));
-    fill(this.parts.center, parts);
+    return h("div", { class: "centre", "data-testid": "center" }, parts);
+  }
+
+  /** A trick's plays in order, each with its seat, cards and (when known) kind. */
+  private trickList(plays: { seat: number; cards: Card[]; combination?: { kind: CombinationKind } }[], testid?: string): HTMLElement {
+    return h(
+      "ol",
+      { class: "trick", "data-testid": testid, "aria-label": "the trick" },
+      plays.map((play) =>
+        h(
+          "li",
+          {},
+          h("span", { class: "by" }, this.name(play.seat)),
+          play.cards.length
+            ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c)), play.combination ? ` ${kindName(play.combination.kind)}` : "")
+            : h("span", { class: "pass" }, "pass"),
+        ),
+      ),
+    );
   }
 
   private renderMe(view: TableView): void {
     const parts: (Node | null)[] = [];
     const seated = view.yourSeat !== undefined;
     if (!seated && view.phase !== Phase.CLOSED && view.seats.some((s) => !s.occupied)) {
-      const input = h("input", { "data-testid": "sit-name", placeholder: "your name", maxlength: 32 });
+      const input = h("input", { "data-testid": "sit-name", placeholder: "your name", maxlength: 32, "aria-label": "your name" });
       parts.push(
         h(
           "form",
@@ -517,23 +625,13 @@ export class TablePage {
       parts.push(
         h(
           "div",
-          { class: "hand", "data-testid": "hand" },
-          sortCards(view.yourHand).map((card) => {
-            const id = cardId(card);
-            return cardElement(card, {
-              selected: this.selected.has(id),
-              legal: legalIds.has(id),
-              onClick: () => {
-                if (this.selected.has(id)) this.selected.delete(id);
-                else this.selected.add(id);
-                this.render();
-              },
-            });
-          }),
+          { class: "hand", "data-testid": "hand", role: "group", "aria-label": "your cards: ← → to move, Space to select" },
+          sortCards(view.yourHand).map((card) =>
+            cardElement(card, { selected: this.selected.has(cardId(card)), legal: legalIds.has(cardId(card)), onClick: () => this.toggle(card) }),
+          ),
         ),
       );
     }
-    if (this.myTurn()) parts.push(h("p", { class: "your-turn", "data-testid": "my-turn" }, "Your turn ", h("span", { "data-testid": "clock" })));
     if (this.myTurn() && view.phase === Phase.AUCTION) {
       parts.push(
         h(
@@ -544,62 +642,93 @@ export class TablePage {
               "button",
               {
                 "data-testid": `bid-${amount}`,
+                "data-focus": `bid-${amount}`,
                 disabled: this.busy || (amount > 0 && amount <= view.highestBid),
                 onclick: () => this.bid(amount),
               },
               amount ? `Bid ${amount}` : "Pass",
+              h("kbd", {}, String(amount)),
             ),
           ),
         ),
       );
     }
-    if (this.myTurn() && view.phase === Phase.PLAY) {
-      const selection = this.selectedCards();
-      parts.push(
-        h(
-          "div",
-          { class: "actions" },
-          h("button", { "data-testid": "play", disabled: this.busy || !selection.length, onclick: () => this.play(selection) }, "Play"),
-          h("button", { "data-testid": "pass", disabled: this.busy || !this.canPass, onclick: () => this.play([]) }, "Pass"),
-          h("button", { "data-testid": "hint", disabled: !this.legal.length, onclick: () => this.choose(this.legal[0]) }, "Hint"),
-          h("button", { "data-testid": "clear", onclick: () => (this.selected.clear(), this.render()) }, "Clear"),
-        ),
-        h(
-          "ul",
-          { class: "moves", "data-testid": "legal-moves" },
-          this.legal.slice(0, SHOWN_MOVES).map((move) =>
-            h(
-              "li",
-              {},
-              h(
-                "button",
-                { class: "move", "data-testid": "legal-move", onclick: () => this.choose(move) },
-                `${kindName(move.combination?.kind)} ${formatRanks(move.cards)}`,
-              ),
-            ),
-          ),
-          this.legal.length > SHOWN_MOVES ? h("li", {}, `… and ${this.legal.length - SHOWN_MOVES} more`) : null,
-          this.legalFor && !this.legal.length ? h("li", {}, "nothing beats it: pass") : null,
-        ),
-      );
-    }
+    if (this.myTurn() && view.phase === Phase.PLAY) parts.push(...this.playControls());
     if (seated && view.phase === Phase.ROUND_OVER)
-      parts.push(h("button", { "data-testid": "next-round", onclick: () => this.settle() }, "Next round"));
+      parts.push(h("button", { "data-testid": "next-round", "data-focus": "next-round", onclick: () => this.settle() }, "Next round"));
     const controls: (Node | null)[] = [];
     if (seated && view.phase !== Phase.CLOSED)
       controls.push(h("button", { class: "link", "data-testid": "leave", onclick: () => this.leave() }, "Leave the table"));
     if (tokens.creator(this.tableId) && view.phase !== Phase.CLOSED)
       controls.push(h("button", { class: "link", "data-testid": "close", onclick: () => this.close() }, "Close the table"));
+    if (seated && view.yourHand.length) controls.push(h("p", { class: "keys" }, "Keys: ← → move along your cards, Space selects, P play, S pass, H hint, C clear, 0–3 bid."));
     parts.push(h("div", { class: "controls" }, controls));
     fill(this.parts.me, parts);
   }
 
-  private choose(move: LegalMove | undefined): void {
-    if (!move) return;
-    this.selected = new Set(move.cards.map(cardId));
-    this.render();
+  /** Play, pass, hint, clear; what the selection is; every legal play, grouped by kind. */
+  private playControls(): Node[] {
+    const selection = this.selectedCards();
+    const chosen = selection.length ? this.legal.find((move) => ranksKey(move.cards) === ranksKey(selection)) : undefined;
+    const button = (testid: string, key: string, text: string, disabled: boolean, onclick: () => void) =>
+      h("button", { "data-testid": testid, "data-focus": testid, disabled, onclick }, text, h("kbd", {}, key));
+    const preview = !selection.length
+      ? "Select cards to play."
+      : chosen
+        ? `${kindName(chosen.combination?.kind)} ${formatRanks(selection)}: a legal play`
+        : this.legalFor
+          ? `${formatRanks(selection)}: not a legal play now`
+          : "";
+    const groups = GROUPS.map(([label, kinds]) => [label, this.legal.filter((move) => kinds.includes(move.combination?.kind ?? 0))] as const).filter(
+      ([, moves]) => moves.length,
+    );
+    return [
+      h("p", { class: "your-turn", "data-testid": "my-turn" }, "Your turn ", h("span", { "data-testid": "clock" })),
+      h("p", { class: `preview${chosen ? " good" : ""}`, "data-testid": "selection", "aria-live": "polite" }, preview),
+      h(
+        "div",
+        { class: "actions" },
+        button("play", "P", "Play", this.busy || !selection.length, () => this.play(selection)),
+        button("pass", "S", "Pass", this.busy || !this.canPass, () => this.play([])),
+        button("hint", "H", "Hint", !this.legal.length, () => this.choose(this.legal[0])),
+        button("clear", "C", "Clear", false, () => (this.selected.clear(), this.render())),
+      ),
+      h(
+        "div",
+        { class: "moves", "data-testid": "legal-moves" },
+        this.legalFor && !this.legal.length ? h("p", {}, "Nothing beats it: pass.") : null,
+        groups.map(([label, moves]) => {
+          const group = h(
+            "details",
+            { class: "group", "data-testid": "legal-group", open: this.openGroups.has(label) || groups.length === 1 },
+            h("summary", { "data-focus": `group-${label}` }, `${label} (${moves.length})`),
+            h(
+              "ul",
+              {},
+              moves.map((move) =>
+                h(
+                  "li",
+                  {},
+                  h(
+                    "button",
+                    { class: "move", "data-testid": "legal-move", "data-focus": `move-${ranksKey(move.cards)}`, onclick: () => this.choose(move) },
+                    `${kindName(move.combination?.kind)} ${formatRanks(move.cards)}`,
+                  ),
+                ),
+              ),
+            ),
+          );
+          group.addEventListener("toggle", () => {
+            if (group.open) this.openGroups.add(label);
+            else this.openGroups.delete(label);
+          });
+          return group;
+        }),
+      ),
+    ];
   }
 
+  /** The end of a round: what it paid and why, each seat's change and the cards it still held, the last trick. */
   private renderResult(view: TableView): void {
     const settlement = view.lastSettlement;
     const reveal = view.lastReveal;
@@ -607,21 +736,44 @@ export class TablePage {
       this.parts.result.hidden = true;
       return;
     }
+    const end = this.ended.find((e) => e.round === settlement.round);
+    const landlord = settlement.landlordSeat;
     const parts: (Node | null)[] = [
       h("h2", {}, `Round ${settlement.round}: ${OUTCOMES[settlement.outcome] ?? "over"}`),
+      h("p", { "data-testid": "payout" }, payout({ ...settlement })),
       h(
-        "p",
-        {},
-        `bid ${settlement.bid}, ${settlement.doublings} doubling(s)${settlement.spring ? ", spring" : ""}: stake ${settlement.stake}`,
-      ),
-      h(
-        "ul",
-        { class: "changes" },
-        settlement.balanceChanges.map((change, seat) =>
-          h("li", {}, `${this.name(seat)}: ${change > 0n ? "+" : ""}${change} → ${view.seats[seat]?.balance ?? ""}`),
+        "table",
+        { class: "changes", "data-testid": "changes" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "seat"), h("th", { scope: "col" }, "won or lost"), h("th", { scope: "col" }, "balance"), h("th", { scope: "col" }, "cards still held"))),
+        h(
+          "tbody",
+          {},
+          settlement.balanceChanges.map((change, seat) =>
+            h(
+              "tr",
+              { "data-testid": `change-${seat}` },
+              h("th", { scope: "row" }, this.name(seat), seat === landlord ? landlordBadge() : null),
+              h("td", {}, `${change > 0n ? "+" : ""}${change}`),
+              h("td", {}, String(view.seats[seat]?.balance ?? "")),
+              h(
+                "td",
+                { class: "held", "data-testid": `held-${seat}` },
+                end ? (end.last.hands[seat].length ? sortCards(end.last.hands[seat]).map((c) => cardElement(c)) : "out: no card left") : "…",
+              ),
+            ),
+          ),
         ),
       ),
     ];
+    if (end && end.last.trick.length)
+      parts.push(
+        h(
+          "div",
+          { class: "last-trick", "data-testid": "last-trick" },
+          h("h3", {}, "The last trick"),
+          this.trickList(end.last.trick),
+        ),
+      );
     if (reveal && reveal.seed.length) {
       const commitment = commitments.seen(this.tableId, reveal.round, reveal.dealNumber);
       const check =
@@ -662,6 +814,36 @@ export class TablePage {
     }
     fill(this.parts.result, parts);
     this.parts.result.hidden = false;
+  }
+
+  /** The log, newest first: the running round from the view's history, then the rounds before. */
+  private renderLog(view: TableView): void {
+    const { players, hand } = variantSizes(view.settings?.variant);
+    const walk = new RoundWalk(players);
+    const left = view.seats.map(() => hand);
+    const lines: string[] = [];
+    let deal = 0;
+    for (const action of view.history) {
+      if (action.dealNumber !== deal) {
+        deal = action.dealNumber;
+        lines.push(`Round ${view.round}, deal ${deal}`);
+        left.fill(hand);
+      }
+      const decision = { deal, seat: action.seat, bid: action.bid, cards: action.cards, timedOut: action.timedOut };
+      const outcome = walk.next(decision);
+      if (outcome.landlord) left[outcome.landlord.seat] += variantSizes(view.settings?.variant).kitty;
+      if (action.bid === undefined) left[action.seat] -= action.cards.length;
+      const kitty = outcome.landlord && deal === view.dealNumber ? view.kitty : undefined;
+      lines.push(describe(decision, outcome, (seat) => this.name(seat), { left: action.cards.length ? left[action.seat] : undefined, kitty }));
+    }
+    const earlier = this.ended.flatMap((end) => [`Round ${end.round}`, ...end.lines, this.resultLine(end.round, view)]);
+    const all = [...this.seatLines, ...earlier, ...lines];
+    fill(this.parts.log, all.map((line) => h("li", {}, line)).reverse());
+  }
+
+  private resultLine(round: number, view: TableView): string {
+    const settlement = view.lastSettlement?.round === round ? view.lastSettlement : undefined;
+    return settlement ? `Round ${round}: ${OUTCOMES[settlement.outcome] ?? "over"}, stake ${settlement.stake}` : `Round ${round} is over`;
   }
 
   private renderClock(): void {

@@ -102,6 +102,9 @@ def _read(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:
     if counts.get(_BLACK_JOKER) == decks and counts.get(_RED_JOKER) == decks and n == 2 * decks:
         return Combination(Kind.ROCKET, _RED_JOKER, n, ranks)
 
+    if n <= 3 and not (n == 3 and len(counts) == 3 and _is_run(sorted(counts))):
+        return _unlike_cards(n, counts, variant)
+
     by_count: dict[int, list[int]] = {}
     for counted in sorted(counts):
         by_count.setdefault(counts[counted], []).append(counted)
@@ -119,6 +122,19 @@ def _read(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:
     if len(quads) == 1 and not trios:
         return _read_quad(quads[0], singles, pairs, ranks, n, kinds)
     return "no combination"
+
+
+def _unlike_cards(n: int, counts: dict[int, int], variant: Variant) -> str:
+    """Why two or three cards of more than one rank are no play.
+
+    Decision (a refusal explains the most plausible reading): two cards are most plausibly
+    meant as a pair and three as a trio (three consecutive ranks as a straight, said by
+    ``_read_sequence``), so the reason is what a pair or a trio needs, never what a straight
+    needs; jokers alone are most plausibly meant as the rocket.
+    """
+    if all(rank >= _BLACK_JOKER for rank in counts):  # in 4p: not all four jokers
+        return f"the rocket is all {2 * variant.decks} jokers"
+    return "a pair needs two cards of the same rank" if n == 2 else "a trio needs three cards of the same rank"
 
 
 def _read_sequence(width: int, run: list[int], ranks: tuple[Rank, ...], n: int) -> Combination | str:

@@ -83,6 +83,20 @@ def _viewed(outcome: Outcome, principal: Principal) -> table_pb2.TableView:
     return convert.table_view(outcome.table, principal)
 
 
+#: ListTables: the page size when none is asked for, and the largest one served.
+_TABLES_PER_PAGE = 20
+_MAX_TABLES_PER_PAGE = 50
+
+
+def _page_start(token: str) -> int:
+    """Where a ListTables page starts: its token is the position, in the activity index, of its first table."""
+    if not token:
+        return 0
+    if len(token) > 9 or not token.isascii() or not token.isdecimal():
+        raise InvalidArgument("page_token", "not a next_page_token of ListTables")
+    return int(token)
+
+
 class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     """Table lifecycle and moves; every table lives in the store, none in this process."""
 
@@ -279,6 +293,15 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             raise InvalidArgument("round", "rounds are numbered from 1")
         text = await self._unit_of_work.read_replay(request.table_id, request.round)
         return self._replays.response(request.table_id, request.round, text)
+
+    @guarded
+    async def ListTables(self, request: pb.ListTablesRequest, context: ServicerContext) -> pb.ListTablesResponse:
+        size = min(request.page_size or _TABLES_PER_PAGE, _MAX_TABLES_PER_PAGE)
+        start = _page_start(request.page_token)
+        tables, more = await self._unit_of_work.open_tables(start, size)
+        return pb.ListTablesResponse(
+            tables=[convert.table_summary(table) for table in tables], next_page_token=str(start + size) if more else ""
+        )
 
     @guarded_stream
     async def WatchTable(

@@ -230,6 +230,15 @@ class UnitOfWork:
         loaded = await self._store.load(_valid_table_id(table_id), "anon", None)
         return None if loaded.state is None else self._decoded.decode(table_id, loaded.state, loaded.presence)
 
+    async def open_tables(self, start: int, count: int) -> tuple[list[TableState], bool]:
+        """Up to ``count`` open tables from position ``start`` of the activity index (the most
+        recently active first), and whether the index may hold more after them. Entries of
+        tables closed or gone meanwhile are skipped (they leave the index as they close)."""
+        listed = await self._store.active_tables(start, count)
+        found = [await self.table(table_id) for table_id in listed]
+        still_open = [table for table in found if table is not None and table.status is not TableStatus.CLOSED]
+        return still_open, len(listed) == count
+
     async def snapshot(self, table_id: str, credentials: Credentials) -> Snapshot:
         """The table, who the caller is, the sequence of the last event the table reflects, and
         who is connected (a seat's read counts as a call: see :mod:`dizhu.service.presence`)."""

@@ -428,6 +428,11 @@ class TableStore:
         )
         return [(reply_text(member), int(score)) for member, score in entries]
 
+    async def active_tables(self, start: int, count: int) -> list[str]:
+        """``count`` tables of the activity index from position ``start``, the most recently active first."""
+        members: list[Any] = await self._redis.zrevrange(self._activity_key, start, start + count - 1)
+        return [reply_text(member) for member in members]
+
     async def forget_activity(self, table_id: str) -> None:
         """Drop ``table_id`` from the activity index (it is closed, or gone)."""
         await self._redis.zrem(self._activity_key, validate_table_id(table_id))

@@ -293,6 +293,12 @@ class TableClient:
         response = await self._call(self._tables.GetTable, request, table_service_pb2.GetTableResponse)
         return self._observe(response.table)
 
+    async def list_tables(self, *, page_size: int = 0, page_token: str = "") -> table_service_pb2.ListTablesResponse:
+        """One page of the referee's open tables, the most recently active first (needs no table
+        nor token): pass ``next_page_token`` back as ``page_token`` for the next page."""
+        request = table_service_pb2.ListTablesRequest(page_size=page_size, page_token=page_token)
+        return await self._call(self._tables.ListTables, request, table_service_pb2.ListTablesResponse, anonymous=True)
+
     def _expected(self, expected_version: int | None) -> int:
         return self.version if expected_version is None else expected_version
 

@@ -203,3 +203,37 @@ class GetReplayResponse(_message.Message):
     replay: _replay_pb2.Replay
     json: str
     def __init__(self, replay: _Optional[_Union[_replay_pb2.Replay, _Mapping]] = ..., json: _Optional[str] = ...) -> None: ...
+
+class ListTablesRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class TableSummary(_message.Message):
+    __slots__ = ("table_id", "variant", "phase", "round", "round_limit", "player_names", "free_seats")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    ROUND_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_NAMES_FIELD_NUMBER: _ClassVar[int]
+    FREE_SEATS_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    variant: _cards_pb2.Variant
+    phase: _table_pb2.Phase
+    round: int
+    round_limit: int
+    player_names: _containers.RepeatedScalarFieldContainer[str]
+    free_seats: int
+    def __init__(self, table_id: _Optional[str] = ..., variant: _Optional[_Union[_cards_pb2.Variant, str]] = ..., phase: _Optional[_Union[_table_pb2.Phase, str]] = ..., round: _Optional[int] = ..., round_limit: _Optional[int] = ..., player_names: _Optional[_Iterable[str]] = ..., free_seats: _Optional[int] = ...) -> None: ...
+
+class ListTablesResponse(_message.Message):
+    __slots__ = ("tables", "next_page_token")
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tables: _containers.RepeatedCompositeFieldContainer[TableSummary]
+    next_page_token: str
+    def __init__(self, tables: _Optional[_Iterable[_Union[TableSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

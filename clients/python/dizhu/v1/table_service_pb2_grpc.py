@@ -158,6 +158,11 @@ class TableServiceStub:
                 request_serializer=dizhu_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
                 response_deserializer=dizhu_dot_v1_dot_table__service__pb2.WatchTableResponse.FromString,
                 _registered_method=True)
+        self.ListTables = channel.unary_unary(
+                '/dizhu.v1.TableService/ListTables',
+                request_serializer=dizhu_dot_v1_dot_table__service__pb2.ListTablesRequest.SerializeToString,
+                response_deserializer=dizhu_dot_v1_dot_table__service__pb2.ListTablesResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -362,6 +367,19 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTables(self, request, context):
+        """Lists the open tables (not closed), the most recently active first, one page at a
+        time: what a lobby offers to join or watch. Needs no token, and shows of each table
+        only what any spectator sees. "Active" is when a client last acted at the table
+        (indexed at most once a minute), or when it was created. The list is not a snapshot:
+        a table that becomes active, closes or is created between two pages may be missed or
+        listed twice. Page on with next_page_token until it is empty. A page_token that is
+        no next_page_token of this call fails with INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -414,6 +432,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.WatchTable,
                     request_deserializer=dizhu_dot_v1_dot_table__service__pb2.WatchTableRequest.FromString,
                     response_serializer=dizhu_dot_v1_dot_table__service__pb2.WatchTableResponse.SerializeToString,
+            ),
+            'ListTables': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTables,
+                    request_deserializer=dizhu_dot_v1_dot_table__service__pb2.ListTablesRequest.FromString,
+                    response_serializer=dizhu_dot_v1_dot_table__service__pb2.ListTablesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -760,6 +783,33 @@ class TableService:
             '/dizhu.v1.TableService/WatchTable',
             dizhu_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
             dizhu_dot_v1_dot_table__service__pb2.WatchTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTables(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dizhu.v1.TableService/ListTables',
+            dizhu_dot_v1_dot_table__service__pb2.ListTablesRequest.SerializeToString,
+            dizhu_dot_v1_dot_table__service__pb2.ListTablesResponse.FromString,
             options,
             channel_credentials,
             insecure,

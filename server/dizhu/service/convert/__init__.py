@@ -22,7 +22,7 @@ from dizhu.service.convert.events import event_to_proto
 from dizhu.service.convert.replays import replay_from_json
 from dizhu.service.convert.results import reveal_to_proto, settlement_to_proto, standings_to_proto
 from dizhu.service.convert.settings import settings_from_proto, settings_to_proto
-from dizhu.service.convert.views import table_view
+from dizhu.service.convert.views import table_summary, table_view
 
 __all__ = [
     "card_to_proto",
@@ -38,6 +38,7 @@ __all__ = [
     "settings_to_proto",
     "settlement_to_proto",
     "standings_to_proto",
+    "table_summary",
     "table_view",
     "variant_from_proto",
     "variant_to_proto",

@@ -29,10 +29,17 @@ from dizhu.rules import (
     try_classify,
     view_for,
 )
-from dizhu.service.convert.cards import ID_OF, card_id, card_to_proto, cards_to_proto, combination_to_proto
+from dizhu.service.convert.cards import (
+    ID_OF,
+    card_id,
+    card_to_proto,
+    cards_to_proto,
+    combination_to_proto,
+    variant_to_proto,
+)
 from dizhu.service.convert.results import CLOSE_REASONS, reveal_to_proto, settlement_to_proto
 from dizhu.service.convert.settings import shown_settings
-from dizhu.v1 import table_pb2
+from dizhu.v1 import table_pb2, table_service_pb2
 
 __all__ = ["table_view"]
 
@@ -301,3 +308,16 @@ def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
     Only public facts: who bid what and who played which cards, as everyone saw it happen.
     """
     view.MergeFromString(_DIGESTS.of(table).encoded)
+
+
+def table_summary(table: TableState) -> table_service_pb2.TableSummary:
+    """An open table as ListTables shows it: what any spectator sees of it."""
+    return table_service_pb2.TableSummary(
+        table_id=table.table_id,
+        variant=variant_to_proto(table.variant),
+        phase=_phase(table),
+        round=table.round_number,
+        round_limit=table.settings.round_limit,
+        player_names=[seat.name if seat.occupied else "" for seat in table.seats],
+        free_seats=sum(not seat.occupied for seat in table.seats),
+    )
