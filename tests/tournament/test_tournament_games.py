@@ -141,6 +141,36 @@ class TestFaults:
             assert "refused" in logs[0].read_text() or "illegal" in logs[0].read_text()
 
 
+    @pytest.mark.parametrize(
+        ("mode", "fault"),
+        [
+            ("crash", "crashes"),
+            ("hang", "hangs"),
+            ("garbage", "garbage"),
+            ("exit", "crashes"),
+            ("flood", "garbage"),
+            ("late", "timeouts"),
+            ("illegal", "illegal"),
+        ],
+    )
+    async def test_every_fault_counted_in_game_json_is_noted_in_the_entrants_log(
+        self, tmp_path: Path, referee: str, redis_url: str, mode: str, fault: str
+    ) -> None:
+        entrants = [*BUNDLED[:2], faulty_bot(mode, mode)]
+        clock = {"decision_s": 0.5, "timeout_policy": "forfeit"}
+        path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock=clock)
+        summary = await run_tournament(load_config(path), live=False)
+        assert summary.results is not None
+        assert summary.results["entrants"][mode]["faults"][fault] >= 3  # in each game
+        for game, record in games_json(summary.output).items():
+            (seat,) = (seat for seat in record["seats"] if seat["entrant"] == mode)
+            assert seat["faults"].get(fault, 0) >= 1, (game, seat)
+            log = (summary.output / "games" / game / f"seat{seat['seat']}-{mode}.stderr.txt").read_text()
+            notes = [line for line in log.splitlines() if line.startswith("[runner] ")]
+            for counted in seat["faults"]:
+                assert any(note.startswith(f"[runner] {counted}: ") for note in notes), (game, counted, log)
+
+
 class TestNodeEntrants:
     async def test_node_stdio_and_grpc_executables_per_game_and_persistent(
         self, tmp_path: Path, referee: str, redis_url: str, node: str

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import redis
-from tournament_helpers import write_tournament
+from tournament_helpers import faulty_bot, write_tournament
 
 from dizhu.tournament import load_config
 
@@ -53,6 +53,15 @@ def env() -> dict[str, str]:
     return {**os.environ, "GRPC_VERBOSITY": "ERROR"}
 
 
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its parent is not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
 class TestResume:
     def test_a_killed_runner_is_resumed_without_replaying_or_double_counting(
         self, tmp_path: Path, referee: str, redis_url: str
@@ -85,6 +94,31 @@ class TestResume:
         assert results["games"] == {"scheduled": 12, "played": 12, "complete": True}
         assert sorted(p.name for p in (tmp_path / "out" / "games").iterdir()) == [f"g{i:05d}" for i in range(12)]
         assert "12 of 12 games recorded" in second.stdout
+
+
+class TestStrayChildren:
+    def test_a_stdio_bot_whose_child_outlives_it_neither_breaks_the_run_nor_survives_it(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        # Each process of the entrant forks a child that holds its pipes for 300 s, then plays.
+        entrants = [*BUNDLED[:2], faulty_bot("forker", "fork")]
+        path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock={"decision_s": 5})
+        done = subprocess.run(runner(str(path)), env=env(), capture_output=True, check=False, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "3 of 3 games recorded" in done.stdout
+        logs = [log.read_text() for log in (tmp_path / "out" / "games").glob("*/seat*-forker.stderr.txt")]
+        lines = [line for log in logs for line in log.splitlines()]
+        children = [int(line.removeprefix("child pid=")) for line in lines if line.startswith("child pid=")]
+        assert children  # one per process of the entrant
+        deadline = time.monotonic() + 5
+        while any(running(pid) for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in children if running(pid)] == []  # stopped with their process group
+        results = json.loads((tmp_path / "out" / "results.json").read_text())
+        assert results["entrants"]["forker"]["faults"] == dict.fromkeys(
+            ("timeouts", "crashes", "hangs", "illegal", "garbage"), 0
+        )
 
 
 class TestSharing:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -22,6 +23,7 @@ from google.protobuf.duration_pb2 import Duration
 from dizhu.client import RetryableError, TableClient
 from dizhu.tournament.config import ClockSpec, TournamentConfig
 from dizhu.tournament.players import EntrantPlayers, Seat, SeatReport
+from dizhu.tournament.report import clock_decisions
 from dizhu.tournament.schedule import Game
 from dizhu.tournament.store import Claim
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
@@ -160,6 +162,8 @@ async def play_game(
         except TimeoutError:
             reports.append(SeatReport(log="[runner] the seat's player did not stop after the table closed\n"))
     replay = await _replay(channel, created.table_id)
+    if replay:
+        _note_clock_decisions(reports, json.loads(replay), config.clock.timeout_policy)
     return GameRecord(
         game=game.index,
         attempt=claim.attempt,
@@ -172,6 +176,17 @@ async def play_game(
         ],
         timed_out=timed_out,
     )
+
+
+def _note_clock_decisions(reports: Sequence[SeatReport], replay: Mapping[str, Any], policy: str) -> None:
+    """Count and note, in each seat's report, what the referee's clock decided for it (from the replay)."""
+    for report, (acted, forfeited) in zip(reports, clock_decisions(replay, len(reports)), strict=True):
+        if acted:
+            report.faults["timeouts"] += acted
+            report.note(f"timeouts: the referee's clock acted for the seat {acted} time(s) (timeout policy {policy})")
+        if forfeited:
+            report.faults["timeouts"] += 1
+            report.note("timeouts: the seat forfeited the round on time (timeout policy forfeit)")
 
 
 async def _follow_until_closed(creator: TableClient, timeout_s: float) -> None:

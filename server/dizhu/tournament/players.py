@@ -17,6 +17,7 @@ import dataclasses
 import importlib
 import json
 import logging
+import math
 import os
 import signal
 import time
@@ -55,6 +56,8 @@ REPLY_MARGIN_S: Final = 1.0
 EXIT_GRACE_S: Final = 3.0
 #: Longest line a stdio bot may write.
 LINE_LIMIT: Final = 1 << 20
+#: How often a process is looked at while waiting for it to exit.
+_EXIT_POLL_S: Final = 0.02
 
 
 class CappedLog:
@@ -87,7 +90,47 @@ class SeatReport:
     """What happened to one seat's player during a game."""
 
     faults: Counter[str] = dataclasses.field(default_factory=Counter)
+    #: The process's standard error (once the game is over), then the runner's notes on the faults.
     log: str = ""
+    #: Lines of standard output skipped as garbage, and the first of them (noted once, at the end).
+    skipped_lines: int = 0
+    first_skipped: str = ""
+
+    def fault(self, name: str, note: str) -> None:
+        """Count one fault of kind ``name`` and note why, for the entrant's log."""
+        self.faults[name] += 1
+        self.note(f"{name}: {note}")
+
+    def note(self, text: str) -> None:
+        self.log += f"{_line_break(self.log)}[runner] {text}\n"
+
+    def prepend_stderr(self, text: str) -> None:
+        """Put the process's standard error before the notes taken so far."""
+        self.log = text + _line_break(text) + self.log if self.log else text
+
+    def skip_line(self, line: bytes | None) -> None:
+        """Count a line that is not the awaited reply (``None``: a line over :data:`LINE_LIMIT`)."""
+        self.faults["garbage"] += 1
+        if not self.skipped_lines:
+            self.first_skipped = f"a line over {LINE_LIMIT} bytes" if line is None else repr(_excerpt(line))
+        self.skipped_lines += 1
+
+    def note_skipped_lines(self) -> None:
+        if self.skipped_lines:
+            self.note(
+                f"garbage: {self.skipped_lines} line(s) on standard output were not the awaited reply "
+                f"and were skipped (the first: {self.first_skipped})"
+            )
+            self.skipped_lines = 0
+
+
+def _line_break(text: str) -> str:
+    return "\n" if text and not text.endswith("\n") else ""
+
+
+def _excerpt(line: bytes, limit: int = 80) -> str:
+    text = line.decode(errors="replace").rstrip("\n")
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(line)} bytes)"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -133,7 +176,9 @@ def check_bot(spec: EntrantSpec) -> None:
 class EntrantProcess:
     """One running entrant process: its pipes, and its standard error read into the current game's log."""
 
-    def __init__(self, process: asyncio.subprocess.Process, cap: int) -> None:
+    def __init__(self, transport: asyncio.SubprocessTransport, process: asyncio.subprocess.Process, cap: int) -> None:
+        #: Held to let go of the pipes ourselves: a child the process left behind may keep them open.
+        self.transport = transport
         self.process = process
         self.log = CappedLog(cap)
         self._next_id = 0
@@ -143,17 +188,19 @@ class EntrantProcess:
     async def start(
         cls, argv: Sequence[str], cwd: Path, env: dict[str, str], cap: int, *, stdout: bool
     ) -> EntrantProcess:
-        process = await asyncio.create_subprocess_exec(
+        # asyncio.create_subprocess_exec's own steps, keeping the transport it does not return.
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop),
             *argv,
             cwd=cwd,
             env={**os.environ, **env},
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE if stdout else asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
-            limit=LINE_LIMIT,
-            start_new_session=True,  # a signal to the runner's terminal is not the bot's business
+            start_new_session=True,  # its own process group: the runner's terminal's signals are not the bot's
         )
-        return cls(process, cap)
+        return cls(transport, asyncio.subprocess.Process(transport, protocol, loop), cap)
 
     async def _read_stderr(self) -> None:
         assert self.process.stderr is not None
@@ -183,7 +230,7 @@ class EntrantProcess:
             return False
         return True
 
-    async def read_reply(self, request_id: int, timeout_s: float, faults: Counter[str]) -> dict[str, Any] | str:
+    async def read_reply(self, request_id: int, timeout_s: float, report: SeatReport) -> dict[str, Any] | str:
         """The reply to ``request_id``, or ``"hang"`` (none in time) or ``"crash"`` (end of output).
 
         Lines that are not a JSON object with this id are counted as ``garbage`` and skipped.
@@ -197,30 +244,52 @@ class EntrantProcess:
             except TimeoutError:
                 return "hang"
             except ValueError:  # a line over LINE_LIMIT
-                faults["garbage"] += 1
+                report.skip_line(None)
                 continue
             if not line:
                 return "crash"
             message = stdio.parse_line(line)
             if message is not None and message.get("id") == request_id:
                 return message
-            faults["garbage"] += 1
+            report.skip_line(line)
 
     async def stop(self, grace_s: float = 1.0) -> None:
-        """Close its input, then SIGTERM and SIGKILL its process group if it does not exit."""
+        """Close its input; SIGTERM, then SIGKILL, its process group; let go of its pipes.
+
+        The group is signalled even once the process itself has exited: a child it left behind
+        is the entrant's too. Nothing waits on a pipe past the grace periods, since a process
+        that left the group may hold it open for ever.
+        """
         if self.process.stdin is not None and not self.process.stdin.is_closing():
             self.process.stdin.close()
-        for signum in (None, signal.SIGTERM, signal.SIGKILL):
-            if signum is not None and self.alive:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signum)
+        await self.exited(grace_s)
+        for signum in (signal.SIGTERM, signal.SIGKILL):
             try:
-                await asyncio.wait_for(self.process.wait(), grace_s)
+                os.killpg(self.process.pid, signum)
+            except OSError:  # nobody left in the group
                 break
-            except TimeoutError:
-                continue
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(self._stderr, 1.0)
+            if await self.exited(grace_s) and await self._stderr_read(grace_s):
+                break
+        await self._stderr_read(grace_s)
+        self.transport.close()  # what is still open (a stranger holds it) is closed on our side
+        await self._stderr_read(grace_s)
+
+    async def exited(self, timeout_s: float = math.inf) -> bool:
+        """Whether the process exited within ``timeout_s``, its pipes held by others or not.
+
+        (``Process.wait()`` also waits for the pipes to close, which a child may never let happen.)
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self.process.returncode is None and loop.time() < deadline:
+            await asyncio.sleep(_EXIT_POLL_S)
+        return self.process.returncode is not None
+
+    async def _stderr_read(self, timeout_s: float) -> bool:
+        """Whether its standard error reached its end (every writer gone) within ``timeout_s``."""
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self._stderr), timeout_s)
+        return self._stderr.done()
 
 
 def _time_left_s(view: table_pb2.TableView) -> float | None:
@@ -272,8 +341,8 @@ class EntrantPlayers:
             else:
                 await self._play_persistent(seat, report)
         except DizhuError as error:
-            report.faults["crashes"] += 1
-            report.log += f"\n[runner] the seat's connection failed: {error}\n"
+            report.fault("crashes", f"the seat's connection to the referee failed: {error}")
+        report.note_skipped_lines()
         return report
 
     async def aclose(self) -> None:
@@ -293,10 +362,11 @@ class EntrantPlayers:
             raise
         except Exception as error:  # the bot's own code failed: a crash of this entrant
             _log.warning("bot %s crashed in %s: %r", self.spec.name, seat.game, error)
-            report.faults["crashes"] += 1
-            report.log = f"{type(error).__name__}: {error}\n"
+            report.fault("crashes", f"the bot raised {type(error).__name__}: {error}")
             return
-        report.faults["illegal"] += runner.refused
+        if runner.refused:
+            report.faults["illegal"] += runner.refused
+            report.note(f"illegal: the referee refused {runner.refused} of the bot's moves")
 
     # -- processes --------------------------------------------------------------------------
 
@@ -326,12 +396,12 @@ class EntrantPlayers:
     async def _release(self, process: EntrantProcess, report: SeatReport, *, healthy: bool) -> None:
         await asyncio.sleep(0)  # let the stderr reader take what the process wrote last
         if healthy and process.alive:
-            report.log = process.log.text() + report.log  # the runner's notes last
+            report.prepend_stderr(process.log.text())
             self._idle.append(process)
             return
         await process.stop()
         self._all.discard(process)
-        report.log = process.log.text() + report.log  # the runner's notes last
+        report.prepend_stderr(process.log.text())
 
     async def _play_executable(self, seat: Seat, report: SeatReport) -> None:
         """A gRPC executable started for this game, with the seat in its arguments and environment."""
@@ -341,12 +411,11 @@ class EntrantPlayers:
         self._all.add(process)
         try:
             await self._until_closed_or_exit(process, seat, report)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.process.wait(), EXIT_GRACE_S)
+            await process.exited(EXIT_GRACE_S)
         finally:
             await asyncio.shield(process.stop())
             self._all.discard(process)
-        report.log = process.log.text() + report.log  # the runner's notes last
+        report.prepend_stderr(process.log.text())
 
     async def _play_persistent(self, seat: Seat, report: SeatReport) -> None:
         """A gRPC executable kept for many games: each game is one JSON line on its standard input."""
@@ -357,7 +426,7 @@ class EntrantPlayers:
             **{k.lower()[6:]: v for k, v in self._env(seat).items()},
         }
         if not await process.send(assignment):
-            report.faults["crashes"] += 1
+            report.fault("crashes", await _ended(process, "before it was given the game"))
             await self._release(process, report, healthy=False)
             return
         try:
@@ -370,7 +439,7 @@ class EntrantPlayers:
     async def _until_closed_or_exit(self, process: EntrantProcess, seat: Seat, report: SeatReport) -> None:
         """Wait for the table to close; a process that ends first crashed (unless the table was closing)."""
         closed = asyncio.ensure_future(seat.closed.wait())
-        exited = asyncio.ensure_future(process.process.wait())
+        exited = asyncio.ensure_future(process.exited())
         try:
             await asyncio.wait({closed, exited}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -378,7 +447,7 @@ class EntrantPlayers:
         if exited.done() and not seat.closed.is_set():
             view = await seat.client.get()
             if view.phase != _CLOSED:
-                report.faults["crashes"] += 1
+                report.fault("crashes", await _ended(process, "before its table closed"))
         exited.cancel()
 
     # -- stdio bots ---------------------------------------------------------------------------
@@ -400,8 +469,7 @@ class EntrantPlayers:
             while view.phase != _CLOSED:
                 if _my_turn(view):
                     outcome = await self._stdio_decision(process, seat, view, report)
-                    if isinstance(outcome, str):  # "crashes" or "hangs"
-                        report.faults[outcome] += 1
+                    if outcome is _GAVE_UP:  # it crashed or hung (counted and noted)
                         return False
                     if isinstance(outcome, table_pb2.TableView):
                         view = outcome
@@ -417,8 +485,8 @@ class EntrantPlayers:
 
     async def _stdio_decision(
         self, process: EntrantProcess, seat: Seat, view: table_pb2.TableView, report: SeatReport
-    ) -> table_pb2.TableView | str | None:
-        """Ask the process for one decision and send it: the view after it, a fault name, or None (wait)."""
+    ) -> table_pb2.TableView | object | None:
+        """Ask the process for one decision and send it: the view after it, :data:`_GAVE_UP`, or None (wait)."""
         client = seat.client
         legal = None
         if view.phase == table_pb2.PHASE_PLAY:
@@ -427,26 +495,48 @@ class EntrantPlayers:
         request_id = process.next_id()
         message = stdio.request(request_id, seat.game, view, None if left is None else int(left * 1000), legal)
         if not await process.send(message):
-            return "crashes"
+            report.fault("crashes", await _ended(process, f"before request {request_id} (it no longer reads)"))
+            return _GAVE_UP
         wait_s = self.game_timeout_s if left is None else left + REPLY_MARGIN_S
-        reply = await process.read_reply(request_id, wait_s, report.faults)
+        reply = await process.read_reply(request_id, wait_s, report)
+        if reply == "hang":
+            report.fault(
+                "hangs",
+                f"no reply to request {request_id} within {wait_s:.1f} s (its deadline plus {REPLY_MARGIN_S:g} s): "
+                "the process is stopped",
+            )
+            return _GAVE_UP
         if isinstance(reply, str):
-            return "hangs" if reply == "hang" else "crashes"
+            report.fault("crashes", await _ended(process, f"before its reply to request {request_id}"))
+            return _GAVE_UP
         judged = stdio.judge_reply(reply, message["type"], view)
         if judged.fault is not None:
-            report.faults[judged.fault] += 1
-            report.log += f"[runner] {judged.fault} reply to request {request_id}: {judged.detail}\n"
+            report.fault(judged.fault, f"the reply to request {request_id}: {judged.detail}")
             return None  # the clock decides
         try:
             if legal is None:
                 return await client.bid(judged.bid, expected_version=view.version)
             return (await client.play(list(judged.cards), expected_version=view.version)).table
         except (MoveRefused, InvalidArgument) as error:  # the referee judged the move: illegal
-            report.faults["illegal"] += 1
-            report.log += f"[runner] the referee refused request {request_id}'s move: {error.reason}\n"
+            report.fault("illegal", f"the referee refused the move of request {request_id}: {error.reason}")
             return None
         except (OutOfTurn, TableClosed):
             return await client.get()
+
+
+#: A stdio process given up on (it crashed or hung): the seat is the clock's for the rest of the game.
+_GAVE_UP: Final = object()
+
+
+async def _ended(process: EntrantProcess, when: str) -> str:
+    """How a process that stopped talking ended: its exit status, or its output closed while it runs."""
+    if await process.exited(REPLY_MARGIN_S):
+        code = process.process.returncode
+        assert code is not None
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    else:
+        how = "closed its standard output"
+    return f"the process {how} {when}"
 
 
 def _substitute(arg: str, env: dict[str, str]) -> str:

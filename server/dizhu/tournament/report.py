@@ -31,6 +31,7 @@ from dizhu.tournament.stats import FAULTS, GameOutcome, pairwise, standings
 __all__ = [
     "RESULTS_SCHEMA",
     "TOURNAMENT_SCHEMA",
+    "clock_decisions",
     "export",
     "game_outcome",
     "load_outcomes",
@@ -91,21 +92,27 @@ def export(directory: Path, config: TournamentConfig, schedule: Sequence[Game], 
         _dump(folder / "game.json", {"game": schedule[index].id, **meta, "seats": seats})
 
 
+def clock_decisions(replay: Mapping[str, Any], players: int) -> list[tuple[int, int]]:
+    """Per seat: the actions the referee's clock took for it, and 1 if it forfeited the round on time."""
+    acted = [0] * players
+    for deal in replay["deals"]:
+        for action in deal["actions"]:
+            acted[action["seat"]] += bool(action.get("timed_out"))
+    forfeited_by = replay["result"].get("forfeited_by")  # seats never leave a tournament table: on time
+    return [(acted[seat], int(seat == forfeited_by)) for seat in range(players)]
+
+
 def game_outcome(
     entry: Mapping[str, Any], replay: Mapping[str, Any] | None, seats: Sequence[Mapping[str, Any]]
 ) -> GameOutcome:
     players = len(entry["seating"])
-    timeouts = [0] * players
     if replay is None:
         outcome, landlord, changes = "abandoned", None, [0] * players
+        timeouts = [0] * players
     else:
         result = replay["result"]
         outcome, landlord, changes = result["outcome"], result["landlord"], result["changes"]
-        for deal in replay["deals"]:
-            for action in deal["actions"]:
-                timeouts[action["seat"]] += bool(action.get("timed_out"))
-        if result.get("forfeited_by") is not None:  # seats never leave a tournament table: a forfeit on time
-            timeouts[result["forfeited_by"]] += 1
+        timeouts = [actions + forfeited for actions, forfeited in clock_decisions(replay, players)]
     faults = []
     for seat in range(players):
         counted = (

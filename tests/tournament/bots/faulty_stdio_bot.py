@@ -5,7 +5,12 @@
 * ``crash``   -- writes a line to standard error and exits with status 3;
 * ``hang``    -- never answers (sleeps);
 * ``illegal`` -- answers the lowest and the highest card of its hand: no combination;
-* ``garbage`` -- writes a line that is not JSON before every (legal) answer.
+* ``garbage`` -- writes a line that is not JSON before every (legal) answer;
+* ``flood``   -- writes a line longer than the runner reads (2 MiB) before every (legal) answer;
+* ``late``    -- answers (legally) half a second after its deadline;
+* ``exit``    -- exits with status 4 at start, before reading anything;
+* ``fork``    -- plays legally, after forking a child that keeps its pipes and sleeps 300 s
+  (it writes ``child pid=<pid>`` on standard error).
 
 Every process writes ``started pid=<pid>`` on standard error first, so tests can tell a
 restarted process from the same one.
@@ -18,6 +23,21 @@ import time
 
 mode = sys.argv[1]
 print(f"started pid={os.getpid()}", file=sys.stderr, flush=True)
+if mode == "exit":
+    sys.exit(4)
+if mode == "fork":
+    child = os.fork()
+    if child == 0:  # the child keeps the inherited standard input, output and error open
+        time.sleep(300)
+        os._exit(0)
+    print(f"child pid={child}", file=sys.stderr, flush=True)
+
+
+def legal_answer(request: dict) -> dict:
+    legal = request["legal"]
+    return {"id": request["id"], "cards": "" if request["can_pass"] or not legal else legal[0]}
+
+
 for line in sys.stdin:
     request = json.loads(line)
     if request["type"] == "bid":
@@ -30,8 +50,15 @@ for line in sys.stdin:
     elif mode == "illegal":
         hand = request["view"]["hand"].split()
         reply = {"id": request["id"], "cards": f"{hand[0]} {hand[-1]}"}
-    else:
+    elif mode == "garbage":
         print("this is not JSON", flush=True)
-        legal = request["legal"]
-        reply = {"id": request["id"], "cards": "" if request["can_pass"] or not legal else legal[0]}
+        reply = legal_answer(request)
+    elif mode == "flood":
+        print("x" * (2 << 20), flush=True)
+        reply = legal_answer(request)
+    elif mode == "late":
+        time.sleep((request["time_left_ms"] or 0) / 1000 + 0.5)
+        reply = legal_answer(request)
+    else:
+        reply = legal_answer(request)
     print(json.dumps(reply), flush=True)
