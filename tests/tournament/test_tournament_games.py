@@ -140,7 +140,6 @@ class TestFaults:
         if mode == "illegal":
             assert "refused" in logs[0].read_text() or "illegal" in logs[0].read_text()
 
-
     @pytest.mark.parametrize(
         ("mode", "fault"),
         [
@@ -239,3 +238,35 @@ class TestApiKey:
         assert cli.main([str(path), "--quiet"]) == 1
         assert "UNAUTHENTICATED" in capsys.readouterr().err
         assert cli.main([str(path), "--quiet", "--api-key", API_KEY]) == 0
+
+
+class TestEntrantPrograms:
+    @pytest.mark.parametrize("key", ["stdio", "command"])
+    @pytest.mark.parametrize(
+        ("program", "said"), [("./no-such-bot", "does not exist"), ("no-such-bot-on-path", "is not on the PATH")]
+    )
+    def test_a_missing_program_is_refused_naming_the_entrant_and_its_key(
+        self,
+        tmp_path: Path,
+        referee: str,
+        redis_url: str,
+        capsys: pytest.CaptureFixture[str],
+        key: str,
+        program: str,
+        said: str,
+    ) -> None:
+        entrants = [*BUNDLED[:2], {"name": "ghost", key: [program, "--fast"]}]
+        path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url)
+        assert cli.main([str(path), "--quiet"]) == 2
+        error = capsys.readouterr().err
+        assert f"entrants.ghost.{key}: the program {program!r} {said}" in error
+        assert "Errno" not in error
+
+    def test_a_program_that_cannot_be_run_is_refused_as_such(
+        self, tmp_path: Path, referee: str, redis_url: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        (tmp_path / "bot.sh").write_text("#!/bin/sh\n")  # not executable
+        entrants = [*BUNDLED[:2], {"name": "plain", "stdio": ["./bot.sh"]}]
+        path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url)
+        assert cli.main([str(path), "--quiet"]) == 2
+        assert "entrants.plain.stdio: the program './bot.sh' is not executable" in capsys.readouterr().err

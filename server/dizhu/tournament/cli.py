@@ -103,7 +103,7 @@ def _run(argv: Sequence[str]) -> int:
         summary = asyncio.run(
             run_tournament(config, max_games=args.max_games, fresh=args.fresh, live=False if args.quiet else None)
         )
-    except (ScheduleMismatch, ImportError, AttributeError, TypeError) as error:  # the file's fault
+    except (ConfigError, ScheduleMismatch, ImportError, AttributeError, TypeError) as error:  # the file's fault
         print(f"dizhu tournament: {error}", file=sys.stderr)
         return 2
     except (DizhuError, OSError) as error:

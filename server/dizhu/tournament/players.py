@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import signal
 import time
 from collections import Counter
@@ -43,10 +44,10 @@ from dizhu.client import (
 )
 from dizhu.rules.deal import derive_seed
 from dizhu.tournament import stdio
-from dizhu.tournament.config import EntrantSpec
+from dizhu.tournament.config import ConfigError, EntrantSpec
 from dizhu.v1 import table_pb2
 
-__all__ = ["CappedLog", "EntrantPlayers", "Seat", "SeatReport", "check_bot"]
+__all__ = ["CannotStart", "CappedLog", "EntrantPlayers", "Seat", "SeatReport", "check_entrant"]
 
 _log = logging.getLogger("dizhu.tournament.players")
 _CLOSED: Final = table_pb2.PHASE_CLOSED
@@ -167,10 +168,31 @@ def _bot(spec: EntrantSpec, seed: bytes) -> Bot:
         return factory()
 
 
-def check_bot(spec: EntrantSpec) -> None:
-    """Fail now (ImportError, AttributeError, TypeError) if a ``module:Class`` bot cannot be made."""
+def check_entrant(spec: EntrantSpec, cwd: Path) -> None:
+    """Fail now if the entrant cannot play: a ``module:Class`` bot that cannot be made (ImportError,
+    AttributeError, TypeError), a program that is not there or cannot be run (:class:`ConfigError`,
+    naming the entrant and its key)."""
     if spec.bot is not None:
         _bot(spec, bytes(32))
+        return
+    key, argv = ("command", spec.command) if spec.command else ("stdio", spec.stdio)
+    program = argv[0]
+    if "{" in program:  # a placeholder: known only once a game is given
+        return
+    where = f"entrants.{spec.name}.{key}: the program {program!r}"
+    if os.sep not in program:
+        if shutil.which(program) is None:
+            raise ConfigError(f"{where} is not on the PATH")
+        return
+    path = cwd / program
+    if not path.is_file():
+        raise ConfigError(f"{where} does not exist (looked for {path})")
+    if not os.access(path, os.X_OK):
+        raise ConfigError(f"{where} is not executable ({path})")
+
+
+class CannotStart(Exception):
+    """An entrant's program could not be started (gone, or no longer executable, since the run began)."""
 
 
 class EntrantProcess:
@@ -190,16 +212,19 @@ class EntrantProcess:
     ) -> EntrantProcess:
         # asyncio.create_subprocess_exec's own steps, keeping the transport it does not return.
         loop = asyncio.get_running_loop()
-        transport, protocol = await loop.subprocess_exec(
-            lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop),
-            *argv,
-            cwd=cwd,
-            env={**os.environ, **env},
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE if stdout else asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # its own process group: the runner's terminal's signals are not the bot's
-        )
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop),
+                *argv,
+                cwd=cwd,
+                env={**os.environ, **env},
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE if stdout else asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # its own process group: the runner's terminal's signals are not the bot's
+            )
+        except OSError as error:
+            raise CannotStart(f"{argv[0]!r} could not be started: {error.strerror or error}") from error
         return cls(transport, asyncio.subprocess.Process(transport, protocol, loop), cap)
 
     async def _read_stderr(self) -> None:
@@ -340,6 +365,8 @@ class EntrantPlayers:
                 await self._play_executable(seat, report)
             else:
                 await self._play_persistent(seat, report)
+        except CannotStart as error:
+            report.fault("crashes", str(error))
         except DizhuError as error:
             report.fault("crashes", f"the seat's connection to the referee failed: {error}")
         report.note_skipped_lines()

@@ -33,7 +33,7 @@ from dizhu.tournament import report
 from dizhu.tournament.config import TournamentConfig
 from dizhu.tournament.games import play_game
 from dizhu.tournament.live import LiveView
-from dizhu.tournament.players import EntrantPlayers, check_bot
+from dizhu.tournament.players import EntrantPlayers, check_entrant
 from dizhu.tournament.ratings import rate
 from dizhu.tournament.referees import embedded_referees
 from dizhu.tournament.schedule import Game, build_schedule
@@ -200,7 +200,7 @@ async def run_tournament(
     for this tournament first. ``live``: the terminal view (None: when on a terminal).
     """
     for spec in config.entrants:
-        check_bot(spec)
+        check_entrant(spec, config.base_dir)
     runner = runner_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     output = config.output
     output.mkdir(parents=True, exist_ok=True)
