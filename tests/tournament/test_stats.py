@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dizhu.tournament.ratings import rate
-from dizhu.tournament.stats import GameOutcome, mean_interval, pairwise, standings, t975, wilson
+from dizhu.tournament.stats import GameOutcome, mean_interval, pairwise, ranking, standings, t975, wilson
 
 
 def outcome(game: int, deal_set: int, seating: str, landlord: int, landlord_won: bool, stake: int = 2) -> GameOutcome:
@@ -95,3 +95,24 @@ class TestRatings:
     def test_the_order_of_arrival_does_not_matter(self) -> None:
         games = [outcome(i, i, "abc" if i % 2 else "bca", landlord=i % 3, landlord_won=i % 4 != 0) for i in range(12)]
         assert rate(games, ["a", "b", "c"]) == rate(list(reversed(games)), ["a", "b", "c"])
+
+
+class TestRanking:
+    @staticmethod
+    def entry(mean: float, n: int = 4) -> dict[str, object]:
+        return {"differential": {"mean": mean, "low": mean - 1, "high": mean + 1, "n": n}}
+
+    def test_by_differential_best_first_equal_ones_sharing_a_rank(self) -> None:
+        table = {"c": self.entry(-1.5), "a": self.entry(0.75), "b": self.entry(0.75), "idle": self.entry(0.0, n=0)}
+        pairs = [
+            {"a": "a", "b": "b", "significant": False},
+            {"a": "a", "b": "c", "significant": True},
+            {"a": "b", "b": "c", "significant": False},
+        ]
+        order, places = ranking(table, pairs)
+        assert order == ["a", "b", "c", "idle"]  # an entrant that played no block comes last
+        assert [places[name]["rank"] for name in order] == [1, 1, 3, 4]
+        assert places["a"]["not_separable_from"] == ["b"]
+        assert places["b"]["not_separable_from"] == ["a", "c"]
+        assert places["c"]["not_separable_from"] == ["b"]
+        assert places["idle"]["not_separable_from"] == []

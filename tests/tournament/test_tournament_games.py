@@ -7,6 +7,7 @@ crash, hang, print garbage or play illegal moves, Node.js entrants of both kinds
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from tournament_helpers import API_KEY, NODE_CLIENT, faulty_bot, write_tournamen
 from dizhu.referee.replay import verify
 from dizhu.testing import serve_process
 from dizhu.tournament import cli, load_config, run_tournament, write_results
+from dizhu.tournament.runner import summary_lines
 
 BUNDLED = [
     {"name": "heuristic", "bot": "heuristic"},
@@ -110,6 +112,58 @@ class TestDuplicate:
         unlinked = csv.DictReader((summary.output / "games.csv").read_text().splitlines())
         assert {row["viewer"] for row in unlinked} == {""}
         assert "[view](" not in (summary.output / "leaderboard.md").read_text()
+
+
+class TestRanking:
+    async def test_copies_of_one_deterministic_bot_share_the_first_rank_and_are_not_separable(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        copies = [{"name": f"copy-{i}", "bot": "heuristic"} for i in range(3)]  # the heuristic bot uses no randomness
+        path = write_tournament(tmp_path, copies, referee=referee, redis_url=redis_url, deal_sets=2, seatings="all")
+        summary = await run_tournament(load_config(path), live=False)
+        results = summary.results
+        assert results is not None
+        assert results["ranked_by"] == "differential"
+        ordinals = {results["entrants"][name]["rating"]["ordinal"] for name in results["leaderboard"]}
+        assert len(ordinals) > 1  # the ratings tell them apart by the order of the games alone ...
+        for name in results["leaderboard"]:
+            entrant = results["entrants"][name]
+            assert entrant["rank"] == 1  # ... the ranking does not
+            assert entrant["differential"]["mean"] == 0
+            assert entrant["not_separable_from"] == [other for other in results["leaderboard"] if other != name]
+        assert not any(pair["significant"] for pair in results["pairs"])
+        rows = list(csv.DictReader((summary.output / "standings.csv").read_text().splitlines()))
+        assert [row["rank"] for row in rows] == ["1", "1", "1"]
+        lines = summary_lines(summary, load_config(path))
+        assert [line.split()[0] for line in lines if line.lstrip().startswith("1  copy-")] == ["1", "1", "1"]
+        assert sum("not separable yet" in line for line in lines) == 3
+
+    async def test_the_order_the_ranks_and_the_summary_agree_with_the_duplicate_result(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        path = write_tournament(tmp_path, BUNDLED, referee=referee, redis_url=redis_url, deal_sets=3, seatings="all")
+        summary = await run_tournament(load_config(path), live=False)
+        results = summary.results
+        assert results is not None
+        board = results["leaderboard"]
+        differentials = [results["entrants"][name]["differential"]["mean"] for name in board]
+        assert differentials == sorted(differentials, reverse=True)
+        assert board[0] == "heuristic"
+        for earlier, later in itertools.pairwise(board):
+            assert results["entrants"][earlier]["rank"] <= results["entrants"][later]["rank"]
+        # Every head-to-head line of the summary reads best first: A - B is never below zero.
+        pairs = [
+            line for line in summary_lines(summary, load_config(path)) if "points/game, duplicate differential" in line
+        ]
+        assert len(pairs) == 3
+        for line in pairs:
+            first, second = line.split(":")[0].split(" - ")
+            assert board.index(first) < board.index(second)
+            assert not line.split(": ")[1].startswith("-"), line
+        table = (summary.output / "leaderboard.md").read_text()
+        rows = [row for row in table.splitlines() if row.startswith("| ") and row.split(" | ")[1] in board]
+        assert [row.split(" | ")[1] for row in rows[:3]] == board
+        assert "Ranked by the duplicate differential" in table
 
 
 class TestFaults:

@@ -15,6 +15,8 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from dizhu.tournament.report import interval_text
+
 __all__ = ["LiveView"]
 
 
@@ -57,21 +59,22 @@ class LiveView:
         if not self.enabled:
             return
         self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
-        board = Table(title="Leaderboard (95% CI)", expand=False)
-        for column in ("#", "entrant", "rating", "games", "points/game", "win rate", "faults"):
+        board = Table(title="Leaderboard by duplicate differential (95% CI)", expand=False)
+        columns = ("#", "entrant", "differential", "not separable from", "games", "points/game", "win rate", "rating")
+        for column in (*columns, "faults"):
             board.add_column(column)
-        for rank, name in enumerate(leaderboard, start=1):
+        for name in leaderboard:
             e = entrants[name]
-            points = e["points"]
-            faults = sum(e["faults"].values())
             board.add_row(
-                str(rank),
+                str(e["rank"]),
                 name,
-                f"{e['rating']['mu']:.1f} ± {e['rating']['sigma']:.1f}",
+                interval_text(e["differential"], missing="-"),
+                ", ".join(e["not_separable_from"]) or "-",
                 str(e["games"]),
-                f"{points['mean']:+.2f} [{points['low']:+.2f}, {points['high']:+.2f}]" if points["n"] > 1 else "-",
+                interval_text(e["points"], missing="-"),
                 f"{100 * e['win_rate']['mean']:.0f}%",
-                str(faults),
+                f"{e['rating']['mu']:.1f} ± {e['rating']['sigma']:.1f}",
+                str(sum(e["faults"].values())),
             )
         self.board = board
         self._live.update(Group(self.progress, board))

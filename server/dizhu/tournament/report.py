@@ -26,7 +26,7 @@ from typing import Any, Final
 from dizhu.tournament.config import TournamentConfig
 from dizhu.tournament.ratings import rate
 from dizhu.tournament.schedule import Game
-from dizhu.tournament.stats import FAULTS, GameOutcome, pairwise, standings
+from dizhu.tournament.stats import FAULTS, GameOutcome, pairwise, ranking, standings
 
 __all__ = [
     "RESULTS_SCHEMA",
@@ -34,6 +34,7 @@ __all__ = [
     "clock_decisions",
     "export",
     "game_outcome",
+    "interval_text",
     "load_outcomes",
     "results",
     "write_results",
@@ -41,6 +42,9 @@ __all__ = [
 
 TOURNAMENT_SCHEMA: Final = "dizhu.tournament/v1"
 RESULTS_SCHEMA: Final = "dizhu.tournament.results/v1"
+#: What orders the leaderboard (``results.json``'s ``ranked_by``): the duplicate differential.
+RANKED_BY: Final = "differential"
+_ROLES: Final = ("landlord", "farmer")
 
 
 def _dump(path: Path, value: Any) -> None:
@@ -156,9 +160,10 @@ def results(meta: Mapping[str, Any], outcomes: Sequence[GameOutcome]) -> dict[st
     names = [entrant["name"] for entrant in meta["entrants"]]
     table = standings(outcomes, names)
     ratings = rate(outcomes, names)
+    pairs = pairwise(outcomes, names)
+    leaderboard, places = ranking(table, pairs)
     for name in names:
-        table[name]["rating"] = ratings.final[name]
-    leaderboard = sorted(names, key=lambda name: (-ratings.final[name]["ordinal"], name))
+        table[name] = {**places[name], **table[name], "rating": ratings.final[name]}
     return {
         "schema": RESULTS_SCHEMA,
         "tournament": {
@@ -169,11 +174,12 @@ def results(meta: Mapping[str, Any], outcomes: Sequence[GameOutcome]) -> dict[st
             "played": len(outcomes),
             "complete": len(outcomes) == len(meta["games"]),
         },
+        "ranked_by": RANKED_BY,
         "leaderboard": leaderboard,
         "entrants": {
             name: {"kind": entrant["kind"], **table[name]} for entrant in meta["entrants"] if (name := entrant["name"])
         },
-        "pairs": pairwise(outcomes, names),
+        "pairs": pairs,
         "rating_history": ratings.history,
     }
 
@@ -226,13 +232,13 @@ def standings_csv(result: Mapping[str, Any]) -> str:
         "farmer_win_rate",
         "farmer_points",
     ]
-    header += ["differential", "differential_low", "differential_high", *FAULTS]
+    header += ["differential", "differential_low", "differential_high", *FAULTS, "not_separable_from"]
     rows: list[list[Any]] = [header]
-    for rank, name in enumerate(result["leaderboard"], start=1):
+    for name in result["leaderboard"]:
         e = result["entrants"][name]
         r = e["rating"]
         row = [
-            rank,
+            e["rank"],
             name,
             e["kind"],
             r["mu"],
@@ -242,16 +248,26 @@ def standings_csv(result: Mapping[str, Any]) -> str:
             *_ci(e["win_rate"]),
             *_ci(e["points"]),
         ]
-        for role in ("landlord", "farmer"):
+        for role in _ROLES:
             row += [e[role]["games"], e[role]["win_rate"]["mean"], e[role]["points"]["mean"]]
         row += [*_ci(e["differential"]), *(e["faults"][fault] for fault in FAULTS)]
+        row.append(" ".join(e["not_separable_from"]))
         rows.append(row)
     return _csv(rows)
 
 
-def _fmt(interval: Mapping[str, Any], *, percent: bool = False) -> str:
+#: How the leaderboard is ordered, said wherever it is shown.
+RANKING_NOTE: Final = (
+    "Ranked by the duplicate differential (points per game above the others on the same deals); equal "
+    "differentials share a rank. Entrants whose head-to-head interval includes zero are not separable: "
+    "their order is not established. Ratings are a second view."
+)
+
+
+def interval_text(interval: Mapping[str, Any], *, percent: bool = False, missing: str = "n/a") -> str:
+    """``+1.23 [+0.45, +2.01]`` (or a percentage), or ``missing`` below two observations."""
     if interval["n"] < 2:
-        return "n/a"
+        return missing
     if percent:
         return f"{100 * interval['mean']:.1f}% [{100 * interval['low']:.1f}, {100 * interval['high']:.1f}]"
     return f"{interval['mean']:+.2f} [{interval['low']:+.2f}, {interval['high']:+.2f}]"
@@ -271,32 +287,37 @@ def leaderboard_md(
         f"{games['scheduled']} games played{'' if games['complete'] else ' (incomplete)'}. "
         "Intervals are 95% confidence intervals; points are balance changes per game.",
         "",
-        "| # | entrant | rating mu ± sigma | games | win rate | points/game | as landlord | as farmer "
-        "| duplicate differential | faults |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        RANKING_NOTE,
+        "",
+        "| # | entrant | duplicate differential | not separable from | games | points/game | win rate "
+        "| as landlord | as farmer | rating mu ± sigma | faults |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for rank, name in enumerate(result["leaderboard"], start=1):
+    for name in result["leaderboard"]:
         e = result["entrants"][name]
         r = e["rating"]
         faults = ", ".join(f"{n} {fault}" for fault, n in e["faults"].items() if n) or "none"
-        win_rate = _fmt(e["win_rate"], percent=True)
+        win_rate = interval_text(e["win_rate"], percent=True)
+        unseparated = ", ".join(e["not_separable_from"]) or "-"
+        landlord, farmer = (f"{e[role]['games']} games, {interval_text(e[role]['points'])}" for role in _ROLES)
         lines.append(
-            f"| {rank} | {name} | {r['mu']:.1f} ± {r['sigma']:.1f} | {e['games']} | {win_rate} "
-            f"| {_fmt(e['points'])} | {e['landlord']['games']} games, {_fmt(e['landlord']['points'])} "
-            f"| {e['farmer']['games']} games, {_fmt(e['farmer']['points'])} | {_fmt(e['differential'])} | {faults} |"
+            f"| {e['rank']} | {name} | {interval_text(e['differential'])} | {unseparated} | {e['games']} "
+            f"| {interval_text(e['points'])} | {win_rate} | {landlord} | {farmer} "
+            f"| {r['mu']:.1f} ± {r['sigma']:.1f} | {faults} |"
         )
     lines += ["", "## Head to head (duplicate differential, points per game)", ""]
     lines += ["| A | B | A - B | significant | games needed |", "|---|---|---|---|---|"]
     for pair in result["pairs"]:
         needed = "-" if pair["games_needed"] is None else f"about {pair['games_needed']}"
         lines.append(
-            f"| {pair['a']} | {pair['b']} | {_fmt(pair['differential'])} | {'yes' if pair['significant'] else 'no'} "
-            f"| {needed} |"
+            f"| {pair['a']} | {pair['b']} | {interval_text(pair['differential'])} "
+            f"| {'yes' if pair['significant'] else 'no'} | {needed} |"
         )
     lines += [
         "",
-        "Ratings: openskill (Plackett-Luce), the landlord against the farmer team, ordered by mu - 3 sigma. "
-        "Games needed: how many games a difference of the size observed needs for its interval to exclude zero.",
+        "Ratings: openskill (Plackett-Luce), the landlord against the farmer team: a second view, which orders "
+        "nothing. Games needed: how many games a difference of the size observed needs for its interval to "
+        "exclude zero.",
     ]
     if outcomes:
         lines += [

@@ -37,7 +37,7 @@ from dizhu.tournament.players import EntrantPlayers, check_entrant
 from dizhu.tournament.ratings import rate
 from dizhu.tournament.referees import embedded_referees
 from dizhu.tournament.schedule import Game, build_schedule
-from dizhu.tournament.stats import GameOutcome, standings
+from dizhu.tournament.stats import GameOutcome, pairwise, ranking, standings
 from dizhu.tournament.store import Claim, Progress, TournamentStore
 
 __all__ = ["RunSummary", "run_tournament"]
@@ -174,9 +174,10 @@ class _Run:
         outcomes = list(self.outcomes.values())
         table = standings(outcomes, names)
         ratings = rate(outcomes, names).final
+        order, places = ranking(table, pairwise(outcomes, names))
         for name in names:
-            table[name]["rating"] = ratings[name]
-        return sorted(names, key=lambda name: -ratings[name]["ordinal"]), table
+            table[name] = {**places[name], **table[name], "rating": ratings[name]}
+        return order, table
 
     async def aclose(self) -> None:
         await asyncio.gather(*(players.aclose() for players in self.players.values()))
@@ -267,20 +268,24 @@ def summary_lines(summary: RunSummary, config: TournamentConfig) -> list[str]:
     result = summary.results
     if result is None:
         return lines
-    lines.append(f"{'#':>2}  {'entrant':<16} {'rating':>12}  {'games':>5}  {'points/game [95% CI]':<24} win rate")
-    for rank, name in enumerate(result["leaderboard"], start=1):
+    lines.append(report.RANKING_NOTE)
+    lines.append(
+        f"{'#':>2}  {'entrant':<16} {'differential [95% CI]':<24} {'games':>5}  {'points/game [95% CI]':<24} "
+        f"{'win rate':>8}  {'rating':>12}  not separable from"
+    )
+    for name in result["leaderboard"]:
         e = result["entrants"][name]
-        pts = e["points"]
-        ci = f"{pts['mean']:+.2f} [{pts['low']:+.2f}, {pts['high']:+.2f}]" if pts["n"] > 1 else "-"
         rating = f"{e['rating']['mu']:.1f} ± {e['rating']['sigma']:.1f}"
         lines.append(
-            f"{rank:>2}  {name:<16} {rating:>12}  {e['games']:>5}  {ci:<24} {100 * e['win_rate']['mean']:.1f}%"
+            f"{e['rank']:>2}  {name:<16} {report.interval_text(e['differential'], missing='-'):<24} {e['games']:>5}  "
+            f"{report.interval_text(e['points'], missing='-'):<24} {100 * e['win_rate']['mean']:>7.1f}%  {rating:>12}  "
+            f"{', '.join(e['not_separable_from']) or '-'}"
         )
     for pair in _ranked_pairs(result):
         d = pair["differential"]
         if d["n"] < 2:
             continue
-        verdict = "significant" if pair["significant"] else "not significant yet"
+        verdict = "significant" if pair["significant"] else "not separable yet"
         needed = f"; about {pair['games_needed']} games needed" if pair["games_needed"] else ""
         lines.append(
             f"{pair['a']} - {pair['b']}: {d['mean']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] points/game, "

@@ -14,6 +14,9 @@ exactly what the run printed. The unit is a *seat-game*: one entrant's result in
   is why the duplicate format needs fewer games. Pairwise, the same for two entrants A and
   B over the blocks both played in; ``games_needed`` is how many games a difference of the
   size observed needs for its interval to exclude zero (``(t * sd / mean)^2`` blocks).
+* **Ranking** (:func:`ranking`): by the duplicate differential, best first; entrants with the
+  same differential share a rank, and two entrants whose pairwise interval includes zero are
+  *not separable*: their order is not established. Ratings decide nothing (a second view).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["FAULTS", "GameOutcome", "Interval", "mean_interval", "pairwise", "standings", "wilson"]
+__all__ = ["FAULTS", "GameOutcome", "Interval", "mean_interval", "pairwise", "ranking", "standings", "wilson"]
 
 #: Faults counted per entrant; ``timeouts`` come from the replays, the rest from the runner.
 FAULTS: Final = ("timeouts", "crashes", "hangs", "illegal", "garbage")
@@ -196,3 +199,33 @@ def pairwise(outcomes: Sequence[GameOutcome], entrants: Sequence[str]) -> list[d
                 }
             )
     return pairs
+
+
+def ranking(
+    table: Mapping[str, Mapping[str, Any]], pairs: Sequence[Mapping[str, Any]]
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The leaderboard: entrants by duplicate differential (``table`` from :func:`standings`), best first.
+
+    Returns the order and, per entrant, its ``rank`` (shared by equal differentials, as
+    published: 1, 1, 3, ...) and ``not_separable_from``: the entrants whose pairwise
+    differential (``pairs`` from :func:`pairwise`) does not exclude zero, in leaderboard order.
+    An entrant without a block (no differential) comes last.
+    """
+
+    def score(name: str) -> float:
+        differential = table[name]["differential"]
+        return float(differential["mean"]) if differential["n"] else -math.inf
+
+    order = sorted(table, key=lambda name: (-score(name), name))
+    position = {name: index for index, name in enumerate(order)}
+    unseparated: dict[str, set[str]] = {name: set() for name in order}
+    for pair in pairs:
+        if not pair["significant"]:
+            unseparated[pair["a"]].add(pair["b"])
+            unseparated[pair["b"]].add(pair["a"])
+    places: dict[str, dict[str, Any]] = {}
+    for index, name in enumerate(order):
+        tied = index > 0 and score(order[index - 1]) == score(name)
+        rank = places[order[index - 1]]["rank"] if tied else index + 1
+        places[name] = {"rank": rank, "not_separable_from": sorted(unseparated[name], key=position.__getitem__)}
+    return order, places
