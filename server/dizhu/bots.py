@@ -24,7 +24,7 @@ from dizhu.client import BotRunner, DizhuError, TableClient
 from dizhu.client.bots import BOT_KINDS
 from dizhu.client.client import open_channel
 
-__all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots"]
+__all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots", "NotAllSeated"]
 
 _log = structlog.get_logger("dizhu.bots")
 #: The names bots take, by seat.
@@ -33,6 +33,19 @@ BOT_NAMES = ("Ann", "Bob", "Cyd", "Dee")
 
 class NoRoomForBots(Exception):
     """The process already hosts as many bots as it may."""
+
+
+class NotAllSeated(Exception):
+    """Not every bot asked for could be seated; ``seated`` are the seats of those that were (they play).
+
+    ``reason`` is the referee's ErrorInfo reason: ``TABLE_FULL`` when the table had fewer free
+    seats than bots (then no bot was seated), else the reason it refused the next bot's seat.
+    """
+
+    def __init__(self, message: str, reason: str, seated: Sequence[int]) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.seated = list(seated)
 
 
 class BotHost:
@@ -66,29 +79,44 @@ class BotHost:
     async def seat(self, table_id: str, kinds: Sequence[str]) -> list[int]:
         """Join one bot of each kind to ``table_id``; their seats, once all have joined.
 
-        Raises ``ValueError`` for an unknown kind, :class:`NoRoomForBots` past the limit,
-        and the SDK's :class:`~dizhu.client.DizhuError` if the referee refuses a seat
-        (the bots already seated stay and play).
+        All or nothing when the table has fewer free seats than bots: :class:`NotAllSeated`
+        with none seated. Should the referee refuse a seat after that (someone else took it
+        meanwhile), :class:`NotAllSeated` says which bots were seated (they stay and play).
+        Raises ``ValueError`` for an unknown kind, :class:`NoRoomForBots` past the limit, and
+        the SDK's :class:`~dizhu.client.DizhuError` if the table cannot be read.
         """
         unknown = sorted(set(kinds) - set(BOT_KINDS))
         if unknown:
             raise ValueError(f"unknown bot kind(s) {', '.join(unknown)}: choose among {', '.join(sorted(BOT_KINDS))}")
         if self.running + len(kinds) > self.limit:
             raise NoRoomForBots(f"this server hosts at most {self.limit} bots at once")
-        seats = []
+        view = await TableClient(self._open(), table_id=table_id).get()
+        free = sum(not seat.occupied for seat in view.seats)
+        if free < len(kinds):
+            raise NotAllSeated(f"{free} free seat(s) for {len(kinds)} bot(s): no bot seated", "TABLE_FULL", [])
+        seats: list[int] = []
         for kind in kinds:
-            client = TableClient(self._open(), table_id=table_id)
-            view = await client.get()
-            free = [seat.seat for seat in view.seats if not seat.occupied]
-            name = f"{BOT_NAMES[free[0] % len(BOT_NAMES)] if free else 'Bot'} ({kind} bot)"
-            joined = await client.join(name)
-            seats.append(joined.seat)
-            bot = BOT_KINDS[kind](os.urandom(16))
-            runner = BotRunner(bot, client)
-            task = asyncio.create_task(self._play(runner, table_id), name=f"bot-{table_id}-{joined.seat}")
-            self._bots.add(task)
-            task.add_done_callback(self._bots.discard)
+            try:
+                seats.append(await self._join(table_id, kind))
+            except DizhuError as error:
+                raise NotAllSeated(
+                    f"{error} ({len(seats)} of {len(kinds)} bot(s) seated)", error.reason, seats
+                ) from error
         return seats
+
+    async def _join(self, table_id: str, kind: str) -> int:
+        """Join one bot of ``kind`` and start it playing; its seat."""
+        client = TableClient(self._open(), table_id=table_id)
+        view = await client.get()
+        free = [seat.seat for seat in view.seats if not seat.occupied]
+        name = f"{BOT_NAMES[free[0] % len(BOT_NAMES)] if free else 'Bot'} ({kind} bot)"
+        joined = await client.join(name)
+        bot = BOT_KINDS[kind](os.urandom(16))
+        runner = BotRunner(bot, client)
+        task = asyncio.create_task(self._play(runner, table_id), name=f"bot-{table_id}-{joined.seat}")
+        self._bots.add(task)
+        task.add_done_callback(self._bots.discard)
+        return joined.seat
 
     async def _play(self, runner: BotRunner, table_id: str) -> None:
         play = asyncio.create_task(runner.run())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 
@@ -115,6 +116,39 @@ class TestBotsApi:
         status, _, answer = await web_referee.http("POST", "/api/bots", body, {"content-type": "application/json"})
         assert status == 409
         assert json.loads(answer)["reason"] == "TABLE_NOT_FOUND"
+
+    async def test_more_bots_than_free_seats_seats_none_and_says_so(self, web_referee: WebReferee) -> None:
+        async with web_referee.native() as person:
+            created = await person.create_table(round_limit=1, next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED)
+            await person.join("person")
+            body = json.dumps({"table_id": created.table_id, "bots": ["random", "random", "heuristic"]}).encode()
+            status, _, answer = await web_referee.http("POST", "/api/bots", body, {"content-type": "application/json"})
+            view = await person.get()
+        assert status == 409
+        refusal = json.loads(answer)
+        assert (refusal["reason"], refusal["seats"]) == ("TABLE_FULL", [])
+        assert "2 free seat(s) for 3 bot(s)" in refusal["error"]
+        assert [seat.occupied for seat in view.seats] == [True, False, False]  # nothing seated
+        assert web_referee.referee.web is not None
+        assert web_referee.referee.web.bots is not None
+        assert web_referee.referee.web.bots.running == 0
+
+    async def test_racing_requests_answer_every_seat_they_took(self, web_referee: WebReferee) -> None:
+        # Two requests of two bots for three free seats: however they interleave, one is refused,
+        # and the answers together name each seat taken exactly once.
+        async with web_referee.native() as creator:
+            created = await creator.create_table(round_limit=1, next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED)
+            body = json.dumps({"table_id": created.table_id, "bots": ["random", "random"]}).encode()
+            answers = await asyncio.gather(
+                *(web_referee.http("POST", "/api/bots", body, {"content-type": "application/json"}) for _ in range(2))
+            )
+            view = await creator.get()
+        statuses = sorted(status for status, _, _ in answers)
+        assert statuses == [200, 409]
+        seats = [seat for _, _, answer in answers for seat in json.loads(answer)["seats"]]
+        assert sorted(seats) == [seat.seat for seat in view.seats if seat.occupied] == [0, 1, 2]
+        refusal = next(json.loads(answer) for status, _, answer in answers if status == 409)
+        assert refusal["reason"] == "TABLE_FULL"
 
     async def test_past_the_limit_no_bot_is_started(self, redis_url: str) -> None:
         async with start_web_referee(redis_url, web_bots=1) as started:

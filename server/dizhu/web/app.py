@@ -4,8 +4,9 @@
   and Connect (:mod:`dizhu.web.bridge`);
 - ``POST /api/bots`` ``{"table_id": ..., "bots": ["heuristic", ...]}``: seat bundled bots
   at a table (:mod:`dizhu.bots`); answers ``{"seats": [...]}``, or ``{"error": ...}``
-  with 400 (a bad request), 409 (the referee refused a seat: the ``reason`` says why) or
-  429 (no room for more bots);
+  with 400 (a bad request), 409 (not every bot seated: the ``reason`` says why, ``seats``
+  which were; none when the table had fewer free seats than bots) or 429 (no room for more
+  bots);
 - everything else: the reference web table's static files (``index.html`` at ``/``).
 
 Cross-origin requests are refused unless origins are allowed (``cors_origins``; ``*``
@@ -27,7 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from dizhu.bots import BotHost, NoRoomForBots
+from dizhu.bots import BotHost, NoRoomForBots, NotAllSeated
 from dizhu.client import DizhuError
 
 __all__ = ["STATIC", "web_application"]
@@ -58,8 +59,8 @@ class _Static(StaticFiles):
         return response
 
 
-def _error(status: int, message: str, reason: str | None = None) -> JSONResponse:
-    body = {"error": message} | ({"reason": reason} if reason else {})
+def _error(status: int, message: str, reason: str | None = None, **more: Any) -> JSONResponse:
+    body = {"error": message} | ({"reason": reason} if reason else {}) | more
     return JSONResponse(body, status_code=status)
 
 
@@ -82,8 +83,10 @@ def _bots_endpoint(bots: BotHost) -> Route:
             return _error(400, str(error))
         except NoRoomForBots as error:
             return _error(429, str(error))
+        except NotAllSeated as error:
+            return _error(409, str(error), error.reason, seats=error.seated)
         except DizhuError as error:
-            return _error(409, str(error), error.reason)
+            return _error(409, str(error), error.reason, seats=[])
         return JSONResponse({"seats": seats})
 
     return Route("/api/bots", seat_bots, methods=["POST"])
