@@ -70,7 +70,11 @@ def _address(text: str) -> str:
 
 
 def _redis_url(text: str) -> str:
-    if urllib.parse.urlsplit(text).scheme not in _REDIS_SCHEMES:
+    """One URL, or a cluster's seed nodes: a URL, then further URLs or ``host:port``, comma-separated."""
+    from dizhu.store.connection import seed_nodes
+
+    first, _ = seed_nodes(text)
+    if urllib.parse.urlsplit(first).scheme not in _REDIS_SCHEMES:
         raise ValueError(text)
     return text
 
@@ -101,9 +105,12 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redis-url",
         metavar="URL",
-        type=_checked(_redis_url, "a redis://, rediss:// or unix:// URL", "REDIS_URL"),
+        type=_checked(
+            _redis_url, "a redis://, rediss:// or unix:// URL (a cluster: nodes, comma-separated)", "REDIS_URL"
+        ),
         default=os.environ.get("REDIS_URL"),
-        help="an external Redis, e.g. redis://host:6379/0 (env REDIS_URL; default: none, an embedded "
+        help="an external Redis, e.g. redis://host:6379/0; with --redis-cluster, seed nodes, comma-separated, "
+        "e.g. redis://node-0:6379,node-1:6379,node-2:6379 (env REDIS_URL; default: none, an embedded "
         "redis-server keeping its data in --data-dir)",
     )
     parser.add_argument(
@@ -529,6 +536,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         raise _usage_error(
             "--redis-cluster needs --redis-url (or REDIS_URL) naming a cluster node: redis:// or rediss://"
         )
+    if args.redis_url and "," in args.redis_url and not args.redis_cluster:
+        raise _usage_error("several nodes in --redis-url (or REDIS_URL) are a Redis Cluster's: add --redis-cluster")
     if args.durability == "replica" and not args.redis_url:
         raise _usage_error("--durability replica needs a Redis with replicas (--redis-url): the embedded one has none")
     api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")

@@ -107,7 +107,7 @@ class ServerConfig:
     #: Fraction of Redis' maxmemory kept for running tables: CreateTable is refused beyond the rest.
     memory_reserve: float = 0.10
     # -- Scale-out (docs/scaling.md, docs/store.md) ------------------------------------------
-    #: ``redis_url`` names a node of a Redis Cluster (the client finds the others).
+    #: ``redis_url`` names a node of a Redis Cluster, or several, comma-separated (the client finds the others).
     redis_cluster: bool = False
     #: When a change is acknowledged: once on the primary (``primary``), or on a replica too (``replica``).
     durability: str = "primary"

@@ -51,7 +51,9 @@ def start_metrics(port: int) -> None:
 
 
 def redacted(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
+    """``url`` (or comma-separated URLs) without its password, for messages and logs."""
+    if "," in url:
+        return ",".join(redacted(item) for item in url.split(","))
     parts = urllib.parse.urlsplit(url)
     if parts.password is None:
         return url

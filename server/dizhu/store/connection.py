@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import traceback
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
@@ -53,6 +54,7 @@ __all__ = [
     "is_cluster",
     "is_unavailable",
     "run_on_key_node",
+    "seed_nodes",
     "write_and_wait",
 ]
 
@@ -100,16 +102,40 @@ def is_unavailable(error: BaseException) -> bool:
     )
 
 
+_DEFAULT_PORT: Final = 6379
+
+
+def seed_nodes(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """A cluster's seed nodes, ``url`` being one node's URL or several, comma-separated.
+
+    The first item is a URL (``redis://`` or ``rediss://``) whose options -- credentials,
+    database, TLS -- serve every node; the others are URLs too or bare ``host:port``. Returns
+    the first URL and the ``(host, port)`` of the others; ``ValueError`` for an item that
+    names no node.
+    """
+    first, *others = (item.strip() for item in url.split(","))
+    nodes = []
+    for item in others:
+        parts = urllib.parse.urlsplit(item if "://" in item else f"//{item}")
+        if not parts.hostname:
+            raise ValueError(f"{item!r} names no node (host:port, or a URL)")
+        nodes.append((parts.hostname, parts.port or _DEFAULT_PORT))
+    return first, nodes
+
+
 def connect(url: str, *, cluster: bool, max_connections: int, wait_for_connection: bool = False) -> StoreClient:
-    """A client of the Redis at ``url`` (a seed node's URL when ``cluster``), returning bytes.
+    """A client of the Redis at ``url`` (when ``cluster``: seed nodes, see :func:`seed_nodes`), returning bytes.
 
     ``max_connections`` bounds the connections (per node on a cluster). ``wait_for_connection``:
     a call finding them all busy waits up to the socket timeout for one, instead of failing
     (one server only: the cluster client fails such a call as unavailable).
     """
     if cluster:
+        first, others = seed_nodes(url)
         return RedisCluster.from_url(
-            url,
+            first,
+            # Asked in turn until one answers: a seed node that is down does not keep the referee from starting.
+            startup_nodes=[ClusterNode(host, port) for host, port in others],
             max_connections=max_connections,
             socket_timeout=SOCKET_TIMEOUT_S,
             socket_connect_timeout=_CONNECT_TIMEOUT_S,
