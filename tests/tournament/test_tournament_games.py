@@ -168,53 +168,41 @@ class TestRanking:
 
 class TestFaults:
     @pytest.mark.parametrize(
-        ("mode", "fault"), [("crash", "crashes"), ("hang", "hangs"), ("illegal", "illegal"), ("garbage", "garbage")]
+        ("mode", "fault"),
+        [
+            ("crash", "crashes"),
+            ("hang", "hangs"),
+            ("illegal", "illegal"),
+            ("garbage", "garbage"),
+            ("exit", "crashes"),
+            ("flood", "garbage"),
+            ("late", "timeouts"),
+        ],
     )
-    async def test_a_misbehaving_stdio_bot_is_recorded_and_the_tournament_completes(
+    async def test_a_misbehaving_stdio_bot_is_recorded_and_noted_and_the_tournament_completes(
         self, tmp_path: Path, referee: str, redis_url: str, mode: str, fault: str
     ) -> None:
         entrants = [*BUNDLED[:2], faulty_bot(mode, mode)]
-        clock = {"decision_s": 0.5, "timeout_policy": "forfeit"}
+        # A short clock where the bot falls silent; elsewhere one that a loaded machine keeps up with.
+        decision_s = 0.5 if mode in ("crash", "hang", "exit", "late") else 5
+        clock = {"decision_s": decision_s, "timeout_policy": "forfeit"}
         path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock=clock)
         summary = await run_tournament(load_config(path), live=False)
         assert summary.results is not None
         assert summary.results["games"] == {"scheduled": 3, "played": 3, "complete": True}
         faults = summary.results["entrants"][mode]["faults"]
-        assert faults[fault] >= 1
+        assert faults[fault] >= 3  # in each game
         for other in ("heuristic", "random"):
             assert sum(summary.results["entrants"][other]["faults"].values()) == 0
         logs = sorted((summary.output / "games").glob(f"*/seat*-{mode}.stderr.txt"))
         assert len(logs) == 3  # every game's log of the entrant is kept beside its replay
-        if mode in ("crash", "hang"):
+        if mode in ("crash", "hang", "exit"):
             assert faults["timeouts"] >= 1  # the referee's clock acted for the silent seat
             pids = [line for log in logs for line in log.read_text().splitlines() if line.startswith("started pid=")]
             assert len(pids) == len(set(pids)) == 3  # a fresh process for every next game
         if mode == "garbage":
             assert faults["timeouts"] == 0  # the answers after the garbage still counted
-        if mode == "illegal":
-            assert "refused" in logs[0].read_text() or "illegal" in logs[0].read_text()
-
-    @pytest.mark.parametrize(
-        ("mode", "fault"),
-        [
-            ("crash", "crashes"),
-            ("hang", "hangs"),
-            ("garbage", "garbage"),
-            ("exit", "crashes"),
-            ("flood", "garbage"),
-            ("late", "timeouts"),
-            ("illegal", "illegal"),
-        ],
-    )
-    async def test_every_fault_counted_in_game_json_is_noted_in_the_entrants_log(
-        self, tmp_path: Path, referee: str, redis_url: str, mode: str, fault: str
-    ) -> None:
-        entrants = [*BUNDLED[:2], faulty_bot(mode, mode)]
-        clock = {"decision_s": 0.5, "timeout_policy": "forfeit"}
-        path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock=clock)
-        summary = await run_tournament(load_config(path), live=False)
-        assert summary.results is not None
-        assert summary.results["entrants"][mode]["faults"][fault] >= 3  # in each game
+        # Every fault game.json counts for the seat has its note in the seat's log.
         for game, record in games_json(summary.output).items():
             (seat,) = (seat for seat in record["seats"] if seat["entrant"] == mode)
             assert seat["faults"].get(fault, 0) >= 1, (game, seat)
