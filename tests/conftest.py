@@ -35,6 +35,7 @@ import pytest
 import redis.asyncio
 from redis_servers import HOW_TO_PROVIDE_REDIS, RedisServers, with_worker_db
 
+from dizhu import engine
 from dizhu.embedded_redis import EmbeddedRedis
 
 
@@ -105,3 +106,12 @@ def redis_servers() -> Iterator[RedisServers]:
         yield servers
     finally:
         servers.stop()
+
+
+# Session scope: pytest then runs every test of one engine before switching to the other, and
+# hypothesis accepts it. No engine is ever skipped: a missing native engine fails, saying so.
+@pytest.fixture(scope="session", params=engine.BACKENDS)
+def each_engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Runs the test once per rules engine (docs/engine.md): a directory opts in with an autouse fixture."""
+    with engine.using(request.param):
+        yield request.param

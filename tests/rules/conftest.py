@@ -23,3 +23,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def variant(request: pytest.FixtureRequest) -> Variant:
     """Every test taking ``variant`` runs once per variant (CODE.md point 5)."""
     return request.param
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _rules_engine(each_engine: str) -> str:
+    """Every rules test runs on both engines, the native one and the pure-Python core."""
+    return each_engine

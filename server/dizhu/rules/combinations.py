@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from dizhu.rules.cards import RANKS, Card, Rank, format_ranks
+from dizhu.rules.engines import native_rules, on_switch
 from dizhu.rules.variants import VARIANTS, CombinationKind, Variant
 
 __all__ = ["Combination", "NotACombination", "beats", "classify", "explain", "read_ranks", "try_classify"]
@@ -76,8 +77,24 @@ def _is_run(ranks: list[int]) -> bool:
     return ranks[-1] <= _ACE and ranks[-1] - ranks[0] == len(ranks) - 1
 
 
+#: Combination kinds by their number, as the native engine names them.
+KIND_BY_NUMBER: dict[int, CombinationKind] = {kind.value: kind for kind in Kind}
+
+
 def _read(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:
-    """The one reading of ``ranks`` (sorted), or why there is none."""
+    """The one reading of ``ranks`` (sorted), or why there is none: by the native engine when it is in use."""
+    native = native_rules(variant)
+    if native is None:
+        return _read_python(ranks, variant)
+    reading = native.read(bytes(ranks))
+    if isinstance(reading, str):
+        return reading
+    kind, main = reading
+    return Combination(KIND_BY_NUMBER[kind], RANKS[main], len(ranks), ranks)
+
+
+def _read_python(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:
+    """The one reading of ``ranks`` (sorted), or why there is none, computed here."""
     n = len(ranks)
     if n == 0:
         return "no cards"
@@ -213,6 +230,14 @@ def _read_quad(
 #: only some tens of thousands of them (refusals are not kept: there is no end to them).
 #: Keyed by the identity of the two variants, which live as long as the module.
 _VALID_READINGS: dict[int, dict[tuple[Rank, ...], Combination]] = {id(variant): {} for variant in VARIANTS.values()}
+
+
+def _forget_readings() -> None:
+    for readings in _VALID_READINGS.values():
+        readings.clear()
+
+
+on_switch(_forget_readings)
 
 
 def read_ranks(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str:

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from itertools import chain, count
 
 from dizhu.rules.cards import CARDS_PER_DECK, Card, card_by_id, cards_by_id, sorted_cards
+from dizhu.rules.engines import native_rules
 from dizhu.rules.variants import Variant
 
 __all__ = ["SEED_SIZE", "Deal", "commitment", "deal", "derive_seed", "new_seed", "shuffled_ids"]
@@ -147,10 +148,14 @@ def deal(seed: bytes, variant: Variant, dealer: int) -> Deal:
         raise ValueError(f"a round seed is {SEED_SIZE} bytes, not {len(seed)}")
     if not 0 <= dealer < variant.players:
         raise ValueError(f"{variant.name} has no seat {dealer}")
-    order, stream = shuffled_ids(seed, variant.deck_size)
     players = variant.players
     dealt = players * variant.hand_size
-    face_up_position = stream.below(dealt)
+    native = native_rules(variant)
+    if native is not None:
+        order, face_up_position = native.shuffle(seed)
+    else:
+        order, stream = shuffled_ids(seed, variant.deck_size)
+        face_up_position = stream.below(dealt)
     # Position p goes to seat (dealer + 1 + p) mod players: seat s takes every players-th
     # position from (s - dealer - 1) mod players.
     hands = tuple(sorted_cards(order[(seat - dealer - 1) % players : dealt : players]) for seat in range(players))

@@ -1,0 +1,11 @@
+//! The Dou Dizhu rules of dizhu in Rust: a second implementation of the Python rules core
+//! (`dizhu.rules`), held exact to it play for play, built as the Python extension
+//! `dizhu._engine` with the `python` feature (docs/engine.md).
+
+pub mod deal;
+pub mod moves;
+pub mod round;
+pub mod rules;
+
+#[cfg(feature = "python")]
+mod python;
