@@ -33,6 +33,7 @@ from grpc_helpers import (
     view,
 )
 
+from dizhu import engine
 from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 
@@ -171,3 +172,5 @@ class TestSecondProcess:
         assert refusal["method"] == "Bid"
         assert refusal["reason"] == "WRONG_PHASE"
         assert all("timestamp" in line and "level" in line for line in server_b.lines)
+        serving = next(line for line in server_b.lines if line.get("event") == "serving")
+        assert serving["rules_engine"] == engine.backend(), "the referee says which rules engine checks the moves"

@@ -11,6 +11,7 @@ import signal
 
 import structlog
 
+from dizhu import engine
 from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.process.assembly import running_referee
@@ -74,6 +75,8 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
             port=referee.port,
             http_port=referee.web.port if referee.web is not None else None,
             metrics_port=config.metrics_port or None,
+            # Which rules engine checks every move (docs/engine.md): "native" unless it is not built.
+            rules_engine=engine.backend(),
         )
         await stop.wait()
         _log.info("stopping", grace_s=config.grace_s)
