@@ -16,6 +16,11 @@ setup(
             features=["python"],
             py_limited_api="auto",
             optional=True,
+            # Release even for editable installs (setuptools-rust builds those in debug by default):
+            # a debug build is several times slower than the pure-Python core it replaces.
+            debug=False,
         )
-    ]
+    ],
+    # One wheel for CPython 3.11 and later (PyO3's abi3: the stable ABI).
+    options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

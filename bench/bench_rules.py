@@ -4,15 +4,20 @@
     following a random play with random 17-card hands;
 (b) complete random rounds per second through the public API (deal, auction, play with
     uniformly random legal actions), against RLCard's environment and bare game and
-    OpenSpiel's C++ ``dou_dizhu`` driven from Python.
+    OpenSpiel's C++ ``dou_dizhu`` driven from Python;
+(c) batched random rounds played inside the native engine (``dizhu.engine.random_rounds``,
+    many rounds per call), against OpenSpiel and the pure core's rounds of (b).
+
+Every dizhu measurement of (a) and (b) is taken once per rules engine (``--engines``, both by
+default: the native engine and the pure-Python core, docs/engine.md), each beside the peers.
 
 Each comparison alternates dizhu and the peer in short turns (``--turns`` of ``--seconds``
 each) and prints the median of the per-turn ratios and the middle half of them: on a shared
 machine the ratio of one turn is steadier than either rate. Every rate is per CPU second of this process
 (``peers.clock``), so time spent waiting for a core on a shared machine counts for nobody.
 
-Run: ``python bench/bench_rules.py [--seconds S] [--turns N]``. Peers that are not installed are
-reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
+Run: ``python bench/bench_rules.py [--seconds S] [--turns N] [--engines native,python]``. Peers that are not
+installed are reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
 ``pip install --no-deps douzero``). Figures go into ``docs/benchmarks.md``.
 """
 
@@ -30,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import peers
 
+from dizhu import engine
 from dizhu.rules import FOUR_PLAYER, THREE_PLAYER, Variant, format_ranks, legal_moves, make_deck
 from dizhu.rules.random_play import random_round
 
@@ -89,6 +95,18 @@ def _ours_rounds(variant: Variant, seconds: float) -> float:
     return _rate(run, seconds)
 
 
+def _batched_rounds(variant: Variant, seconds: float) -> float:
+    """Random rounds per CPU second played inside the native engine, 200 per call."""
+    seed = 0
+
+    def run() -> int:
+        nonlocal seed
+        seed += 1
+        return engine.random_rounds(variant, seed, 200).rounds
+
+    return _rate(run, seconds)
+
+
 def _peer_rate(run: Callable[[int], float], per_run: int, seconds: float) -> float:
     """Units per CPU second of a peer's ``run(seed)``, which times its own ``per_run`` units, for ``seconds``.
 
@@ -134,16 +152,10 @@ def _compare(label: str, ours: Callable[[], float], peer: Callable[[], float], u
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=0.5, help="time per turn of a measurement (default 0.5)")
-    parser.add_argument("--turns", type=int, default=10, help="turns taken by dizhu and each peer (default 10)")
-    args = parser.parse_args()
-    seconds, turns = args.seconds, args.turns
+def _measure_engine(name: str, seconds: float, turns: int) -> None:
+    """Sections (a) and (b) with the rules engine ``name``."""
     alone = seconds * turns / 2  # dizhu-only measurements take as long as half a comparison
-    print(f"python {platform.python_version()} on {platform.machine()}, {turns} turns of {seconds:g} s\n")
-
-    print("(a) legal-move generation")
+    print(f"(a) legal-move generation, {name} engine")
     lead3, moves3 = _ours_leads(THREE_PLAYER, 20, alone)
     print(f"  dizhu 3p lead, 20-card hands          {lead3:>9,.0f} hands/s   ({moves3:.0f} plays per hand)")
     lead4, moves4 = _ours_leads(FOUR_PLAYER, 33, alone)
@@ -164,7 +176,7 @@ def main() -> None:
     _compare("RLCard 3p lead, 20-card hands", ours_leads, rlcard_leads, "hands/s", turns)
     _compare("DouZero 3p lead, 20-card hands", ours_leads, douzero_leads, "hands/s", turns)
 
-    print("\n(b) complete random rounds")
+    print(f"\n(b) complete random rounds, {name} engine")
     print(f"  dizhu 3p (deal, auction, play)        {_ours_rounds(THREE_PLAYER, alone):>9,.0f} rounds/s")
     print(f"  dizhu 4p (deal, auction, play)        {_ours_rounds(FOUR_PLAYER, alone):>9,.0f} rounds/s")
 
@@ -183,6 +195,47 @@ def main() -> None:
     _compare("RLCard 3p env (no auction)", ours_rounds, rlcard_env, "rounds/s", turns)
     _compare("RLCard 3p bare game (no auction)", ours_rounds, rlcard_game, "rounds/s", turns)
     _compare("OpenSpiel 3p (C++, from Python)", ours_rounds, openspiel, "rounds/s", turns)
+    print()
+
+
+def _measure_batched(seconds: float, turns: int) -> None:
+    """Section (c): rounds played inside the native engine, beside OpenSpiel and the pure core."""
+    print("(c) batched random rounds inside the native engine (200 rounds a call, one core)")
+    for variant in (THREE_PLAYER, FOUR_PLAYER):
+        rate = _batched_rounds(variant, seconds * turns / 2)
+        print(f"  dizhu {variant.name} batched                       {rate:>9,.0f} rounds/s")
+
+    def batched() -> float:
+        return _batched_rounds(THREE_PLAYER, seconds)
+
+    def openspiel() -> float:
+        return _peer_rate(lambda seed: peers.openspiel_random_rounds(100, seed), 100, seconds)
+
+    def pure_core() -> float:
+        with engine.using("python"):
+            return _ours_rounds(THREE_PLAYER, seconds)
+
+    _compare("OpenSpiel 3p (C++, from Python)", batched, openspiel, "rounds/s", turns)
+    _compare("pure-Python core 3p, per action", batched, pure_core, "rounds/s", turns)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=0.5, help="time per turn of a measurement (default 0.5)")
+    parser.add_argument("--turns", type=int, default=10, help="turns taken by dizhu and each peer (default 10)")
+    parser.add_argument(
+        "--engines", default=",".join(engine.available()), help="rules engines to measure (default: every one built)"
+    )
+    args = parser.parse_args()
+    seconds, turns = args.seconds, args.turns
+    print(f"python {platform.python_version()} on {platform.machine()}, {turns} turns of {seconds:g} s\n")
+    for name in args.engines.split(","):
+        with engine.using(name):
+            _measure_engine(name, seconds, turns)
+    if "native" in engine.available():
+        _measure_batched(seconds, turns)
+    else:
+        print(f"(c) batched random rounds: not run: {engine.native_error()}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@
 //! and runs under `guard`, so that a panic never unwinds into the interpreter: it becomes an
 //! `EngineFault` (a `RuntimeError`), which the referee reports like any other internal error.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -96,10 +99,34 @@ fn combo_tuple(combo: &Combo) -> (u8, u8, u8, u64) {
     (combo.kind as u8, combo.main, combo.size, combo.key)
 }
 
+/// Hashes a play's key with one multiplication: keys are distinct small integers, not hostile input.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3);
+        }
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = (key ^ key >> 29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The Python value of every play listed so far, by key: a few tens of thousands at most.
+type Plays = HashMap<u64, Py<PyAny>, BuildHasherDefault<KeyHasher>>;
+
 /// One variant's rules: built once per `Variant` by `dizhu.rules`.
 #[pyclass(frozen, module = "dizhu._engine")]
 pub struct Rules {
     variant: Variant,
+    plays: Mutex<Plays>,
 }
 
 #[pymethods]
@@ -135,7 +162,10 @@ impl Rules {
             max_bomb_size,
             min_doubling_bomb_size,
         };
-        Ok(Rules { variant })
+        Ok(Rules {
+            variant,
+            plays: Mutex::new(Plays::default()),
+        })
     }
 
     /// The one reading of these ranks: `(kind, main rank)`, or why there is none (a `str`).
@@ -153,38 +183,39 @@ impl Rules {
         })
     }
 
-    /// The keys of every play `hand` can make on `to_beat` (rank counts in four bits a rank,
-    /// bits 0-59, and the kind in bits 60-63), `to_beat` given as `(kind, size, main rank)`,
-    /// or None when leading.
-    #[pyo3(signature = (hand, to_beat=None))]
+    /// Every play `hand` (cards or ranks) can make on `to_beat` (a `Combination`, or None when
+    /// leading), as the Python values `play_of_key(key)` makes of their keys (rank counts in four
+    /// bits a rank, bits 0-59, and the kind in bits 60-63); each is made once and kept.
+    #[pyo3(signature = (hand, to_beat, play_of_key))]
     fn legal_moves<'py>(
         &self,
         py: Python<'py>,
         hand: &Bound<'py, PyAny>,
-        to_beat: Option<(u8, u8, u8)>,
+        to_beat: Option<&Bound<'py, PyAny>>,
+        play_of_key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         guard(|| {
             let counts = hand_counts(hand)?;
-            let to_beat = match to_beat {
-                None => None,
-                Some((kind, size, main)) => {
-                    let kind = Kind::from_number(kind)
-                        .ok_or_else(|| invalid(format!("no combination kind {kind}")))?;
-                    Some(Combo {
-                        kind,
-                        main: rank(main)? as u8,
-                        size,
-                        key: 0,
-                    })
-                }
-            };
+            let to_beat = to_beat.map(combo_of).transpose()?;
             let moves = legal_moves(&counts, to_beat.as_ref(), &self.variant);
-            PyList::new(
-                py,
-                moves
-                    .iter()
-                    .map(|combo| combo.key | u64::from(combo.kind as u8) << 60),
-            )
+            let mut plays = self
+                .plays
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut listed = Vec::with_capacity(moves.len());
+            for combo in &moves {
+                let key = combo.key | u64::from(combo.kind as u8) << 60;
+                let play = match plays.get(&key) {
+                    Some(play) => play.clone_ref(py),
+                    None => {
+                        let play = play_of_key.call1((key,))?.unbind();
+                        plays.insert(key, play.clone_ref(py));
+                        play
+                    }
+                };
+                listed.push(play);
+            }
+            PyList::new(py, listed)
         })
     }
 
@@ -349,6 +380,32 @@ impl NativeRound {
     }
 }
 
+/// A play given as a tuple whose first items are its kind, main rank and size (a `Combination`).
+fn combo_of(play: &Bound<'_, PyAny>) -> PyResult<Combo> {
+    let (kind, main, size): (u8, u8, u8) = {
+        let items = play.cast::<PyTuple>()?;
+        (
+            items.get_item(0)?.extract()?,
+            items.get_item(1)?.extract()?,
+            items.get_item(2)?.extract()?,
+        )
+    };
+    let kind =
+        Kind::from_number(kind).ok_or_else(|| invalid(format!("no combination kind {kind}")))?;
+    Ok(Combo {
+        kind,
+        main: rank(main)? as u8,
+        size,
+        key: 0,
+    })
+}
+
+/// Whether `play` beats `to_beat`, each a `Combination` (or a tuple of its kind, main rank and size).
+#[pyfunction]
+fn beats(play: &Bound<'_, PyAny>, to_beat: &Bound<'_, PyAny>) -> PyResult<bool> {
+    guard(|| Ok(crate::rules::beats(&combo_of(play)?, &combo_of(to_beat)?)))
+}
+
 /// Panics inside the engine on purpose: the tests check that it reaches Python as an `EngineFault`.
 #[pyfunction]
 fn panic_for_testing(message: &str) -> PyResult<()> {
@@ -361,6 +418,7 @@ fn engine_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<Rules>()?;
     module.add_class::<NativeRound>()?;
+    module.add_function(wrap_pyfunction!(beats, module)?)?;
     module.add_function(wrap_pyfunction!(panic_for_testing, module)?)?;
     Ok(())
 }

@@ -119,7 +119,7 @@ def _compare_beats(plays: Sequence[Combination], rng: random.Random, count: int,
 
     for _ in range(count):
         a, b = rng.choice(plays), rng.choice(plays)
-        native = module.beats((a.kind, a.size, a.main_rank), (b.kind, b.size, b.main_rank))
+        native = module.beats(a, b)
         report.compare("beats", (str(a), str(b)), beats(a, b), native)
     report.count("beats", count)
 

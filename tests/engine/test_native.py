@@ -86,13 +86,13 @@ class TestBoundary:
             with pytest.raises(ValueError, match="no rank has value 15"):
                 rules.read(bytes([15]))
             with pytest.raises(ValueError, match="no rank has value 200"):
-                rules.legal_moves([200])
+                rules.legal_moves([200], None, int)
             with pytest.raises(ValueError, match="no combination kind 0"):
-                rules.legal_moves([0], (0, 1, 0))
+                rules.legal_moves([0], (0, 1, 0), int)
             with pytest.raises(ValueError, match="no card of the 4p deck has id 108"):
                 rules.start_round([[108]] * 4, [], 0)
             with pytest.raises(TypeError):
-                rules.legal_moves(["3"])
+                rules.legal_moves(["3"], None, int)
 
     def test_a_variant_the_native_engine_does_not_play_is_computed_in_python(self) -> None:
         import dataclasses

@@ -18,7 +18,7 @@ from typing import cast
 
 from dizhu.rules.cards import RANKS, Card, Rank
 from dizhu.rules.combinations import KIND_BY_NUMBER, Combination
-from dizhu.rules.engines import native_rules, on_switch
+from dizhu.rules.engines import native_rules
 from dizhu.rules.tables import (
     ACE,
     AIRPLANES,
@@ -34,7 +34,6 @@ from dizhu.rules.tables import (
     SETS,
     TRIOS_WITH,
     TWO,
-    Table,
     chain_mask,
 )
 from dizhu.rules.variants import CombinationKind, Variant
@@ -78,6 +77,8 @@ def _hand_counts(hand: Iterable[Card] | Iterable[Rank]) -> list[int]:
 def _play_of_key(key: int) -> Combination:
     """The play a native key names: rank counts in four bits a rank (bits 0-59), the kind above.
 
+    The native engine asks for each play once and keeps it.
+
     The main rank is the highest of the ranks held most often: the rank of a set or bomb, the
     top of a sequence, the (top) trio or the quad under kickers, the red joker of a rocket.
     """
@@ -88,11 +89,6 @@ def _play_of_key(key: int) -> Combination:
     return Combination(KIND_BY_NUMBER[key >> 60], RANKS[main], len(ranks), ranks)
 
 
-#: Every play the native engine named so far, by its key: a few tens of thousands at most.
-_PLAYS_BY_KEY: Table[int, Combination] = Table(_play_of_key)
-on_switch(_PLAYS_BY_KEY.clear)
-
-
 def legal_moves(
     hand: Iterable[Card] | Iterable[Rank],
     to_beat: Combination | None,
@@ -101,9 +97,7 @@ def legal_moves(
     """Every play ``hand`` can make on ``to_beat`` (None when leading the trick)."""
     native = native_rules(variant)
     if native is not None:
-        keys = native.legal_moves(hand, None if to_beat is None else (to_beat.kind, to_beat.size, to_beat.main_rank))
-        plays = _PLAYS_BY_KEY
-        return [plays[key] for key in keys]
+        return native.legal_moves(hand, to_beat, _play_of_key)
     counts = _hand_counts(hand)
     if to_beat is None:
         moves = _leads(counts, variant)
