@@ -95,6 +95,11 @@ def _ours_rounds(variant: Variant, seconds: float) -> float:
     return _rate(run, seconds)
 
 
+def _openspiel_rounds(seconds: float) -> float:
+    """OpenSpiel's random 3p rounds per CPU second, 100 per run."""
+    return _peer_rate(lambda seed: peers.openspiel_random_rounds(100, seed), 100, seconds)
+
+
 def _batched_rounds(variant: Variant, seconds: float) -> float:
     """Random rounds per CPU second played inside the native engine, 200 per call."""
     seed = 0
@@ -190,7 +195,7 @@ def _measure_engine(name: str, seconds: float, turns: int) -> None:
         return _peer_rate(lambda seed: peers.rlcard_random_rounds(10, seed, raw_game=True), 10, seconds)
 
     def openspiel() -> float:
-        return _peer_rate(lambda seed: peers.openspiel_random_rounds(100, seed), 100, seconds)
+        return _openspiel_rounds(seconds)
 
     _compare("RLCard 3p env (no auction)", ours_rounds, rlcard_env, "rounds/s", turns)
     _compare("RLCard 3p bare game (no auction)", ours_rounds, rlcard_game, "rounds/s", turns)
@@ -209,7 +214,7 @@ def _measure_batched(seconds: float, turns: int) -> None:
         return _batched_rounds(THREE_PLAYER, seconds)
 
     def openspiel() -> float:
-        return _peer_rate(lambda seed: peers.openspiel_random_rounds(100, seed), 100, seconds)
+        return _openspiel_rounds(seconds)
 
     def pure_core() -> float:
         with engine.using("python"):
