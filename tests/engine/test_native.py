@@ -135,3 +135,27 @@ class TestBatchedRandomRounds:
 
 def test_engine_unavailable_is_a_runtime_error() -> None:
     assert issubclass(EngineUnavailable, RuntimeError)
+
+
+class TestRulesByEngine:
+    def test_each_engine_s_rules_answer_alike_whichever_engine_is_selected(self) -> None:
+        from dizhu.rules import Bid, apply, start_round
+
+        _native()
+        native, python = engine.rules("native"), engine.rules("python")
+        assert engine.rules("native") is native
+        for selected in engine.BACKENDS:
+            with engine.using(selected):
+                for seed in range(20):
+                    dealt = native.deal(bytes([seed]) * 32, FOUR_PLAYER, seed % 4)
+                    assert dealt == python.deal(bytes([seed]) * 32, FOUR_PLAYER, seed % 4)
+                    state = start_round(dealt)
+                    assert native.legal_plays(state) == python.legal_plays(state) == []
+                    state = apply(state, Bid(state.turn, 3)).state
+                    assert native.legal_plays(state) == python.legal_plays(state)
+                    assert len(python.legal_plays(state)) > 20
+                assert engine.backend() == selected
+
+    def test_an_unknown_engine_has_no_rules(self) -> None:
+        with pytest.raises(ValueError, match="no engine is called 'fortran'"):
+            engine.rules("fortran")

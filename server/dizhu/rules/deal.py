@@ -28,10 +28,10 @@ from collections.abc import Iterator, Sequence
 from itertools import chain, count
 
 from dizhu.rules.cards import CARDS_PER_DECK, Card, card_by_id, cards_by_id, sorted_cards
-from dizhu.rules.engines import native_rules
+from dizhu.rules.engines import NativeRules, native_rules
 from dizhu.rules.variants import Variant
 
-__all__ = ["SEED_SIZE", "Deal", "commitment", "deal", "derive_seed", "new_seed", "shuffled_ids"]
+__all__ = ["SEED_SIZE", "Deal", "commitment", "deal", "deal_with", "derive_seed", "new_seed", "shuffled_ids"]
 
 SEED_SIZE = 32
 _STREAM_LABEL = b"dizhu/deal/v1"
@@ -144,13 +144,17 @@ def shuffled_ids(seed: bytes, deck_size: int) -> tuple[list[int], _Stream]:
 
 def deal(seed: bytes, variant: Variant, dealer: int) -> Deal:
     """Deal a round of ``variant`` from a 32-byte ``seed``, ``dealer`` dealing."""
+    return deal_with(native_rules(variant), seed, variant, dealer)
+
+
+def deal_with(native: NativeRules | None, seed: bytes, variant: Variant, dealer: int) -> Deal:
+    """``deal``, shuffled by the native engine's rules ``native`` or, when None, here."""
     if len(seed) != SEED_SIZE:
         raise ValueError(f"a round seed is {SEED_SIZE} bytes, not {len(seed)}")
     if not 0 <= dealer < variant.players:
         raise ValueError(f"{variant.name} has no seat {dealer}")
     players = variant.players
     dealt = players * variant.hand_size
-    native = native_rules(variant)
     if native is not None:
         order, face_up_position = native.shuffle(seed)
     else:

@@ -28,6 +28,7 @@ __all__ = [
     "native_error",
     "native_module",
     "native_rules",
+    "offered_native_rules",
     "on_switch",
     "select",
 ]
@@ -123,6 +124,23 @@ def native_rules(variant: Variant) -> NativeRules | None:
         return _rules_of(variant)
     rules = _rules_of(variant)
     _RULES[id(variant)] = (variant, rules)
+    return rules
+
+
+#: Native rules offered whichever engine is selected (``offered_native_rules``), by variant identity.
+_OFFERED: dict[int, tuple[Variant, NativeRules | None]] = {}
+
+
+def offered_native_rules(variant: Variant) -> NativeRules | None:
+    """The native engine's rules for ``variant`` whichever engine is selected; None where it is not built."""
+    if _NATIVE_MODULE is None:
+        return None
+    entry = _OFFERED.get(id(variant))
+    if entry is not None and entry[0] is variant:
+        return entry[1]
+    rules = _rules_of(variant)
+    if len(_OFFERED) < len(VARIANTS) + _MAX_CUSTOM_VARIANTS:
+        _OFFERED[id(variant)] = (variant, rules)
     return rules
 
 

@@ -18,7 +18,7 @@ from typing import cast
 
 from dizhu.rules.cards import RANKS, Card, Rank
 from dizhu.rules.combinations import KIND_BY_NUMBER, Combination
-from dizhu.rules.engines import native_rules
+from dizhu.rules.engines import NativeRules, native_rules
 from dizhu.rules.tables import (
     ACE,
     AIRPLANES,
@@ -98,6 +98,22 @@ def legal_moves(
     native = native_rules(variant)
     if native is not None:
         return native.legal_moves(hand, to_beat, _play_of_key)
+    return python_legal_moves(hand, to_beat, variant)
+
+
+def native_legal_moves(
+    native: NativeRules, hand: Iterable[Card] | Iterable[Rank], to_beat: Combination | None
+) -> list[Combination]:
+    """``legal_moves`` computed by the native engine's rules ``native``, whichever engine is selected."""
+    return native.legal_moves(hand, to_beat, _play_of_key)
+
+
+def python_legal_moves(
+    hand: Iterable[Card] | Iterable[Rank],
+    to_beat: Combination | None,
+    variant: Variant,
+) -> list[Combination]:
+    """``legal_moves`` computed here, whichever engine is selected."""
     counts = _hand_counts(hand)
     if to_beat is None:
         moves = _leads(counts, variant)
