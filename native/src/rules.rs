@@ -271,6 +271,11 @@ pub fn read(counts: &Counts, variant: &Variant) -> Result<Combo, String> {
     {
         return make(Kind::Rocket, RED_JOKER);
     }
+    // Two or three cards of more than one rank: refused as the pair or trio they most plausibly
+    // meant (jokers alone as the rocket); three consecutive ranks are a straight too short.
+    if n <= 3 && !(n == 3 && held.len() == 3 && is_run(&held)) {
+        return Err(unlike_cards(n, &held, variant));
+    }
     let first_count = counts[held[0]];
     if held.iter().all(|&rank| counts[rank] == first_count) {
         return read_sequence(first_count, &held, make);
@@ -292,6 +297,19 @@ pub fn read(counts: &Counts, variant: &Variant) -> Result<Combo, String> {
         return read_quad(quads[0], &singles, &pairs, variant, make);
     }
     Err("no combination".to_owned())
+}
+
+/// Why two or three cards of more than one rank are no play.
+fn unlike_cards(n: usize, held: &[usize], variant: &Variant) -> String {
+    if held.iter().all(|&rank| rank >= BLACK_JOKER) {
+        return format!("the rocket is all {} jokers", 2 * variant.decks);
+    }
+    if n == 2 {
+        "a pair needs two cards of the same rank"
+    } else {
+        "a trio needs three cards of the same rank"
+    }
+    .to_owned()
 }
 
 fn read_sequence(
@@ -427,6 +445,18 @@ mod tests {
         assert_eq!(
             read(&counts_of(&[13, 13]), &three).unwrap_err(),
             "the 3p deck holds only 1 BJ"
+        );
+        assert_eq!(
+            read(&counts_of(&[0, 1]), &three).unwrap_err(),
+            "a pair needs two cards of the same rank"
+        );
+        assert_eq!(
+            read(&counts_of(&[0, 1, 2]), &three).unwrap_err(),
+            "a straight needs at least 5 consecutive ranks"
+        );
+        assert_eq!(
+            read(&counts_of(&[13, 13, 14]), &Variant::four_player()).unwrap_err(),
+            "the rocket is all 4 jokers"
         );
         assert_eq!(
             read(&counts_of(&[0, 1, 2, 3]), &three).unwrap_err(),
