@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import redis.asyncio
@@ -67,7 +68,7 @@ class TestLoad:
 
     async def test_a_created_table_loads_with_its_state_version_and_last_sequence(self, store: TableStore) -> None:
         await _create(store, events=2)
-        assert await store.load(TABLE, BOB, None) == Loaded(state=b"state-1", version=1, answer=None, sequence=2)
+        assert await store.load(TABLE, BOB, None) == Loaded(b"state-1", 1, None, sequence=2, write=ANY)
 
     async def test_the_answer_is_loaded_for_its_principal_and_request_id_only(self, store: TableStore) -> None:
         await _create(store)
@@ -81,7 +82,8 @@ class TestCreate:
     async def test_create_writes_state_events_and_answer(self, store: TableStore) -> None:
         saved = await _create(store, events=3)
         assert saved == Saved(SaveOutcome.SAVED, answer=None, first_sequence=1, version=1)
-        assert await store.load(TABLE, ALICE, "create-1") == Loaded(b"state-1", 1, b"answer-create", sequence=3)
+        loaded = await store.load(TABLE, ALICE, "create-1")
+        assert loaded == Loaded(b"state-1", 1, b"answer-create", sequence=3, write=ANY)
         assert await store.read_events(TABLE, 0) == [(1, b"created-0"), (2, b"created-1"), (3, b"created-2")]
 
     async def test_creating_again_with_the_same_request_id_returns_the_first_answer(self, store: TableStore) -> None:
@@ -94,7 +96,7 @@ class TestCreate:
         await _create(store)
         again = await store.create(TABLE, b"other", 1, [b"other"], BOB, "create-2", b"other-answer")
         assert again == Saved(SaveOutcome.CONFLICT, version=1)
-        assert await store.load(TABLE, BOB, "create-2") == Loaded(b"state-1", 1, None, sequence=1)
+        assert await store.load(TABLE, BOB, "create-2") == Loaded(b"state-1", 1, None, sequence=1, write=ANY)
 
     async def test_create_without_a_request_id_records_no_answer(
         self, store: TableStore, redis_client: redis.asyncio.Redis
@@ -116,7 +118,7 @@ class TestSave:
         await _create(store)
         saved = await _save(store, 1, events=2, request_id="r-1")
         assert saved == Saved(SaveOutcome.SAVED, answer=None, first_sequence=2, version=2)
-        assert await store.load(TABLE, ALICE, "r-1") == Loaded(b"state-2", 2, b"answer-r-1", sequence=3)
+        assert await store.load(TABLE, ALICE, "r-1") == Loaded(b"state-2", 2, b"answer-r-1", sequence=3, write=ANY)
 
     async def test_a_save_at_another_version_conflicts_and_writes_nothing(
         self, store: TableStore, redis_client: redis.asyncio.Redis
@@ -139,7 +141,7 @@ class TestSave:
         await _save(store, 1, request_id="r-1")
         retry = await store.save(TABLE, 2, 3, b"retry", [b"retry"], ALICE, "r-1", b"second answer")
         assert retry == Saved(SaveOutcome.DUPLICATE, answer=b"answer-r-1", version=2)
-        assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2)
+        assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2, write=ANY)
 
     async def test_a_duplicate_wins_over_a_conflict(self, store: TableStore) -> None:
         await _create(store)
@@ -162,7 +164,7 @@ class TestSave:
         await _create(store)
         saved = await store.save(TABLE, 1, 2, b"state-2", [b"e"], ALICE, "r-1", b"a", decided_on=b"state-1", presence=0)
         assert saved.outcome is SaveOutcome.SAVED
-        assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2)
+        assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2, write=ANY)
 
     @pytest.mark.parametrize(
         ("decided_on", "presence"),
@@ -257,6 +259,31 @@ class TestEvents:
         assert [sequence for sequence, _ in kept] == list(range(oldest, 302))
 
 
+class TestEventStamps:
+    async def test_an_event_written_by_an_earlier_clock_gets_the_previous_events_time(self, store: TableStore) -> None:
+        await store.create(TABLE, b"state-1", 1, [b"created"], ALICE, None, None, time_ms=5_000)
+        # A second referee whose clock reads earlier (or whose write crossed the first one's).
+        await store.save(TABLE, 1, 2, b"state-2", [b"late-a", b"late-b"], BOB, None, None, time_ms=4_999)
+        await store.save(TABLE, 2, 3, b"state-3", [b"later"], BOB, None, None, time_ms=5_002)
+        times = [event.time_ms for event in await store.read_entries(TABLE, 0)]
+        assert times == [5_000, 5_000, 5_000, 5_002]
+
+    async def test_every_write_gets_a_larger_write_id_shared_by_its_events(self, store: TableStore) -> None:
+        await _create(store, events=2)
+        await _save(store, 1, events=2)
+        await _save(store, 2, events=1)
+        writes = [event.write for event in await store.read_entries(TABLE, 0)]
+        assert writes[0] == writes[1] < writes[2] == writes[3] < writes[4]
+        assert (await store.load(TABLE, ALICE, None)).write == writes[4]
+        assert (await store.load(TABLE, ALICE, "r-any")).write == writes[4]
+
+    async def test_a_write_without_events_leaves_the_last_events_write_id(self, store: TableStore) -> None:
+        await _create(store)
+        (created,) = await store.read_entries(TABLE, 0)
+        await _save(store, 1, events=0)
+        assert (await store.load(TABLE, ALICE, None)).write == created.write
+
+
 class TestExpiry:
     async def test_a_finished_table_expires_with_all_its_keys(
         self, make_store: Any, redis_client: redis.asyncio.Redis
@@ -332,7 +359,7 @@ class TestConcurrency:
         assert outcomes.count(SaveOutcome.SAVED) == 1
         assert outcomes.count(SaveOutcome.CONFLICT) == 49
         winner = outcomes.index(SaveOutcome.SAVED)
-        assert await store.load(TABLE, ALICE, None) == Loaded(f"s{winner}".encode(), 2, None, sequence=2)
+        assert await store.load(TABLE, ALICE, None) == Loaded(f"s{winner}".encode(), 2, None, sequence=2, write=ANY)
         assert await store.read_events(TABLE, 1) == [(2, f"e{winner}".encode())]
 
     async def test_of_50_retries_of_one_request_exactly_one_applies(self, store: TableStore) -> None:
@@ -349,7 +376,7 @@ class TestConcurrency:
         assert (await other.load(TABLE, ALICE, "create-1")).answer == b"answer-create"
         assert (await _save(other, 1, request_id="r-1")).outcome is SaveOutcome.SAVED
         assert await _save(store, 1) == Saved(SaveOutcome.CONFLICT, version=2)
-        assert await store.load(TABLE, ALICE, "r-1") == Loaded(b"state-2", 2, b"answer-r-1", sequence=2)
+        assert await store.load(TABLE, ALICE, "r-1") == Loaded(b"state-2", 2, b"answer-r-1", sequence=2, write=ANY)
 
 
 class TestKeys:
@@ -374,7 +401,11 @@ class TestKeys:
             b"data": b"state-1",
             b"seq": b"1",
             b"answers": b"1",
+            b"time": ANY,
+            b"write": ANY,
         }
+        ((_, fields),) = await redis_client.xrange(b"game:{t:t-1}:events")
+        assert set(fields) == {b"e", b"t", b"w"}
         stored = await redis_client.hgetall(b"game:{t:t-1}:answers")
         assert list(stored) == [answer_id(ALICE, "create-1").encode()]
         assert next(iter(stored.values())).endswith(b":answer-create")

@@ -6,7 +6,9 @@ seat's own hand), one version per seat::
 
     u8 n | n x (u32be length | TableEvent bytes)      n = 1, or 1 + players
 
-``sequence`` is not stored: it is the stream entry's id, filled in when read.
+``sequence`` is not stored: it is the stream entry's id, filled in when read, as are the
+``time`` and ``write_id`` the store stamped the entry with (:class:`~dizhu.store.StoredEvent`):
+the time encoded by the writer is only its proposal, kept for entries stored without a stamp.
 """
 
 from __future__ import annotations
@@ -42,8 +44,11 @@ def encode_public(message: events_pb2.TableEvent) -> bytes:
     return bytes([1]) + _LENGTH.pack(len(body)) + body
 
 
-def decode_event(payload: bytes, viewer: int | None, sequence: int) -> events_pb2.TableEvent:
-    """The version of a stored event that ``viewer`` (a seat, or None) may see."""
+def decode_event(
+    payload: bytes, viewer: int | None, sequence: int, time_ms: int = 0, write: int = 0
+) -> events_pb2.TableEvent:
+    """The version of a stored event that ``viewer`` (a seat, or None) may see, with the
+    store's ``sequence`` and stamps (``time_ms`` 0: the time encoded by the writer)."""
     count = payload[0]
     wanted = 0 if viewer is None or count == 1 else 1 + viewer
     offset = 1
@@ -53,6 +58,9 @@ def decode_event(payload: bytes, viewer: int | None, sequence: int) -> events_pb
         if index == wanted:
             message: events_pb2.TableEvent = events_pb2.TableEvent.FromString(payload[offset : offset + length])
             message.sequence = sequence
+            message.write_id = write
+            if time_ms:
+                message.time.FromMilliseconds(time_ms)
             return message
         offset += length
     raise ValueError("stored event has no version for this viewer")

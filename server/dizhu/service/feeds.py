@@ -8,6 +8,14 @@ reads what it missed straight from the store, then its queue, skipping what it a
 so nothing is lost or repeated. A subscriber too slow to keep up is told so (``LAGGING``)
 and starts again from a fresh snapshot.
 
+A feed also checks that the table's history is still the one it handed out: each read starts
+at the last event handed out, which must still be there with the same write id
+(:class:`~dizhu.store.StoredEvent`). If it is gone or another write's -- the store was
+restored behind its last writes (a machine crash with ``appendfsync everysec``), or the
+table deleted and created again -- later events would reuse sequence numbers the subscribers
+already hold for other events: every subscriber is told ``REWRITTEN`` instead and starts
+again from a fresh snapshot, and the feed follows the new history from its last event.
+
 A subscription confirmed by Redis (the first time, or again after a reconnection) makes the
 feed read the stream from where it is, so that nothing published while the connection was
 down is missed. Heartbeats come from one timer per process: every quarter of
@@ -24,16 +32,18 @@ from collections.abc import AsyncIterator
 
 import structlog
 
-from dizhu.store import SUBSCRIBED, TableStore
+from dizhu.store import SUBSCRIBED, StoredEvent, TableStore
 
-__all__ = ["HEARTBEAT", "LAGGING", "Entry", "Subscription", "TableFeeds"]
+__all__ = ["HEARTBEAT", "LAGGING", "REWRITTEN", "Entry", "Subscription", "TableFeeds"]
 
 _log = structlog.get_logger("dizhu.feeds")
-#: ``(sequence, stored event)``; ``LAGGING`` when the subscriber fell too far behind;
-#: ``HEARTBEAT`` when it was given nothing for ``heartbeat_s``.
-Entry = tuple[int, bytes]
-LAGGING: Entry = (-1, b"")
-HEARTBEAT: Entry = (-2, b"")
+#: A stored event; ``LAGGING`` when the subscriber fell too far behind; ``HEARTBEAT`` when it
+#: was given nothing for ``heartbeat_s``; ``REWRITTEN`` when the table's history is no longer
+#: the one handed out.
+Entry = StoredEvent
+LAGGING: Entry = StoredEvent(-1, b"", 0, 0)
+HEARTBEAT: Entry = StoredEvent(-2, b"", 0, 0)
+REWRITTEN: Entry = StoredEvent(-3, b"", 0, 0)
 _READ_COUNT = 500
 #: Seconds between attempts to listen again after the notification connection failed.
 _RETRY_S = 0.5
@@ -62,8 +72,9 @@ class _Feed:
         self.subscribers: set[Subscription] = set()
         #: Set once the subscription is confirmed and the stream's last sequence read.
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        #: The last sequence handed out (None until ready).
+        #: The last sequence handed out (None until ready), and its write id.
         self.cursor: int | None = None
+        self.cursor_write = 0
         #: The highest sequence heard of; -1: read until the stream has nothing more.
         self.wanted = 0
         self.reading: asyncio.Task[None] | None = None
@@ -71,7 +82,10 @@ class _Feed:
 
     def hand_out(self, entry: Entry) -> None:
         for subscription in list(self.subscribers):
-            if subscription.queue.qsize() >= self._queue_limit:
+            if entry is REWRITTEN:
+                self.subscribers.discard(subscription)
+                subscription.give(REWRITTEN)
+            elif subscription.queue.qsize() >= self._queue_limit:
                 self.subscribers.discard(subscription)
                 subscription.give(LAGGING)
             else:
@@ -163,15 +177,15 @@ class TableFeeds:
         heard of, or (``wanted`` -1) all there is."""
         try:
             if feed.cursor is None:
-                feed.cursor = await self._store.last_sequence(feed.table_id)
+                feed.cursor, feed.cursor_write = await self._store.last_event(feed.table_id)
                 if not feed.ready.done():
                     feed.ready.set_result(None)
             while feed.wanted < 0 or feed.cursor < feed.wanted:
                 asked = feed.wanted
                 feed.wanted = max(asked, 0)
-                entries = await self._store.read_events(feed.table_id, feed.cursor, count=_READ_COUNT)
+                entries = await self._follow(feed)
                 for entry in entries:
-                    feed.cursor = entry[0]
+                    feed.cursor, feed.cursor_write = entry.sequence, entry.write
                     feed.hand_out(entry)
                 if len(entries) == _READ_COUNT and asked < 0 <= feed.wanted:
                     feed.wanted = -1  # more to read: all there is was asked for
@@ -185,6 +199,23 @@ class TableFeeds:
             feed.wanted = -1
             if self._feeds.get(feed.table_id) is feed:
                 feed.reading = asyncio.create_task(self._read(feed), name=f"feed-{feed.table_id}")
+
+    async def _follow(self, feed: _Feed) -> list[StoredEvent]:
+        """The events after the feed's cursor, once its last event is seen to be still there
+        (see the module docstring); ``[]`` after telling the subscribers of a rewritten history."""
+        assert feed.cursor is not None
+        if not feed.cursor:
+            return await self._store.read_entries(feed.table_id, 0, count=_READ_COUNT)
+        entries = await self._store.read_entries(feed.table_id, feed.cursor - 1, count=_READ_COUNT + 1)
+        if entries and (entries[0].sequence, entries[0].write) == (feed.cursor, feed.cursor_write):
+            return entries[1:]
+        _log.warning(
+            "table_history_rewritten", table_id=feed.table_id, sequence=feed.cursor, subscribers=len(feed.subscribers)
+        )
+        feed.hand_out(REWRITTEN)
+        feed.cursor, feed.cursor_write = await self._store.last_event(feed.table_id)
+        feed.wanted = -1  # read the new history to its end
+        return []
 
     async def _heartbeats(self) -> None:
         while True:

@@ -184,7 +184,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def GetTable(self, request: pb.GetTableRequest, context: ServicerContext) -> pb.GetTableResponse:
-        table, principal, _, presence = await self._unit_of_work.snapshot(request.table_id, credentials(context))
+        table, principal, _, presence, _ = await self._unit_of_work.snapshot(request.table_id, credentials(context))
         response = pb.GetTableResponse(table=convert.table_view(table, principal))
         mark_presence(response, presence)
         return response
@@ -315,6 +315,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             request.table_id,
             credentials(context),
             after,
+            request.after_write_id,
         )
         async for event in events:
             yield pb.WatchTableResponse(event=event)

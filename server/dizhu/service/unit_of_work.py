@@ -143,6 +143,8 @@ class Snapshot(NamedTuple):
     sequence: int
     #: The seats connected, bit ``s`` for seat ``s``.
     presence: int
+    #: The write id of the event ``sequence`` names (see :class:`dizhu.store.StoredEvent`).
+    write: int = 0
 
 
 class _Known(NamedTuple):
@@ -248,12 +250,12 @@ class UnitOfWork:
         table = self._decoded.decode(table_id, loaded.state, loaded.presence)
         principal = resolve(table, credentials.token())
         if table.status is TableStatus.CLOSED:
-            return Snapshot(table, principal, loaded.sequence, 0)
+            return Snapshot(table, principal, loaded.sequence, 0, loaded.write)
         presence = loaded.presence & occupied_mask(table)
         if principal.role is Role.SEAT and principal.seat is not None:
             await self.presence.called(table, principal.seat, loaded.presence)
             presence |= 1 << principal.seat
-        return Snapshot(table, principal, loaded.sequence, presence)
+        return Snapshot(table, principal, loaded.sequence, presence, loaded.write)
 
     async def _save(
         self,
@@ -301,6 +303,7 @@ class UnitOfWork:
             drop_records=[f"replay:{event.result.round - kept}" for event in ended if event.result.round > kept],
             decided_on=decided_on,
             presence=None if decided_on is None else announced,
+            time_ms=now_ms,
         )
         if saved.outcome is not SaveOutcome.SAVED:
             return saved
@@ -530,6 +533,7 @@ class UnitOfWork:
                 "create",
                 request_id,
                 answers.seal(print_, response, minting.recipes),
+                time_ms=now_ms,
             )
         except BaseException:
             if owner:

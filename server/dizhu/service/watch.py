@@ -4,6 +4,12 @@ The stream starts with a snapshot (or, when resuming, with the events after the 
 last sequence, if they are still kept), then carries every change in order and a heartbeat
 when idle. It ends after the table closes. A seat that leaves the table goes on watching
 as a spectator.
+
+A history rewritten behind the caller (the store restored behind its last writes, so later
+events reuse sequence numbers the caller holds for others) is answered with a fresh
+snapshot: on an open stream when its feed notices (``REWRITTEN``, see
+:mod:`dizhu.service.feeds`), and on a resume whose ``after_write`` is not the write id the
+table's log now has at ``after_sequence``.
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ from dizhu.referee.errors import SequenceOutOfRange
 from dizhu.referee.table import TableStatus
 from dizhu.service.convert import table_view
 from dizhu.service.event_codec import decode_event
-from dizhu.service.feeds import HEARTBEAT, LAGGING, TableFeeds
+from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, TableFeeds
 from dizhu.service.metadata import Credentials
 from dizhu.service.presence import mark_presence
 from dizhu.service.unit_of_work import UnitOfWork
-from dizhu.store import TableStore
+from dizhu.store import StoredEvent, TableStore
 from dizhu.v1 import events_pb2, table_pb2
 
 __all__ = ["watch"]
@@ -29,8 +35,8 @@ __all__ = ["watch"]
 _HISTORY_CHUNK = 500
 
 
-def _snapshot(view: table_pb2.TableView, sequence: int, version: int) -> events_pb2.TableEvent:
-    event = events_pb2.TableEvent(sequence=sequence, version=version)
+def _snapshot(view: table_pb2.TableView, sequence: int, write: int, version: int) -> events_pb2.TableEvent:
+    event = events_pb2.TableEvent(sequence=sequence, version=version, write_id=write)
     event.snapshot.CopyFrom(view)
     event.time.FromDatetime(dt.datetime.now(tz=dt.UTC))
     return event
@@ -43,37 +49,28 @@ async def watch(
     table_id: str,
     credentials: Credentials,
     after_sequence: int | None,
+    after_write: int = 0,
 ) -> AsyncIterator[events_pb2.TableEvent]:
     """The events of ``table_id`` for the caller (see the module docstring)."""
     # Read before subscribing, so an unknown table or a bad token fails at once. Events after
     # this snapshot's sequence that the subscription misses are read back from the store below.
-    table, principal, snapshot_sequence, presence = await unit_of_work.snapshot(table_id, credentials)
+    table, principal, snapshot_sequence, presence, snapshot_write = await unit_of_work.snapshot(table_id, credentials)
     viewer = seat = principal.seat if principal.role is Role.SEAT else None
-    if after_sequence is not None and after_sequence > snapshot_sequence:
-        raise SequenceOutOfRange(
-            f"sequence {after_sequence} is beyond the table's latest, {snapshot_sequence}",
-            metadata={"table_id": table_id, "latest_sequence": str(snapshot_sequence)},
-        )
+    resume_after = await _resume_point(store, table_id, after_sequence, after_write, snapshot_sequence)
     # A seat counts as connected while its stream is open (see dizhu.service.presence).
     async with feeds.subscribe(table_id) as subscription, unit_of_work.presence.stream_lease(table, seat) as here:
-        # Resume without a snapshot when every event the caller missed is still kept.
-        resume = False
-        if after_sequence is not None:
-            oldest = await store.oldest_sequence(table_id)
-            kept = oldest is not None and after_sequence + 1 >= oldest
-            resume = after_sequence == snapshot_sequence or kept
-        if resume and after_sequence is not None:
-            last = after_sequence
+        if resume_after is not None:
+            last, last_write = resume_after, after_write
         else:
-            last = snapshot_sequence
-            snapshot = _snapshot(table_view(table, principal), snapshot_sequence, table.version)
+            last, last_write = snapshot_sequence, snapshot_write
+            snapshot = _snapshot(table_view(table, principal), snapshot_sequence, snapshot_write, table.version)
             mark_presence(snapshot.snapshot, presence)
             yield snapshot
         while True:
-            history = await store.read_events(table_id, last, count=_HISTORY_CHUNK)
-            for sequence, payload in history:
-                event, viewer, closed = _event(payload, viewer, sequence)
-                last = sequence
+            history = await store.read_entries(table_id, last, count=_HISTORY_CHUNK)
+            for entry in history:
+                event, viewer, closed = _event(entry, viewer)
+                last, last_write = entry.sequence, entry.write
                 if viewer is None:
                     await here.release()  # the seat was left: this stream no longer keeps it connected
                 yield event
@@ -85,24 +82,25 @@ async def watch(
             # A closed table never changes: its snapshot or history was all there is to say.
             return
         while True:
-            sequence, payload = await subscription.queue.get()
-            if sequence == HEARTBEAT[0]:
-                heartbeat = events_pb2.TableEvent(sequence=last)
+            entry = await subscription.queue.get()
+            if entry is HEARTBEAT:
+                heartbeat = events_pb2.TableEvent(sequence=last, write_id=last_write)
                 heartbeat.heartbeat.SetInParent()
                 heartbeat.time.GetCurrentTime()
                 yield heartbeat
                 continue
-            if sequence == LAGGING[0]:
-                # Too far behind to keep a queue: start again from a fresh snapshot (as a
-                # spectator if the seat was left meanwhile: its token is revoked).
+            if entry is LAGGING or entry is REWRITTEN:
+                # Too far behind to keep a queue, or following a history that is no longer the
+                # table's: start again from a fresh snapshot (as a spectator if the seat was
+                # left meanwhile: its token is revoked).
                 watcher = credentials if viewer is not None or seat is None else Credentials()
                 async for event in watch(unit_of_work, store, feeds, table_id, watcher, None):
                     yield event
                 return
-            if sequence <= last:
+            if entry.sequence <= last:
                 continue
-            event, viewer, closed = _event(payload, viewer, sequence)
-            last = sequence
+            event, viewer, closed = _event(entry, viewer)
+            last, last_write = entry.sequence, entry.write
             if viewer is None:
                 await here.release()
             yield event
@@ -115,9 +113,36 @@ async def watch(
 _decoded = functools.lru_cache(maxsize=4096)(decode_event)
 
 
-def _event(payload: bytes, viewer: int | None, sequence: int) -> tuple[events_pb2.TableEvent, int | None, bool]:
+async def _resume_point(
+    store: TableStore, table_id: str, after_sequence: int | None, after_write: int, latest: int
+) -> int | None:
+    """Where a resume goes on from: ``after_sequence`` when every event after it is still kept
+    and (given ``after_write``) the caller's last event is still the table's; None for a fresh
+    snapshot. Beyond the ``latest`` sequence, without ``after_write``: SEQUENCE_OUT_OF_RANGE."""
+    if after_sequence is None:
+        return None
+    if after_write and not await _still_logged(store, table_id, after_sequence, after_write):
+        return None  # the caller's history is no longer the table's
+    if after_sequence > latest:
+        raise SequenceOutOfRange(
+            f"sequence {after_sequence} is beyond the table's latest, {latest}",
+            metadata={"table_id": table_id, "latest_sequence": str(latest)},
+        )
+    if after_sequence == latest:
+        return after_sequence
+    oldest = await store.oldest_sequence(table_id)
+    return after_sequence if oldest is not None and after_sequence + 1 >= oldest else None
+
+
+async def _still_logged(store: TableStore, table_id: str, sequence: int, write: int) -> bool:
+    """Whether the table's log still has, at ``sequence``, the event of write ``write``."""
+    entries = await store.read_entries(table_id, max(sequence - 1, 0), count=1)
+    return bool(entries) and (entries[0].sequence, entries[0].write) == (sequence, write)
+
+
+def _event(entry: StoredEvent, viewer: int | None) -> tuple[events_pb2.TableEvent, int | None, bool]:
     """The event as ``viewer`` sees it, the viewer from now on, and whether the stream ends."""
-    event = _decoded(payload, viewer, sequence)
+    event = _decoded(entry.payload, viewer, entry.sequence, entry.time_ms, entry.write)
     kind = event.WhichOneof("payload")
     if kind == "seat_left" and event.seat_left.seat == viewer:
         viewer = None  # the seat is someone else's from now on: watch on as a spectator

@@ -17,7 +17,7 @@ from dizhu.store.keys import (
 )
 from dizhu.store.notifications import SUBSCRIBED, Appends
 from dizhu.store.presence import PresenceOutcome, PresenceStore, PresenceUpdate
-from dizhu.store.redis_store import Loaded, MemoryUse, NotReplicated, Saved, SaveOutcome, TableStore
+from dizhu.store.redis_store import Loaded, MemoryUse, NotReplicated, Saved, SaveOutcome, StoredEvent, TableStore
 
 __all__ = [
     "SUBSCRIBED",
@@ -30,6 +30,7 @@ __all__ = [
     "PresenceUpdate",
     "SaveOutcome",
     "Saved",
+    "StoredEvent",
     "TableKeys",
     "TableStore",
     "answer_id",

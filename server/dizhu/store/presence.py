@@ -39,6 +39,7 @@ from typing import Any, Final
 
 from dizhu.store.connection import StoreClient
 from dizhu.store.keys import INDEX_SHARDS, index_keys, index_shard, table_keys
+from dizhu.store.scripts import STAMP_WRITE
 
 __all__ = ["PRESENCE", "PRESENCE_DUE", "UNKNOWN", "PresenceOutcome", "PresenceStore", "PresenceUpdate"]
 
@@ -46,12 +47,14 @@ __all__ = ["PRESENCE", "PRESENCE_DUE", "UNKNOWN", "PresenceOutcome", "PresenceSt
 #: answers CONFLICT when there is something to announce (the caller reads the table and retries).
 UNKNOWN: Final = -1
 
-PRESENCE = """
+PRESENCE = (
+    """
 -- Change a table's presence leases, then announce the seats that came or went.
--- KEYS[1]  state hash     <prefix>:{t:<id>}:state      fields version, seq, presence (announced mask)
+-- KEYS[1]  state hash     <prefix>:{t:<id>}:state      fields version, seq, presence (announced mask),
+--                                                       time, write (the last event's stamp, STAMP_WRITE)
 -- KEYS[2]  leases zset    <prefix>:{t:<id>}:presence   member "<seat>:<lease>", score = expiry (ms)
 -- KEYS[3]  event stream   <prefix>:{t:<id>}:events
--- ARGV[1]  now (ms)
+-- ARGV[1]  now (ms): also the announcements' time (never earlier than the previous event's)
 -- ARGV[2]  the table version the events carry, "-1" if unknown
 -- ARGV[3]  the occupied seats (bitmask), "-1" if unknown
 -- ARGV[4]  approximate maximum length of the stream (MAXLEN ~)
@@ -65,6 +68,9 @@ PRESENCE = """
 --          (the lease changes are applied, nothing is announced);
 --          {"OK", mask, earliest} with the seats connected now, announced;
 --          earliest: the earliest expiry of the leases left (ms), "0" if none is.
+"""
+    + STAMP_WRITE
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('DEL', KEYS[2])
   return {'GONE'}
@@ -110,21 +116,25 @@ if mask == announced then return {'OK', string.format('%d', mask), earliest} end
 if occupied < 0 or state[1] ~= ARGV[2] then return {'CONFLICT', state[1] or '0', earliest} end
 local seq = tonumber(state[2] or '0')
 local events = 7 + 2 * changes
+local time_ms, write = stamp_write(KEYS[1], ARGV[1])
 for seat = 0, (#ARGV - events + 1) / 2 - 1 do
   local bit = 2 ^ seat
   local was, is = math.floor(announced / bit) % 2, math.floor(mask / bit) % 2
   if was ~= is then
     seq = seq + 1
-    redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], string.format('%d-1', seq), 'e', ARGV[events + 2 * seat + is])
+    local id, event = string.format('%d-1', seq), ARGV[events + 2 * seat + is]
+    redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], id, 'e', event, 't', time_ms, 'w', write)
   end
 end
 redis.call('HSET', KEYS[1], 'presence', string.format('%d', mask), 'seq', string.format('%d', seq))
 if seq > tonumber(state[2] or '0') then
+  redis.call('HSET', KEYS[1], 'time', time_ms, 'write', write)
   -- Announced like a move's events (dizhu.store.notifications).
   redis.call('PUBLISH', KEYS[3], string.format('%d', seq))
 end
 return {'OK', string.format('%d', mask), earliest}
 """
+)
 
 PRESENCE_DUE = """
 -- Set a table's entry in the presence due index, unless it moved since the caller read it.

@@ -56,6 +56,7 @@ from dizhu.store.replies import (
     MemoryUse,
     Saved,
     SaveOutcome,
+    StoredEvent,
     reply_bytes,
     reply_int,
     reply_text,
@@ -64,7 +65,7 @@ from dizhu.store.replies import (
     xread_entries,
 )
 
-__all__ = ["Loaded", "MemoryUse", "NotReplicated", "SaveOutcome", "Saved", "TableStore"]
+__all__ = ["Loaded", "MemoryUse", "NotReplicated", "SaveOutcome", "Saved", "StoredEvent", "TableStore"]
 
 DAY_S: Final = 24 * 60 * 60
 # The highest sub-id of a stream id: "<n>-<MAX>" is the last id any entry of sequence n can have.
@@ -179,10 +180,12 @@ class TableStore:
         keys = self.keys(table_id)
         if request_id is None:
             validate_principal(principal)
-            version, data, seq, presence = await self._redis.hmget(keys.state, ["version", "data", "seq", "presence"])
+            version, data, seq, presence, write = await self._redis.hmget(
+                keys.state, ["version", "data", "seq", "presence", "write"]
+            )
             answer = None
         else:
-            version, data, seq, answer, presence = await self._load(
+            version, data, seq, answer, presence, write = await self._load(
                 keys=[keys.state, keys.answers], args=[answer_id(principal, request_id)]
             )
             if answer is not None:
@@ -193,6 +196,7 @@ class TableStore:
             answer=reply_bytes(answer),
             sequence=reply_int(seq),
             presence=reply_int(presence),
+            write=reply_int(write),
         )
 
     async def create(
@@ -204,6 +208,8 @@ class TableStore:
         principal: str,
         request_id: str | None,
         answer: bytes | None,
+        *,
+        time_ms: int | None = None,
     ) -> Saved:
         """Create the table, atomically, only if it does not exist yet.
 
@@ -213,7 +219,8 @@ class TableStore:
 
         Creation is deduplicated per table: to make a retried "create" return its first
         answer, derive ``table_id`` from the request (e.g. a hash of principal and request id).
-        The answer is kept ``answer_ttl_s`` (see :meth:`save`).
+        The answer is kept ``answer_ttl_s`` (see :meth:`save`). ``time_ms`` is the events'
+        time (see :meth:`save`).
         """
         if version < 1:
             raise ValueError(f"a table's first version must be positive, not {version}")
@@ -223,6 +230,7 @@ class TableStore:
             state,
             self.events_maxlen,
             *self._answer_args(principal, request_id, answer, self.answer_ttl_s),
+            "" if time_ms is None else time_ms,
             *events,
         ]
         return await self._write(self._create, keys, [keys.state, keys.events, keys.answers, keys.answered], args)
@@ -279,6 +287,7 @@ class TableStore:
         drop_records: Sequence[str] = (),
         decided_on: bytes | None = None,
         presence: int | None = None,
+        time_ms: int | None = None,
     ) -> Saved:
         """Replace the state if the stored version is ``expected_version``: one ``EVALSHA``.
 
@@ -296,6 +305,9 @@ class TableStore:
         ``decided_on`` and ``presence``, for a change decided without reading the table first:
         ``CONFLICT`` too unless the stored state is exactly ``decided_on`` and the seats last
         announced connected are ``presence`` (see :class:`dizhu.service.unit_of_work.UnitOfWork`).
+
+        ``time_ms``, the writer's clock, is the events' time, moved up to the table's previous
+        event's if that is later (``None``: Redis' clock): see :class:`StoredEvent`.
         """
         if not 0 < expected_version < new_version:
             raise ValueError(f"versions must grow from a positive one, not {expected_version} → {new_version}")
@@ -312,6 +324,7 @@ class TableStore:
             len(drop_records),
             b"" if decided_on is None else decided_on,
             "" if presence is None else presence,
+            "" if time_ms is None else time_ms,
         ]
         for name, data in records:
             args += [name, data]
@@ -395,6 +408,13 @@ class TableStore:
         yet (``XREAD BLOCK``; 0 waits for ever) and returns ``[]`` on timeout. Events older
         than :meth:`oldest_sequence` are gone: a reader that far behind needs a fresh snapshot.
         """
+        entries = await self.read_entries(table_id, after_sequence, count, block_ms)
+        return [(event.sequence, event.payload) for event in entries]
+
+    async def read_entries(
+        self, table_id: str, after_sequence: int, count: int = 1000, block_ms: int | None = None
+    ) -> list[StoredEvent]:
+        """:meth:`read_events` with each event's time and write id."""
         if after_sequence < 0 or count < 1:
             raise ValueError("after_sequence must be >= 0 and count >= 1")
         events_key = self.keys(table_id).events
@@ -411,11 +431,16 @@ class TableStore:
     async def oldest_sequence(self, table_id: str) -> int | None:
         """The sequence number of the oldest event still kept, or ``None`` if none is."""
         entries = await self._redis.xrange(self.keys(table_id).events, count=1)
-        return stream_event(entries[0])[0] if entries else None
+        return stream_event(entries[0]).sequence if entries else None
 
     async def last_sequence(self, table_id: str) -> int:
         """The sequence number of the table's last event; 0 before any (or with no table)."""
         return reply_int(await self._redis.hget(self.keys(table_id).state, "seq"))
+
+    async def last_event(self, table_id: str) -> tuple[int, int]:
+        """The sequence number and write id of the table's last event; ``(0, 0)`` before any."""
+        seq, write = await self._redis.hmget(self.keys(table_id).state, ["seq", "write"])
+        return reply_int(seq), reply_int(write)
 
     async def mark_active(self, table_id: str, active_ms: int) -> None:
         """Index when a client last acted at ``table_id`` (see :meth:`inactive_tables`)."""

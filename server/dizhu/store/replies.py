@@ -13,6 +13,7 @@ __all__ = [
     "MemoryUse",
     "SaveOutcome",
     "Saved",
+    "StoredEvent",
     "reply_bytes",
     "reply_int",
     "reply_text",
@@ -21,8 +22,10 @@ __all__ = [
     "xread_entries",
 ]
 
-#: The field of a table's stream entries that holds the event.
+#: The field of a table's stream entries that holds the event; those of its time and write id.
 EVENT_FIELD: Final = b"e"
+_TIME_FIELD: Final = b"t"
+_WRITE_FIELD: Final = b"w"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,25 @@ class Loaded:
     ``state`` is followed by the events after this one."""
     presence: int = 0
     """The seats last announced connected, bit ``s`` for seat ``s`` (:mod:`dizhu.store.presence`)."""
+    write: int = 0
+    """The write id of the event ``sequence`` names (0 before any): see :class:`StoredEvent`."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One entry of a table's event stream, as :meth:`TableStore.read_entries` reads it."""
+
+    sequence: int
+    """The event's place in the table's log: 1, 2, ..."""
+    payload: bytes
+    """The event, as the writer gave it."""
+    time_ms: int
+    """When it was written: the writer's clock, never earlier than the previous event's
+    (:data:`~dizhu.store.scripts.STAMP_WRITE`); 0 for an event stored without one."""
+    write: int
+    """The id of the write that appended it, unique within the table's history: an entry of
+    the same sequence with another id belongs to another history (the store was restored
+    behind its last writes, or the table recreated). 0 for an event stored without one."""
 
 
 class SaveOutcome(enum.Enum):
@@ -99,12 +121,17 @@ def reply_int(value: object) -> int:
     return 0 if raw is None else int(raw)
 
 
-def stream_event(entry: Any) -> tuple[int, bytes]:
-    """``(sequence, payload)`` of a stream entry ``(b"<seq>-1", {b"e": payload})``."""
+def stream_event(entry: Any) -> StoredEvent:
+    """A stream entry ``(b"<seq>-1", {b"e": payload, b"t": time, b"w": write id})``."""
     entry_id, fields = entry
     payload = reply_bytes(fields[EVENT_FIELD])
     assert payload is not None
-    return int(entry_id.split(b"-", 1)[0]), payload
+    return StoredEvent(
+        sequence=int(entry_id.split(b"-", 1)[0]),
+        payload=payload,
+        time_ms=reply_int(fields.get(_TIME_FIELD)),
+        write=reply_int(fields.get(_WRITE_FIELD)),
+    )
 
 
 def saved_of(reply: list[Any]) -> Saved:

@@ -26,7 +26,7 @@ it writes anything -- a refused script has changed nothing.
 
 from __future__ import annotations
 
-__all__ = ["CREATE", "DEADLINE", "DEFER", "LOAD", "RESERVE", "SAVE"]
+__all__ = ["CREATE", "DEADLINE", "DEFER", "LOAD", "RESERVE", "SAVE", "STAMP_WRITE"]
 
 # Shared by the scripts that read or record answers. An answer is kept in the hash
 # KEYS[answers] as "<expiry ms>:<answer>" and listed in the sorted set KEYS[answered] by the
@@ -56,15 +56,41 @@ local function record(state, answers, answered, id, answer, ttl_ms, cap)
 end
 """
 
+# How a script appending to a table's stream stamps the write (CREATE, SAVE and
+# dizhu.store.presence's PRESENCE): each stream entry carries, beside the event ("e"), the
+# write's time "t" and write id "w", both decided here, where the order of the table's
+# events is decided (docs/store.md):
+# - "t" (ms): the writer's clock (Redis' when the writer gives none), but never earlier than
+#   the table's previous event's, so a table's events never go back in time, even when two
+#   referees' writes cross;
+# - "w": Redis' clock in µs, above the table's previous write id: within one history no two
+#   writes share one, and a store restored behind its last writes gives their sequence
+#   numbers to later writes with other ids, which is how a reader tells (dizhu.service.feeds).
+# The state hash keeps the last event's ("time", "write") beside "seq", written only when
+# events were appended (a snapshot carries its last event's write id).
+STAMP_WRITE = """
+local function stamp_write(state, writer_ms)
+  local kept = redis.call('HMGET', state, 'time', 'write')
+  local clock = redis.call('TIME')
+  local previous_ms, previous_write = tonumber(kept[1] or '0'), tonumber(kept[2] or '0')
+  local time_ms = tonumber(writer_ms) or (tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+  local write = math.max(tonumber(clock[1]) * 1000000 + tonumber(clock[2]), previous_write + 1)
+  return string.format('%.0f', math.max(time_ms, previous_ms)), string.format('%.0f', write)
+end
+"""
+
 # Shared tail of CREATE and SAVE: append ARGV[first_event..] to the stream KEYS[2] with
-# explicit ids "<seq>-1", seq continuing from `seq`, trimming to about ARGV[maxlen] entries;
-# then announce the new last sequence on the channel KEYS[2] (a channel is no key: a PUBLISH
-# is heard on every node of a Redis Cluster).
-_APPEND_EVENTS = """
-local function append_events(seq, first_event, maxlen)
+# explicit ids "<seq>-1", seq continuing from `seq`, trimming to about ARGV[maxlen] entries,
+# each stamped (STAMP_WRITE); then announce the new last sequence on the channel KEYS[2] (a
+# channel is no key: a PUBLISH is heard on every node of a Redis Cluster).
+_APPEND_EVENTS = (
+    STAMP_WRITE
+    + """
+local function append_events(seq, first_event, maxlen, time_ms, write)
   for i = first_event, #ARGV do
     seq = seq + 1
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, string.format('%d-1', seq), 'e', ARGV[i])
+    local id = string.format('%d-1', seq)
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, id, 'e', ARGV[i], 't', time_ms, 'w', write)
   end
   return seq
 end
@@ -74,6 +100,7 @@ local function announce(seq, before)
   if seq > before then redis.call('PUBLISH', KEYS[2], string.format('%d', seq)) end
 end
 """
+)
 
 LOAD = (
     """
@@ -82,12 +109,12 @@ LOAD = (
 -- KEYS[2]  answers hash      <prefix>:{t:<id>}:answers
 -- ARGV[1]  the answer id
 -- return   {version or nil, data or nil, seq or nil, answer or nil (none, or expired),
---           presence or nil}
+--           presence or nil, write or nil (the write id of the last event)}
 """
     + _ANSWERS
     + """
-local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq', 'presence')
-return {state[1], state[2], state[3], recorded(KEYS[2], ARGV[1]), state[4]}
+local state = redis.call('HMGET', KEYS[1], 'version', 'data', 'seq', 'presence', 'write')
+return {state[1], state[2], state[3], recorded(KEYS[2], ARGV[1]), state[4], state[5]}
 """
 )
 
@@ -106,7 +133,8 @@ CREATE = (
 -- ARGV[6]  the answer
 -- ARGV[7]  how long the answer is kept (ms)
 -- ARGV[8]  how many answers the table keeps at most
--- ARGV[9...] the events, in order; they get sequence numbers 1, 2, ...
+-- ARGV[9]  the events' time (ms, the writer's clock), "" for Redis' clock
+-- ARGV[10...] the events, in order; they get sequence numbers 1, 2, ...
 -- return   {"DUPLICATE", answer, 0, version} if the table exists and ARGV[4] has an answer;
 --          {"CONFLICT", nil, 0, version} if the table exists otherwise;
 --          {"SAVED", nil, 1, version} after writing the state, events and answer.
@@ -126,8 +154,10 @@ end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2])
 -- Leftovers of an expired table of the same id would otherwise mix with the new one.
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
-local seq = append_events(0, 9, ARGV[3])
+local time_ms, write = stamp_write(KEYS[1], ARGV[9])
+local seq = append_events(0, 10, ARGV[3], time_ms, write)
 redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
+if seq > 0 then redis.call('HSET', KEYS[1], 'time', time_ms, 'write', write) end
 announce(seq, 0)
 if ARGV[4] ~= '' and ARGV[5] == '1' then
   record(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[6], ARGV[7], ARGV[8])
@@ -159,9 +189,10 @@ SAVE = (
 -- ARGV[12] m, the number of records to delete
 -- ARGV[13] the stored state data the new state was decided on, "" not to compare it
 -- ARGV[14] the seats announced connected (decimal mask) the answer was made with, "" not to compare
--- ARGV[15 .. 14+2n]          record name, record data, ... (HSET into KEYS[3])
--- ARGV[15+2n .. 14+2n+m]     record names to delete (HDEL from KEYS[3])
--- ARGV[15+2n+m ...]          the events, in order; they get the sequence numbers after the last one
+-- ARGV[15] the events' time (ms, the writer's clock), "" for Redis' clock
+-- ARGV[16 .. 15+2n]          record name, record data, ... (HSET into KEYS[3])
+-- ARGV[16+2n .. 15+2n+m]     record names to delete (HDEL from KEYS[3])
+-- ARGV[16+2n+m ...]          the events, in order; they get the sequence numbers after the last one
 -- return   {"DUPLICATE", answer, 0, version} if ARGV[5] already has an answer (nothing written);
 --          {"CONFLICT", nil, 0, version} if there is no table, its version is not ARGV[1], or
 --          its data or presence differ from ARGV[13] or ARGV[14] where given
@@ -188,14 +219,16 @@ local drops = tonumber(ARGV[12])
 -- The first write must be one Redis may refuse when full (see the module docstring).
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'data', ARGV[3])
 for i = 0, records - 1 do
-  redis.call('HSET', KEYS[3], ARGV[15 + 2 * i], ARGV[16 + 2 * i])
+  redis.call('HSET', KEYS[3], ARGV[16 + 2 * i], ARGV[17 + 2 * i])
 end
 for i = 0, drops - 1 do
-  redis.call('HDEL', KEYS[3], ARGV[15 + 2 * records + i])
+  redis.call('HDEL', KEYS[3], ARGV[16 + 2 * records + i])
 end
 local last = tonumber(state[2] or '0')
-local seq = append_events(last, 15 + 2 * records + drops, ARGV[4])
+local time_ms, write = stamp_write(KEYS[1], ARGV[15])
+local seq = append_events(last, 16 + 2 * records + drops, ARGV[4], time_ms, write)
 redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
+if seq > last then redis.call('HSET', KEYS[1], 'time', time_ms, 'write', write) end
 announce(seq, last)
 if ARGV[5] ~= '' and ARGV[6] == '1' then
   record(KEYS[1], KEYS[4], KEYS[5], ARGV[5], ARGV[7], ARGV[8], ARGV[9])

@@ -13,7 +13,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class TableEvent(_message.Message):
-    __slots__ = ("sequence", "version", "time", "snapshot", "seat_joined", "seat_left", "deal_started", "bid_made", "deal_thrown_in", "landlord_chosen", "cards_played", "round_ended", "seat_settled", "turn_deadline", "table_closed", "heartbeat", "seat_presence")
+    __slots__ = ("sequence", "version", "time", "snapshot", "seat_joined", "seat_left", "deal_started", "bid_made", "deal_thrown_in", "landlord_chosen", "cards_played", "round_ended", "seat_settled", "turn_deadline", "table_closed", "heartbeat", "seat_presence", "write_id")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,7 @@ class TableEvent(_message.Message):
     TABLE_CLOSED_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     SEAT_PRESENCE_FIELD_NUMBER: _ClassVar[int]
+    WRITE_ID_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     version: int
     time: _timestamp_pb2.Timestamp
@@ -48,7 +49,8 @@ class TableEvent(_message.Message):
     table_closed: TableClosed
     heartbeat: Heartbeat
     seat_presence: SeatPresence
-    def __init__(self, sequence: _Optional[int] = ..., version: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., snapshot: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ..., seat_joined: _Optional[_Union[SeatJoined, _Mapping]] = ..., seat_left: _Optional[_Union[SeatLeft, _Mapping]] = ..., deal_started: _Optional[_Union[DealStarted, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., deal_thrown_in: _Optional[_Union[DealThrownIn, _Mapping]] = ..., landlord_chosen: _Optional[_Union[LandlordChosen, _Mapping]] = ..., cards_played: _Optional[_Union[CardsPlayed, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., seat_settled: _Optional[_Union[SeatSettled, _Mapping]] = ..., turn_deadline: _Optional[_Union[TurnDeadline, _Mapping]] = ..., table_closed: _Optional[_Union[TableClosed, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., seat_presence: _Optional[_Union[SeatPresence, _Mapping]] = ...) -> None: ...
+    write_id: int
+    def __init__(self, sequence: _Optional[int] = ..., version: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., snapshot: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ..., seat_joined: _Optional[_Union[SeatJoined, _Mapping]] = ..., seat_left: _Optional[_Union[SeatLeft, _Mapping]] = ..., deal_started: _Optional[_Union[DealStarted, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., deal_thrown_in: _Optional[_Union[DealThrownIn, _Mapping]] = ..., landlord_chosen: _Optional[_Union[LandlordChosen, _Mapping]] = ..., cards_played: _Optional[_Union[CardsPlayed, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., seat_settled: _Optional[_Union[SeatSettled, _Mapping]] = ..., turn_deadline: _Optional[_Union[TurnDeadline, _Mapping]] = ..., table_closed: _Optional[_Union[TableClosed, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., seat_presence: _Optional[_Union[SeatPresence, _Mapping]] = ..., write_id: _Optional[int] = ...) -> None: ...
 
 class SeatJoined(_message.Message):
     __slots__ = ("seat", "player_name")

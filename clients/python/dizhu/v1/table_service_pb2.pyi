@@ -175,12 +175,14 @@ class SettleResponse(_message.Message):
     def __init__(self, settlement: _Optional[_Union[_table_pb2.RoundSettlement, _Mapping]] = ..., reveal: _Optional[_Union[_table_pb2.DealReveal, _Mapping]] = ..., standings: _Optional[_Iterable[_Union[_table_pb2.Standing, _Mapping]]] = ..., table: _Optional[_Union[_table_pb2.TableView, _Mapping]] = ...) -> None: ...
 
 class WatchTableRequest(_message.Message):
-    __slots__ = ("table_id", "after_sequence")
+    __slots__ = ("table_id", "after_sequence", "after_write_id")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_WRITE_ID_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     after_sequence: int
-    def __init__(self, table_id: _Optional[str] = ..., after_sequence: _Optional[int] = ...) -> None: ...
+    after_write_id: int
+    def __init__(self, table_id: _Optional[str] = ..., after_sequence: _Optional[int] = ..., after_write_id: _Optional[int] = ...) -> None: ...
 
 class WatchTableResponse(_message.Message):
     __slots__ = ("event",)

@@ -350,12 +350,23 @@ class TableServiceServicer:
         instead. The caller can tell by the first message's payload: after a snapshot,
         discard any state kept from earlier messages. An idle stream carries heartbeats.
 
+        A history rewritten behind the caller: if the store was restored behind its last
+        writes (a machine crash of Redis loses up to about a second of them, and later
+        moves reuse their sequence numbers), the events the caller saw may no longer be the
+        table's. An open stream notices it (the event it last delivered now has another
+        write_id, or is gone) and sends a fresh snapshot, then the events after it. A resume
+        with after_write_id (the write_id of the after_sequence event) whose event is no
+        longer that one, or is beyond the table's latest, also starts with a fresh snapshot
+        (not OUT_OF_RANGE). A resume without after_write_id cannot tell.
+
         How the stream ends:
         OK                 after the TableClosed event (a closed table: snapshot, then OK);
         UNAVAILABLE        the server is going away or lost its store: reconnect, to any
         referee process, with after_sequence = the last sequence seen;
-        OUT_OF_RANGE       after_sequence is beyond the latest event (the table was
-        recreated, or the caller is confused): reconnect without it;
+        OUT_OF_RANGE       after_sequence, sent without after_write_id, is beyond the
+        latest event (the table was recreated, the store restored
+        behind its last writes, or the caller is confused): reconnect
+        without it;
         NOT_FOUND          no such table;
         UNAUTHENTICATED    a token was sent and is not valid for this table;
         RESOURCE_EXHAUSTED (QUOTA_EXCEEDED, RATE_LIMITED) too many streams or calls: close
