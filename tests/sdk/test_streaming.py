@@ -82,6 +82,52 @@ class TestWatch:
             assert [event.sequence for event in resumed] == [last - 2, last - 1, last]
             assert resumed[-1].HasField("table_closed")
 
+    async def test_a_reopened_stream_goes_on_with_the_event_after_the_last_one_received(self, target: str) -> None:
+        async with TableClient(target) as creator:
+            created = await creator.create_table(player_names=["a", "b", "c"])
+            reopened: list[int | None] = []
+            events: list[events_pb2.TableEvent] = []
+            stream = creator.watch(idle_timeout_s=0.3, on_reconnect=lambda _error, after: reopened.append(after))
+
+            async def next_change() -> events_pb2.TableEvent:
+                async with asyncio.timeout(10):
+                    async for event in stream:
+                        if not event.HasField("heartbeat"):
+                            events.append(event)
+                            return event
+                raise AssertionError("the stream ended")
+
+            assert (await next_change()).HasField("snapshot")
+            view = await creator.get()
+            bidder = creator.for_seat(created.seat_tokens[view.turn_seat].token)
+            await bidder.get()
+            while not (await next_change()).HasField("seat_presence"):
+                pass
+            # Silent for longer than idle_timeout_s (this referee's heartbeats are 20 s apart):
+            # the SDK reopens the stream after the last sequence received, then the bid follows.
+            watched = asyncio.ensure_future(next_change())
+            async with asyncio.timeout(10):
+                while not reopened:
+                    await asyncio.sleep(0.05)
+            await bidder.bid(1)
+            assert (await watched).HasField("bid_made")
+            await stream.aclose()
+        assert reopened[0] == events[-2].sequence
+        assert [event.WhichOneof("payload") for event in events].count("snapshot") == 1
+        sequences = [event.sequence for event in events]
+        assert sequences == list(range(sequences[0], sequences[0] + len(sequences)))
+
+    async def test_a_resume_whose_write_id_is_not_the_logged_events_starts_with_a_snapshot(self, target: str) -> None:
+        async with TableClient(target) as creator:
+            await creator.create_table(player_names=["a", "b", "c"])
+            await creator.close_table()
+            whole = _changes(await _collect(creator))
+            last = whole[0]
+            kept = [event async for event in creator.watch(last.sequence, after_write_id=last.write_id)]
+            other = [event async for event in creator.watch(last.sequence, after_write_id=last.write_id + 1)]
+        assert _changes(kept) == []  # nothing after the last event of a closed table
+        assert [event.WhichOneof("payload") for event in _changes(other)] == ["snapshot"]
+
     async def test_a_sequence_beyond_the_table_falls_back_to_a_snapshot(self, target: str) -> None:
         async with TableClient(target) as creator:
             await creator.create_table(player_names=["a", "b", "c"])

@@ -365,6 +365,7 @@ class TableClient:
         self,
         after_sequence: int | None = None,
         *,
+        after_write_id: int = 0,
         idle_timeout_s: float = 45.0,
         on_reconnect: Callable[[DizhuError, int | None], None] | None = None,
     ) -> AsyncGenerator[events_pb2.TableEvent, None]:
@@ -377,9 +378,12 @@ class TableClient:
         A lost stream -- ``UNAVAILABLE``, ``CANCELLED``, ``DEADLINE_EXCEEDED``, a dropped
         connection, or nothing at all (not even a heartbeat) for ``idle_timeout_s`` -- is
         reopened, with backoff (``retry``'s delays, restarted by every message received),
-        with ``after_sequence`` = the last sequence received, to the same target (so to any
-        referee it routes to): the missed events follow, or a fresh snapshot if they are no
-        longer kept. ``on_reconnect(error, after_sequence)`` is called before each reopening.
+        with ``after_sequence`` = the last sequence received and ``after_write_id`` = its
+        ``write_id``, to the same target (so to any referee it routes to): the missed events
+        follow, or a fresh snapshot if they are no longer kept or the store's history is no
+        longer the one received (a store restored behind its last writes). Give
+        ``after_write_id`` with ``after_sequence`` for the same check on the first opening.
+        ``on_reconnect(error, after_sequence)`` is called before each reopening.
         ``SEQUENCE_OUT_OF_RANGE`` reopens without ``after_sequence`` (a fresh snapshot). When
         ``retry.attempts`` reopenings in a row fail, the last error is raised: call
         ``watch(last sequence)`` again later. Other errors (``TableNotFound``,
@@ -388,12 +392,13 @@ class TableClient:
         Snapshots update :attr:`view` and :attr:`version` like any answer.
         """
         table_id = self._table()
-        last = after_sequence
+        last, last_write = after_sequence, after_write_id
         delays = iter(self.retry.delays())
         while True:
             request = table_service_pb2.WatchTableRequest(table_id=table_id)
             if last is not None:
                 request.after_sequence = last
+                request.after_write_id = last_write
             call = self._tables.WatchTable(request, metadata=self._metadata())
             error: DizhuError
             try:
@@ -409,7 +414,7 @@ class TableClient:
                         return  # the stream ends with OK only once the table is closed
                     event: events_pb2.TableEvent = response.event
                     delays = iter(self.retry.delays())
-                    last = event.sequence
+                    last, last_write = event.sequence, event.write_id
                     if event.HasField("snapshot"):
                         self._observe(event.snapshot)
                     yield event
@@ -418,7 +423,7 @@ class TableClient:
             except grpc.aio.AioRpcError as rpc_error:
                 error = from_rpc_error(rpc_error)
                 if isinstance(error, SequenceOutOfRange) and last is not None:
-                    last = None
+                    last, last_write = None, 0
                 elif not isinstance(error, RetryableError):
                     raise error from rpc_error
             finally:
