@@ -11,7 +11,8 @@ case the test checks what the contract promises:
 * a ``google.rpc.ErrorInfo`` with domain ``dizhu.v1`` and the reason;
 * ``metadata["table_id"]`` whenever a table is concerned (the case says which), and every
   key ``errors.proto`` documents for the reason;
-* a ``google.rpc.BadRequest`` with at least one field violation on every INVALID_ARGUMENT.
+* a ``google.rpc.BadRequest`` with at least one field violation on every INVALID_ARGUMENT;
+* a ``google.rpc.RetryInfo`` on every RESOURCE_EXHAUSTED.
 
 A reason added to the table without a producing case fails loudly, naming it: covering a
 new reason only takes a new ``@produces`` function. The table, ``ErrorReason`` in
@@ -30,6 +31,7 @@ from typing import Any
 import grpc
 import pytest
 import redis.asyncio
+from google.rpc import error_details_pb2
 from grpc_helpers import (
     SEED,
     THREE,
@@ -48,6 +50,7 @@ from grpc_helpers import (
     rid,
     view,
 )
+from grpc_status import rpc_status
 from redis_servers import redis_of_each_version
 
 from dizhu.config import ServerConfig
@@ -591,6 +594,10 @@ async def test_a_real_refusal_carries_what_the_contract_promises(world: World, c
         assert metadata.get("table_id") == produced.table_id, f"table_id missing or wrong in {metadata}"
     missing = [key for key in REASONS[case.reason].metadata_keys if not metadata.get(key)]
     assert not missing, f"documented metadata {missing} missing from {metadata}"
+    if TABLE[case.reason] == "RESOURCE_EXHAUSTED":
+        status = rpc_status.from_call(error)
+        assert status is not None
+        assert any(detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR) for detail in status.details), "no RetryInfo"
     if TABLE[case.reason] == "INVALID_ARGUMENT":
         violations = bad_request(error)
         assert violations is not None, "INVALID_ARGUMENT without a google.rpc.BadRequest"

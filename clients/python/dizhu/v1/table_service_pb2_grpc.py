@@ -44,7 +44,8 @@ class TableServiceStub:
 
     Limits (checked before any work; INVALID_ARGUMENT with a BadRequest naming the field and
     the limit): a request of at most 64 KiB (the operator may change it; gRPC itself refuses
-    one over 1 MiB with RESOURCE_EXHAUSTED and no details); ids and request_ids at most 64
+    one over 1 MiB, or over 16 times the limit if that is larger, with RESOURCE_EXHAUSTED and
+    no details: see "Errors without details" in errors.proto); ids and request_ids at most 64
     characters; a name 1..32 characters; at most 1,024 preset seeds; a Play of at most 33
     cards (the largest hand); clock durations and max_redeals within the bounds given at
     their fields. Exposed servers also limit each client's calls per second, CreateTable
@@ -56,10 +57,12 @@ class TableServiceStub:
     the clock made every decision of 5 rounds in a row (CLOSE_REASON_ABANDONED; defaults).
     Only the latest 256 rounds' replays are kept per table.
 
-    Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
+    Errors. Every error the referee sends is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
     and, for INVALID_ARGUMENT, a google.rpc.BadRequest, in the `grpc-status-details-bin`
-    trailer. Those messages are defined by google/rpc/status.proto and
+    trailer; the errors gRPC itself ends a call with (a request over the transport's cap,
+    an unknown method, a lost connection, a deadline, a cancellation) carry a status code
+    alone (ErrorReason in errors.proto lists them). Those messages are defined by google/rpc/status.proto and
     google/rpc/error_details.proto of googleapis (also shipped by the
     googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
     decode them. The reasons and their codes:
@@ -184,7 +187,8 @@ class TableServiceServicer:
 
     Limits (checked before any work; INVALID_ARGUMENT with a BadRequest naming the field and
     the limit): a request of at most 64 KiB (the operator may change it; gRPC itself refuses
-    one over 1 MiB with RESOURCE_EXHAUSTED and no details); ids and request_ids at most 64
+    one over 1 MiB, or over 16 times the limit if that is larger, with RESOURCE_EXHAUSTED and
+    no details: see "Errors without details" in errors.proto); ids and request_ids at most 64
     characters; a name 1..32 characters; at most 1,024 preset seeds; a Play of at most 33
     cards (the largest hand); clock durations and max_redeals within the bounds given at
     their fields. Exposed servers also limit each client's calls per second, CreateTable
@@ -196,10 +200,12 @@ class TableServiceServicer:
     the clock made every decision of 5 rounds in a row (CLOSE_REASON_ABANDONED; defaults).
     Only the latest 256 rounds' replays are kept per table.
 
-    Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
+    Errors. Every error the referee sends is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
     and, for INVALID_ARGUMENT, a google.rpc.BadRequest, in the `grpc-status-details-bin`
-    trailer. Those messages are defined by google/rpc/status.proto and
+    trailer; the errors gRPC itself ends a call with (a request over the transport's cap,
+    an unknown method, a lost connection, a deadline, a cancellation) carry a status code
+    alone (ErrorReason in errors.proto lists them). Those messages are defined by google/rpc/status.proto and
     google/rpc/error_details.proto of googleapis (also shipped by the
     googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
     decode them. The reasons and their codes:
@@ -476,7 +482,8 @@ class TableService:
 
     Limits (checked before any work; INVALID_ARGUMENT with a BadRequest naming the field and
     the limit): a request of at most 64 KiB (the operator may change it; gRPC itself refuses
-    one over 1 MiB with RESOURCE_EXHAUSTED and no details); ids and request_ids at most 64
+    one over 1 MiB, or over 16 times the limit if that is larger, with RESOURCE_EXHAUSTED and
+    no details: see "Errors without details" in errors.proto); ids and request_ids at most 64
     characters; a name 1..32 characters; at most 1,024 preset seeds; a Play of at most 33
     cards (the largest hand); clock durations and max_redeals within the bounds given at
     their fields. Exposed servers also limit each client's calls per second, CreateTable
@@ -488,10 +495,12 @@ class TableService:
     the clock made every decision of 5 rounds in a row (CLOSE_REASON_ABANDONED; defaults).
     Only the latest 256 rounds' replays are kept per table.
 
-    Errors. Every error is a google.rpc.Status with a google.rpc.ErrorInfo
+    Errors. Every error the referee sends is a google.rpc.Status with a google.rpc.ErrorInfo
     (domain "dizhu.v1", reason from ErrorReason without its prefix, e.g. "NOT_YOUR_TURN")
     and, for INVALID_ARGUMENT, a google.rpc.BadRequest, in the `grpc-status-details-bin`
-    trailer. Those messages are defined by google/rpc/status.proto and
+    trailer; the errors gRPC itself ends a call with (a request over the transport's cap,
+    an unknown method, a lost connection, a deadline, a cancellation) carry a status code
+    alone (ErrorReason in errors.proto lists them). Those messages are defined by google/rpc/status.proto and
     google/rpc/error_details.proto of googleapis (also shipped by the
     googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
     decode them. The reasons and their codes:
