@@ -22,6 +22,7 @@ from safety_helpers import Server, Servers, exhausted, retry_delay_ms
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
+from dizhu.service.clock import FIRST_BACKOFF_MS, MAX_BACKOFF_MS, Quarantine
 from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import table_pb2
@@ -80,6 +81,8 @@ class TestTheClockIsolatesFailures:
         score = await redis_client.zscore(deadlines, poisoned.table_id)
         assert score is not None
         assert score > _now_ms() - 100
+        # After its first failures, tried again within the first backoff, not the longest.
+        assert score <= _now_ms() + FIRST_BACKOFF_MS
         # And it survives a restart of the clock: a second referee serves the healthy table too.
         second = await servers.start(clock_interval_s=0.02)
         before = (await view(second.tables, healthy)).version
@@ -88,6 +91,16 @@ class TestTheClockIsolatesFailures:
             return (await view(second.tables, healthy)).version >= before + 3
 
         await _until(still_runs, "the healthy table's clock to keep acting")
+
+    def test_a_tables_backoff_doubles_from_the_first_up_to_the_longest_and_restarts_after_a_success(self) -> None:
+        quarantine = Quarantine()
+        backoffs = [quarantine.failed("t-1") for _ in range(12)]
+        assert backoffs[:3] == [FIRST_BACKOFF_MS, 2 * FIRST_BACKOFF_MS, 4 * FIRST_BACKOFF_MS]
+        assert backoffs == sorted(backoffs)
+        assert backoffs[-1] == MAX_BACKOFF_MS > backoffs[-4]
+        assert quarantine.failed("t-2") == FIRST_BACKOFF_MS  # each table counts its own failures
+        quarantine.succeeded("t-1")
+        assert quarantine.failed("t-1") == FIRST_BACKOFF_MS
 
 
 class TestAbandonedTables:
