@@ -237,6 +237,31 @@ class TestResume:
         assert kind(watcher.messages[1]) in ("bid_made", "cards_played")
         await watcher.cancel()
 
+    async def test_a_resume_goes_on_without_a_snapshot_exactly_when_the_first_missed_event_is_kept(
+        self, referees: Referees, redis_client: redis.asyncio.Redis
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE)
+        rng = random.Random(4)
+        for _ in range(6):
+            await act(node.tables, node.rules, table, rng)
+        latest = await node.store.last_sequence(table.table_id)
+        oldest = latest - 3
+        await redis_client.xtrim(node.store.keys(table.table_id).events, minid=f"{oldest}-0", approximate=False)
+        assert await node.store.oldest_sequence(table.table_id) == oldest
+        # The first missed event is the oldest kept one: the events follow, no snapshot.
+        kept = watch(node.tables, table.table_id, after=oldest - 1)
+        await kept.wait_for(lambda ms: bool(ms) and ms[-1].sequence == latest, "the kept events")
+        assert [m.sequence for m in kept.messages] == list(range(oldest, latest + 1))
+        assert "snapshot" not in kept.kinds()
+        await kept.cancel()
+        # The first missed event is gone (one before the oldest kept): a snapshot first.
+        gone = watch(node.tables, table.table_id, after=oldest - 2)
+        first = await gone.wait_kind("snapshot")
+        assert gone.messages[0] is first
+        assert first.sequence == latest
+        await gone.cancel()
+
     async def test_a_resume_point_beyond_the_latest_event_is_out_of_range(self, referees: Referees) -> None:
         node = await referees.start()
         table = await create(node.tables, THREE)
