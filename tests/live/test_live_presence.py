@@ -105,6 +105,23 @@ class TestCalls:
         assert here.version == gone.version == read.table.version  # presence changes no state
         await spectator.cancel()
 
+    async def test_a_seat_calling_steadily_within_the_window_stays_connected_without_flickering(
+        self, referees: Referees
+    ) -> None:
+        # Calls 0.9 s apart in a 2 s window: each one must extend the seat's lease, or it lapses
+        # between two calls for longer than the sweeper's interval (0.5 s here) and flickers.
+        node = await referees.start(presence_window_s=2.0, presence_lease_s=3.0)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")
+        for _ in range(4):
+            read = await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(2))
+            assert _connected(read.table)[2]
+            await asyncio.sleep(0.9)
+        announced = [m.seat_presence.connected for m in spectator.messages if kind(m) == "seat_presence"]
+        assert announced == [True]
+        await spectator.cancel()
+
     async def test_a_move_reports_its_seat_connected(self, referees: Referees) -> None:
         node = await referees.start(**FAST)
         table = await create(node.tables, THREE, first_dealer=0)
