@@ -368,6 +368,22 @@ class TestTheClock:
         taken = bid(late.table, _as(2, now_ms=late.table.turn_started_ms), 3)
         assert [type(event).__name__ for event in taken.events][:2] == ["BidMade", "LandlordChosen"]
 
+    def test_a_round_a_seat_attended_leaves_the_next_one_unattended_until_a_seat_acts(self) -> None:
+        def until_round_ends(table: TableState, round_number: int) -> TableState:
+            for _ in range(200):
+                if table.last_result is not None and table.last_result.round == round_number:
+                    return table
+                table = timeout(table, table.deadline_ms).table
+            raise AssertionError(f"round {round_number} did not end by the clock")
+
+        clocked = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
+        attended = bid(clocked, _as(0), 3).table  # a seat's own act; the clock makes the rest
+        assert attended.attended
+        second = until_round_ends(attended, 1)
+        assert (second.unattended_rounds, second.attended) == (0, False)  # round 2 has seen no seat act yet
+        third = until_round_ends(second, 2)
+        assert third.unattended_rounds == 1  # the clock made every decision of round 2
+
     def test_forfeit_in_play_loses_the_round_for_the_seats_side_without_counting_as_its_act(self) -> None:
         playing = bid(_forfeiting(), _as(0), 3).table  # seat 0 is the landlord, at 3, and leads
         forfeited = timeout(playing, playing.deadline_ms + 1)
