@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import datetime
 import hashlib
 import json
 import os
@@ -252,6 +253,21 @@ def _reorder_actions(d: Document) -> None:
     actions[first + 1], actions[first + 2] = actions[first + 2], actions[first + 1]
 
 
+def _change_kitty(d: Document) -> None:
+    # One kitty card becomes a card of the first hand: the hands stay as the seed dealt them.
+    kitty = d["deals"][-1]["kitty"].split()
+    kitty[0] = d["deals"][-1]["hands"][0].split()[0]
+    d["deals"][-1]["kitty"] = " ".join(kitty)
+
+
+def _time_goes_back(d: Document) -> None:
+    # An action stamped a second before the one it follows.
+    actions = d["deals"][-1]["actions"]
+    before = datetime.datetime.fromisoformat(actions[0]["time"].replace("Z", "+00:00"))
+    earlier = before - datetime.timedelta(seconds=1)
+    actions[1]["time"] = earlier.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _change_stake(d: Document) -> None:
     d["result"]["stake"] += 1
 
@@ -276,6 +292,8 @@ TAMPERINGS: dict[str, Callable[[Document], None]] = {
     "hand": _change_hand,
     "action": _change_action,
     "order": _reorder_actions,
+    "kitty": _change_kitty,
+    "time": _time_goes_back,
     "stake": _change_stake,
     "changes": _change_changes,
     "winner": _change_winner,
