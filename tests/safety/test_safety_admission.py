@@ -43,6 +43,14 @@ class TestRateLimiter:
         assert limiter.take("a") == 0.0
         assert limiter.take("a") > 0
 
+    def test_a_long_idle_client_saves_up_its_burst_and_no_more(self) -> None:
+        now = [0.0]
+        limiter = RateLimiter(2.0, 3, now=lambda: now[0])
+        assert limiter.take("a") == 0.0
+        now[0] = 3600.0  # an hour's refill would be 7,200 tokens: the bucket holds 3
+        assert [limiter.take("a") for _ in range(3)] == [0.0, 0.0, 0.0]
+        assert limiter.take("a") == pytest.approx(0.5)
+
     def test_a_charge_puts_the_client_in_debt(self) -> None:
         now = [0.0]
         limiter = RateLimiter(10.0, 5, now=lambda: now[0])
