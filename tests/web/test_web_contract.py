@@ -105,6 +105,21 @@ class TestUnaryCalls:
         assert headers["content-type"].startswith("application/json")
         assert b"COMBINATION_KIND_PAIR" in answer
 
+    async def test_connect_json_ignores_fields_it_does_not_know_as_the_binary_form_does(
+        self, web_referee: WebReferee
+    ) -> None:
+        # A newer client's field: the JSON answer is the one without it.
+        known = {"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_THREE", "RANK_THREE"]}}
+        answers = []
+        for body in (known, {**known, "from_a_newer_client": {"x": 1}}):
+            headers = {"content-type": "application/json"}
+            path = "/dizhu.v1.RulesService/Classify"
+            status, _, answer = await web_referee.http("POST", path, json.dumps(body).encode(), headers)
+            assert status == 200, answer
+            answers.append(json.loads(answer))
+        assert answers[0] == answers[1]
+        assert answers[0]["classification"]["combinations"][0]["kind"] == "COMBINATION_KIND_PAIR"
+
     async def test_connect_get_serves_the_methods_without_side_effects_only(self, web_referee: WebReferee) -> None:
         query = urllib.parse.urlencode(
             {"encoding": "json", "message": '{"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_NINE"]}}'}
