@@ -121,16 +121,21 @@ class TestTableClient:
 
 
 class _Recorder(grpc.aio.UnaryUnaryClientInterceptor):
-    """Notes every attempt a real channel makes: the method, the request sent and the status it got."""
+    """Notes every attempt a real channel makes: the method, the request as sent and the status it got.
+
+    The request is kept as the bytes of that attempt (read back into a message): a client that
+    changed the same request object between attempts would otherwise show its last form for all.
+    """
 
     def __init__(self) -> None:
         self.attempts: list[tuple[str, Any, grpc.StatusCode]] = []
 
     async def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        sent = type(request).FromString(request.SerializeToString())
         call = await continuation(client_call_details, request)
         method = client_call_details.method
         name = (method.decode() if isinstance(method, bytes) else method).rsplit("/", 1)[-1]
-        self.attempts.append((name, request, await call.code()))
+        self.attempts.append((name, sent, await call.code()))
         return call
 
     def of(self, method: str) -> list[tuple[Any, grpc.StatusCode]]:
