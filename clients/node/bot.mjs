@@ -64,16 +64,21 @@ export class RandomBot {
 /**
  * The table's events for `token`'s holder, resuming after a lost stream: on UNAVAILABLE,
  * CANCELLED, DEADLINE_EXCEEDED, a dropped connection or `idleMs` without any message (not
- * even a heartbeat), it reconnects with after_sequence = the last sequence received; on
- * OUT_OF_RANGE it reconnects without (a fresh snapshot). Ends after table_closed.
+ * even a heartbeat), it reconnects with after_sequence = the last sequence received and
+ * after_write_id = its write_id (a store restored behind that event answers with a fresh
+ * snapshot); on OUT_OF_RANGE it reconnects without (a fresh snapshot). Ends after table_closed.
  */
 export async function* watchTable(tables, tableId, token, { afterSequence = null, idleMs = 45_000, attempts = 8, onResume } = {}) {
   let last = afterSequence;
+  let lastWrite = 0;
   let failures = 0;
   let delay = 50;
   for (;;) {
     const request = { table_id: tableId };
-    if (last !== null) request.after_sequence = last;
+    if (last !== null) {
+      request.after_sequence = last;
+      request.after_write_id = lastWrite;
+    }
     const stream = tables.WatchTable(request, bearer(token));
     let idle;
     const arm = () => {
@@ -88,6 +93,7 @@ export async function* watchTable(tables, tableId, token, { afterSequence = null
         delay = 50;
         const event = message.event;
         last = event.sequence;
+        lastWrite = event.write_id ?? 0;
         yield event;
         if (event.payload === "table_closed") return;
       }
@@ -95,6 +101,7 @@ export async function* watchTable(tables, tableId, token, { afterSequence = null
     } catch (error) {
       if (error.code === grpc.status.OUT_OF_RANGE && last !== null) {
         last = null;
+        lastWrite = 0;
       } else if (!RETRYABLE.has(error.code) || ++failures > attempts) {
         throw error;
       } else {
