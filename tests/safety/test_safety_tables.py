@@ -22,6 +22,7 @@ from safety_helpers import Server, Servers, exhausted, retry_delay_ms
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
+from dizhu.service.clock import _REMEMBERED as QUARANTINE_REMEMBERS
 from dizhu.service.clock import FIRST_BACKOFF_MS, MAX_BACKOFF_MS, Quarantine
 from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store.keys import index_keys, index_shard
@@ -101,6 +102,15 @@ class TestTheClockIsolatesFailures:
         assert quarantine.failed("t-2") == FIRST_BACKOFF_MS  # each table counts its own failures
         quarantine.succeeded("t-1")
         assert quarantine.failed("t-1") == FIRST_BACKOFF_MS
+
+    def test_the_quarantine_remembers_its_most_tables_and_forgets_the_longest_untried_first(self) -> None:
+        quarantine = Quarantine()
+        for index in range(QUARANTINE_REMEMBERS):
+            quarantine.failed(f"t-{index}")
+        assert quarantine.failed("t-0") == 2 * FIRST_BACKOFF_MS  # all of them remembered
+        quarantine.failed("one-too-many")  # t-1, the longest untried, is forgotten
+        assert quarantine.failed("t-1") == FIRST_BACKOFF_MS
+        assert quarantine.failed("t-3") == 2 * FIRST_BACKOFF_MS  # (t-1 came back in place of t-2)
 
 
 class TestAbandonedTables:

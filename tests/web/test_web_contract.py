@@ -235,6 +235,8 @@ class TestRequestsThatAreNoRequest:
             assert types == ["google.rpc.ErrorInfo", "google.rpc.BadRequest"], error
             info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(error["details"][0]["value"] + "=="))
             assert info.reason == "INVALID_ARGUMENT"
+            if body == b"{not json":
+                assert "no valid dizhu.v1.ClassifyRequest (protobuf JSON form)" in error["message"], error
 
     async def test_a_request_over_the_size_limit_is_refused_whole(self, web_referee: WebReferee) -> None:
         three = cards_pb2.Card(rank=cards_pb2.RANK_THREE, suit=cards_pb2.SUIT_SPADES)
@@ -248,6 +250,22 @@ class TestRequestsThatAreNoRequest:
             assert refused.value.code is Code.INVALID_ARGUMENT, (protocol, as_json, refused.value)
             info = error_info(refused.value)
             assert (info.reason, info.metadata["max_bytes"]) == ("INVALID_ARGUMENT", str(64 * 1024))
+            # JSON too is measured by the request's binary size.
+            assert f"the request is {request.ByteSize()} bytes" in refused.value.message, refused.value.message
+
+    async def test_a_json_request_of_exactly_the_size_limit_is_read(self, web_referee: WebReferee) -> None:
+        three = cards_pb2.Card(rank=cards_pb2.RANK_THREE, suit=cards_pb2.SUIT_SPADES)
+        sized = (
+            pb.PlayRequest(table_id="t" * length, request_id="r", expected_version=1, cards=[three] * 10_920)
+            for length in range(1, 20)
+        )
+        request = next(request for request in sized if request.ByteSize() == 64 * 1024)
+        async with web_referee.web(protocol=ProtocolType.CONNECT, json=True) as web:
+            with pytest.raises(ConnectError) as refused:
+                await web.unary("TableService", "Play", request)
+        # Read, then refused for what it asks (a play larger than any hand), not for its size.
+        assert "max_bytes" not in error_info(refused.value).metadata, refused.value
+        assert "cards" in refused.value.message, refused.value.message
 
     async def test_a_request_over_the_transport_cap_is_not_read(self, web_referee: WebReferee) -> None:
         # As over gRPC: 16 times the request limit (1 MiB at least) and the transport refuses it.
