@@ -60,6 +60,8 @@ export class TablePage {
   private readAt = 0n;
   private token: string | null;
   private lastSequence: bigint | undefined;
+  /** The write id of the last event received: a store restored behind it answers with a snapshot. */
+  private lastWriteId = 0n;
   private stream: AbortController | null = null;
   private selected = new Set<number>();
   private legal: LegalMove[] = [];
@@ -148,7 +150,7 @@ export class TablePage {
       };
       try {
         awake();
-        const request = { tableId: this.tableId, afterSequence: this.lastSequence };
+        const request = { tableId: this.tableId, afterSequence: this.lastSequence, afterWriteId: this.lastWriteId };
         for await (const response of tables.watchTable(request, auth(this.token, controller.signal))) {
           awake();
           delay = 250;
@@ -185,6 +187,7 @@ export class TablePage {
 
   private onEvent(event: TableEvent): void {
     this.lastSequence = event.sequence;
+    this.lastWriteId = event.writeId;
     if (event.time) this.clockOffsetMs = timestampMs(event.time) - Date.now();
     const payload = event.payload;
     if (payload.case === "snapshot") {
