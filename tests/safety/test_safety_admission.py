@@ -206,6 +206,16 @@ async def _stream_refused(tables: Any, table_id: str, metadata: Any = ()) -> grp
     return await exhausted(asyncio.wait_for(first(), 15), "QUOTA_EXCEEDED")
 
 
+async def _open_once_freed(tables: Any, table_id: str, metadata: Any) -> Any:
+    """A stream opened as soon as a slot a cancelled stream held is free (its cleanup runs on the server)."""
+    for _ in range(150):
+        try:
+            return await _open_stream(tables, table_id, metadata)
+        except grpc.aio.AioRpcError:
+            await asyncio.sleep(0.1)
+    raise AssertionError("the cancelled stream's slot was never freed")
+
+
 class TestStreams:
     async def test_streams_are_capped_per_connection_per_client_and_per_process(self, servers: Servers) -> None:
         server = await servers.start(
@@ -229,16 +239,14 @@ class TestStreams:
         await _open_stream(tables_3, table.table_id, _key("key-b"))
         error = await _stream_refused(tables_3, table.table_id, _key("key-b"))
         assert error_info(error).metadata["limit"] == "streams_per_process"
-        # A stream that ends frees its slot.
+        # A stream that ends frees its slot: of the process, of its connection, of its client.
         first[0].cancel()
-        for _ in range(150):
-            try:
-                await _open_stream(tables_3, table.table_id, _key("key-b"))
-                break
-            except grpc.aio.AioRpcError:
-                await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the cancelled stream's slot was never freed")
+        freed = await _open_once_freed(tables_3, table.table_id, _key("key-b"))
+        freed.cancel()
+        # Connection 1 (at its cap of 2 before) and key-a (at 3) had a slot freed too.
+        await _open_once_freed(server.tables, table.table_id, a)
+        error = await _stream_refused(tables_3, table.table_id, _key("key-b"))
+        assert error_info(error).metadata["limit"] == "streams_per_process"  # 4 open again
 
     async def test_a_loopback_server_still_caps_streams_per_connection(self, servers: Servers) -> None:
         server = await servers.start(max_streams_per_connection=2)
