@@ -23,7 +23,7 @@ from grpc_helpers import THREE, TableStub, bad_request, card, create_table, erro
 from grpc_status import rpc_status
 
 from dizhu.config import ServerConfig
-from dizhu.service.server import create_server
+from dizhu.process import create_server
 from dizhu.store import TableStore
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.v1 import table_service_pb2_grpc

@@ -25,7 +25,7 @@ from redis_servers import redis_server_binary
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.service.server import Referee, create_server
+from dizhu.process import Referee, create_server
 from dizhu.store import Saved, TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
