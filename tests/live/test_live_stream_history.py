@@ -154,6 +154,7 @@ async def _store_rolled_back(tmp_path: Path) -> AsyncIterator[_RolledBack]:
             await _decide(node, table, 1)
             await _decide(node, table, 2)
             await watcher.wait_kind("bid_made", 2)
+            await watcher.wait_kind("seat_presence", 2)  # each bidder's call announced it: the stream is quiet
             before = list(watcher.messages)
             await server.astop()
             with aof.open("r+b") as file:
