@@ -14,6 +14,7 @@ import structlog
 from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.process.assembly import running_referee
+from dizhu.referee.signing import new_private_key
 from dizhu.service.startup import StartupError, start_metrics
 from dizhu.service.tls import CertificateFiles
 
@@ -117,6 +118,9 @@ def run_workers(config: ServerConfig) -> int:
         # Every worker must derive tokens from the same secret, or a retry landing on another
         # worker could not be answered: one made up here, for all of them.
         config = dataclasses.replace(config, secrets=(secrets.token_hex(32),))
+    if not config.signing_key:
+        # The same for the signing key: every worker signs with the one made up here.
+        config = dataclasses.replace(config, signing_key=new_private_key())
     context = multiprocessing.get_context("spawn")
     workers = [
         context.Process(

@@ -134,6 +134,9 @@ def replay_json(
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
 
 
+_NOT_CHECKED = SignatureCheck(Authenticity.NOT_CHECKED)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Verification:
     """What ``verify`` found: ``ok`` when ``problems`` is empty.
@@ -149,7 +152,7 @@ class Verification:
     actions: int = 0
     readable: bool = True
     #: What the signature check found (``NOT_CHECKED`` without keys).
-    signature: SignatureCheck = SignatureCheck(Authenticity.NOT_CHECKED)
+    signature: SignatureCheck = _NOT_CHECKED
 
     @property
     def ok(self) -> bool:
@@ -305,7 +308,7 @@ def verify(text: str, keys: Iterable[PublicKey] | None = None) -> Verification:
     """
     problems: list[str] = []
     deals = actions = 0
-    signature = SignatureCheck(Authenticity.NOT_CHECKED)
+    signature = _NOT_CHECKED
     try:
         try:
             document = json.loads(text)

@@ -38,6 +38,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 __all__ = [
     "ALGORITHM",
+    "SIGNATURE_FIELD",
     "Authenticity",
     "PublicKey",
     "SignatureCheck",
@@ -46,6 +47,7 @@ __all__ = [
     "check_signature",
     "key_id",
     "load_or_create_private_key",
+    "new_private_key",
     "parse_public_keys",
     "replay_digest",
 ]
@@ -82,7 +84,8 @@ class PublicKey:
     @property
     def pem(self) -> str:
         """The key as PEM (SubjectPublicKeyInfo), the form ``dizhu verify --key`` reads."""
-        return self.key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        spki = serialization.PublicFormat.SubjectPublicKeyInfo
+        return self.key.public_bytes(serialization.Encoding.PEM, spki).decode()
 
 
 def _unsigned(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -184,15 +187,20 @@ def parse_public_keys(pem: bytes) -> tuple[PublicKey, ...]:
     return tuple(found)
 
 
+def new_private_key() -> bytes:
+    """A fresh Ed25519 private key as PEM (PKCS#8, unencrypted)."""
+    return Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
 def load_or_create_private_key(path: Path) -> bytes:
     """The PEM of the signing key at ``path``, made (and written, readable by its owner only) if absent."""
     try:
         return path.read_bytes()
     except FileNotFoundError:
         pass
-    pem = Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
+    pem = new_private_key()
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         # O_EXCL: two processes starting at once keep the first one's key, never a mix.
