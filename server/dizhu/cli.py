@@ -137,6 +137,9 @@ def _serve(args: argparse.Namespace) -> int:
     if args.print_public_key:
         from dizhu.service.server import signing_keys
 
+        if not config.signing_key:
+            print("dizhu serve: --print-public-key with --redis-url needs --signing-key", file=sys.stderr)
+            return EXIT_USAGE
         print(signing_keys(config).public_pem(), end="")
         return EXIT_OK
     configure_logging(config.log_format, config.log_level)

@@ -142,7 +142,9 @@ class TestTls:
 class TestEmbeddedReferee:
     @pytest.mark.parametrize("api_key", ["plain", "-starts-like-a-flag", "--also"])
     def test_its_command_line_carries_any_api_key(self, api_key: str) -> None:
-        command = serve_arguments("127.0.0.1:0", "redis://127.0.0.1:1/0", api_key, "t", ["--workers", "1"])
+        command = serve_arguments(
+            "127.0.0.1:0", "redis://127.0.0.1:1/0", api_key, "t", ["--workers", "1"], Path("k.pem")
+        )
         parsed = build_parser().parse_args(command[3:])
         config = config_from_args(parsed)
         assert config.api_keys == (api_key,)

@@ -300,7 +300,8 @@ def _add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> N
         type=Path,
         default=os.environ.get("DIZHU_SIGNING_KEY_FILE"),
         help="the Ed25519 private key (PEM) that signs every round's record (env DIZHU_SIGNING_KEY_FILE; "
-        "default: signing-key.pem in --data-dir, made on first start); referees sharing tables share it",
+        "default: signing-key.pem in --data-dir, made on first start; with --redis-url, a key made up for this "
+        "run); referees sharing tables share it",
     )
     safety.add_argument(
         "--retired-signing-keys",
@@ -471,20 +472,25 @@ def _secrets(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _signing_keys(args: argparse.Namespace) -> tuple[bytes, bytes]:
-    """The signing key's PEM (made in the data directory if absent) and the retired keys' PEM."""
+    """The signing key's PEM and the retired keys' PEM; a usage error if a file is unusable.
+
+    Without ``--signing-key``: the key in the embedded Redis's data directory (made there on
+    first start); with an external Redis there is none, b"" (one is made up for the run).
+    """
     from dizhu.referee.signing import SigningKeys, load_or_create_private_key
 
-    path = args.signing_key if args.signing_key is not None else args.data_dir / "signing-key.pem"
-    flag = "--signing-key" if args.signing_key is not None else "--data-dir"
     try:
-        key = load_or_create_private_key(Path(path))
+        if args.signing_key is not None:
+            key = Path(args.signing_key).read_bytes()
+        else:
+            key = b"" if args.redis_url else load_or_create_private_key(args.data_dir / "signing-key.pem")
         retired = Path(args.retired_signing_keys).read_bytes() if args.retired_signing_keys is not None else b""
     except OSError as error:
-        raise SystemExit(f"{flag}: {path}: {error.strerror or error}") from None
+        raise _usage_error(f"signing key: {error.filename}: {error.strerror or error}") from None
     try:
-        SigningKeys.from_pem(key, retired)
+        SigningKeys.from_pem(key, retired) if key else SigningKeys.ephemeral()
     except (ValueError, TypeError) as error:
-        raise SystemExit(f"{path} or --retired-signing-keys: not an Ed25519 key: {error}") from None
+        raise _usage_error(f"--signing-key or --retired-signing-keys: not an Ed25519 key: {error}") from None
     return key, retired
 
 

@@ -27,6 +27,12 @@ _GC_YOUNG_THRESHOLD = 10_000
 
 def _warn_about_exposure(config: ServerConfig) -> None:
     """Say at start-up what an exposed server's configuration leaves open (docs/security.md)."""
+    if not config.signing_key:
+        _log.warning(
+            "no_signing_key",
+            detail="round records are signed by a key made up for this run: after a restart nobody can check "
+            "them against a published key. Set --signing-key (shared by every referee of the same tables).",
+        )
     if listens_on_loopback(config.address):
         return
     if not config.secrets:
