@@ -309,12 +309,13 @@ def _add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> N
         type=Path,
         default=os.environ.get("DIZHU_RETIRED_SIGNING_KEYS_FILE"),
         help="PEM file of the public keys that signed older rounds, published beside the current one "
-        "(env DIZHU_RETIRED_SIGNING_KEYS_FILE)",
+        "(env DIZHU_RETIRED_SIGNING_KEYS_FILE; default: none)",
     )
     safety.add_argument(
         "--print-public-key",
         action="store_true",
-        help="print the public keys that verify this referee's round records (PEM, the current one first) and exit",
+        help="print the public keys that verify this referee's round records (PEM, the current one first) and "
+        "exit (default: serve)",
     )
     safety.add_argument(
         "--limits",
