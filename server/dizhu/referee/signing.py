@@ -176,11 +176,13 @@ def parse_public_keys(pem: bytes) -> tuple[PublicKey, ...]:
         raise ValueError("no PEM public key in it")
     found: list[PublicKey] = []
     for block in blocks:
-        if b"PRIVATE" in block.split(b"\n", 1)[0]:
-            private = serialization.load_pem_private_key(block, password=None)
-            key: object = private.public_key()
-        else:
-            key = serialization.load_pem_public_key(block)
+        try:
+            if b"PRIVATE" in block.split(b"\n", 1)[0]:
+                key: object = serialization.load_pem_private_key(block, password=None).public_key()
+            else:
+                key = serialization.load_pem_public_key(block)
+        except (ValueError, TypeError) as error:  # TypeError: an encrypted private key
+            raise ValueError(f"a PEM block in it is no usable key: {error}") from None
         if not isinstance(key, Ed25519PublicKey):
             raise ValueError("a key in it is not an Ed25519 key")
         found.append(PublicKey(key_id(key), key, current=not found))
