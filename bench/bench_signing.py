@@ -15,7 +15,8 @@ already builds); then, in the same run, on the same records:
 
 Printed: the CPU microseconds per record (process time, so that other processes on a shared
 machine do not count), as the median and range over ``--repeats``, and the ratio of ``sign``
-to ``record`` per repetition; then the signing cost spread over a round's moves. Run: ``python bench/bench_signing.py [--rounds 40] [--repeats 5]``.
+to ``record`` per repetition; then the signing cost spread over a round's moves.
+Run: ``python bench/bench_signing.py [--rounds 40] [--repeats 5]``.
 """
 
 from __future__ import annotations
