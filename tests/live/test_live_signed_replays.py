@@ -13,9 +13,7 @@ import base64
 import copy
 import hashlib
 import json
-import os
 import random
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from typing import Any
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from grpc_helpers import THREE, Table, bid_to_play, rid, view
-from live_helpers import Node, Referees, clock, create
+from live_helpers import Node, Referees, clock, create, run_cli
 from test_live_replays import _play_to_close, _replays
 
 from dizhu.referee.replay import verify
@@ -32,7 +30,6 @@ from dizhu.rules import parse_cards
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 
-ROOT = Path(__file__).resolve().parents[2]
 Document = dict[str, Any]
 
 
@@ -251,36 +248,15 @@ async def _closed(node: Node, table: Table) -> None:
             await asyncio.sleep(0.02)
 
 
-async def _cli(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients" / "python")]),
-        "GRPC_VERBOSITY": "ERROR",
-    }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "dizhu.cli",
-        *args,
-        env=env,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    output, _ = await asyncio.wait_for(process.communicate(stdin), 60)
-    assert process.returncode is not None
-    return process.returncode, output.decode()
-
-
 class TestCommandLine:
     async def test_dizhu_verify_says_which_authenticity_and_fails_every_record_the_key_does_not_vouch_for(
         self, referees: Referees, tmp_path: Path
     ) -> None:
         private = tmp_path / "signing-key.pem"
-        code, printed = await _cli("serve", "--signing-key", str(private), "--print-public-key")
+        code, printed = await run_cli("serve", "--signing-key", str(private), "--print-public-key")
         assert code == 2, printed  # no such file: a usage error, no key made up in its place
         private.write_bytes(new_private_key())
-        code, printed = await _cli("serve", "--signing-key", str(private), "--print-public-key")
+        code, printed = await run_cli("serve", "--signing-key", str(private), "--print-public-key")
         assert code == 0, printed
         assert printed == SigningKeys.from_pem(private.read_bytes()).public_pem()
         public = tmp_path / "referee.pem"
@@ -296,11 +272,11 @@ class TestCommandLine:
             (tmp_path / f"{name}.json").write_text(content)
         target = f"127.0.0.1:{node.referee.port}"
         good, by_target, unchecked, edited, unsigned = await asyncio.gather(
-            _cli("verify", str(tmp_path / "good.json"), "--key", str(public)),
-            _cli("verify", str(tmp_path / "good.json"), "--target", target),
-            _cli("verify", str(tmp_path / "edited.json")),
-            _cli("verify", str(tmp_path / "edited.json"), "--key", str(public)),
-            _cli("verify", str(tmp_path / "unsigned.json"), "--key", str(public)),
+            run_cli("verify", str(tmp_path / "good.json"), "--key", str(public)),
+            run_cli("verify", str(tmp_path / "good.json"), "--target", target),
+            run_cli("verify", str(tmp_path / "edited.json")),
+            run_cli("verify", str(tmp_path / "edited.json"), "--key", str(public)),
+            run_cli("verify", str(tmp_path / "unsigned.json"), "--key", str(public)),
         )
         key_id = SigningKeys.from_pem(private.read_bytes()).key_id
         for code, output in (good, by_target):
@@ -313,6 +289,6 @@ class TestCommandLine:
         assert edited[1].startswith("NOT VERIFIED (SIGNATURE INVALID)")
         assert unsigned[0] == 1, unsigned[1]
         assert unsigned[1].startswith("NOT VERIFIED (UNSIGNED)")
-        code, output = await _cli("verify", str(tmp_path / "good.json"), "--key", str(tmp_path / "good.json"))
+        code, output = await run_cli("verify", str(tmp_path / "good.json"), "--key", str(tmp_path / "good.json"))
         assert code == 2, output
         assert "no PEM public key" in output
