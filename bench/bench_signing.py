@@ -5,7 +5,7 @@ written as the referee writes them (``replay_json``: the record the move that en
 already builds); then, in the same run, on the same records:
 
 - ``record``: writing the record (``replay_json``), the work that move did before signing;
-- ``sign``: what the gateway now adds before storing it (``SigningKeys.sign``: parse the
+- ``sign``: what the unit of work now adds before storing it (``SigningKeys.sign``: parse the
   record, its canonical form, the Ed25519 signature, the signed record written again), and
   its parts: ``parse``, ``canonical`` (orjson's sorted compact form), ``ed25519`` (the
   signature alone, over the canonical bytes) and ``dump``;
