@@ -1101,6 +1101,38 @@ def auction_and_play(variant: Variant) -> Iterator[Case]:
         ],
     )
     yield case(
+        f"replay.{v}.signed",
+        "tables",
+        "docs/replay.md, Signatures: every round's record is signed, by a key GetRefereeKeys lists as current",
+        [
+            create(variant),
+            *steps,
+            call(
+                "GetReplay",
+                {"table_id": "$table", "round": 1},
+                expect={
+                    "checks": [
+                        {"path": "signature.algorithm", "equals": "ed25519"},
+                        {"path": "signature.key_id", "present": True},
+                        {"path": "signature.value", "present": True},
+                    ]
+                },
+                save={"key": "signature.key_id"},
+            ),
+            call(
+                "GetRefereeKeys",
+                {},
+                expect={
+                    "checks": [
+                        {"path": "keys[0].key_id", "equals": "$key"},
+                        {"path": "keys[0].algorithm", "equals": "ed25519"},
+                        {"path": "keys[0].current", "equals": True},
+                    ]
+                },
+            ),
+        ],
+    )
+    yield case(
         f"settle.{v}.too-early",
         "errors",
         "errors.proto WRONG_PHASE: Settle before any round ended",

@@ -23,6 +23,7 @@ import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # Before gRPC loads: no command forks a process that uses gRPC (workers are spawned), and
 # gRPC's fork handlers can abort a child started with a pre-exec hook, such as the
@@ -42,6 +43,9 @@ from dizhu.rules import (
     start_round,
 )
 from dizhu.rules.random_play import random_action
+
+if TYPE_CHECKING:
+    from dizhu.referee.signing import PublicKey
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -130,6 +134,14 @@ def _serve(args: argparse.Namespace) -> int:
     from dizhu.service.startup import StartupError
 
     config = config_from_args(args)
+    if args.print_public_key:
+        from dizhu.service.server import signing_keys
+
+        if not config.signing_key:
+            print("dizhu serve: --print-public-key with --redis-url needs --signing-key", file=sys.stderr)
+            return EXIT_USAGE
+        print(signing_keys(config).public_pem(), end="")
+        return EXIT_OK
     configure_logging(config.log_format, config.log_level)
     try:
         if config.workers > 1:
@@ -151,10 +163,61 @@ def _read_replay(file: str) -> str:
     return Path(file).read_bytes().decode()
 
 
-def _verify(args: argparse.Namespace) -> int:
-    """Check a replay's JSON: seeds, deals, every action, the result."""
-    from dizhu.referee.replay import verify
+def _referee_keys(args: argparse.Namespace) -> tuple[PublicKey, ...] | None:
+    """The public keys ``--key`` or ``--target`` give (None: neither); ValueError with a message if unusable."""
+    from dizhu.referee.signing import PublicKey, key_id, parse_public_keys
 
+    if args.key is not None:
+        try:
+            return parse_public_keys(Path(args.key).read_bytes())
+        except OSError as error:
+            raise ValueError(f"--key {args.key}: {error.strerror or error}") from None
+        except ValueError as error:
+            raise ValueError(f"--key {args.key}: {error}") from None
+    if args.target is None:
+        return None
+    import asyncio
+
+    import grpc
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from dizhu.client import open_channel
+    from dizhu.client.command import credentials_from
+    from dizhu.v1 import table_service_pb2, table_service_pb2_grpc
+
+    async def fetch() -> table_service_pb2.GetRefereeKeysResponse:
+        async with open_channel(args.target, credentials_from(args)) as channel:
+            stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+            response: table_service_pb2.GetRefereeKeysResponse = await stub.GetRefereeKeys(
+                table_service_pb2.GetRefereeKeysRequest(), timeout=30
+            )
+            return response
+
+    try:
+        listed = asyncio.run(fetch()).keys
+        keys = tuple(
+            PublicKey(key_id(public), public)
+            for public in map(Ed25519PublicKey.from_public_bytes, (key.public_key for key in listed))
+        )
+    except OSError as error:
+        raise ValueError(f"--tls-ca {args.tls_ca}: {error.strerror or error}") from None
+    except grpc.aio.AioRpcError as error:
+        raise ValueError(f"--target {args.target}: {error.code().name}: {error.details()}") from None
+    except ValueError as error:  # a key that is no 32-byte Ed25519 key
+        raise ValueError(f"--target {args.target}: {error}") from None
+    return keys
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Check a replay's JSON: seeds, deals, every action, the result; with keys, its signature."""
+    from dizhu.referee.replay import verify
+    from dizhu.referee.signing import Authenticity, replay_digest
+
+    try:
+        keys = _referee_keys(args)
+    except ValueError as error:
+        print(f"dizhu verify: {error}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         text = _read_replay(args.file)
     except UnicodeDecodeError:
@@ -163,16 +226,32 @@ def _verify(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"NOT A REPLAY: cannot read {args.file}: {error.strerror or error}")
         return EXIT_NOT_A_REPLAY
-    result = verify(text)
-    if result.ok:
-        print(f"OK: {result.deals} deal(s) and {result.actions} action(s) verified; the result is the recorded one.")
-        return EXIT_OK
+    result = verify(text, keys)
     if not result.readable:
         print(f"NOT A REPLAY: {args.file}: {result.problems[0].removeprefix('not a replay: ')}")
         return EXIT_NOT_A_REPLAY
-    print("NOT VERIFIED:")
+    signed = result.signature
+    if signed.authenticity is Authenticity.VALID:
+        authenticity = f"signed by the referee's key {signed.key_id}: the record is exactly as the referee wrote it."
+    elif signed.authenticity is Authenticity.NOT_CHECKED:
+        carries = f"it carries a signature by key {signed.key_id}" if signed.key_id else "it carries no signature"
+        authenticity = f"authenticity NOT checked ({carries}; give --key or --target to check it)."
+    else:
+        authenticity = f"{signed.authenticity.value.upper()}."
+    try:
+        digest = replay_digest(text)
+    except ValueError:
+        digest = "none (no canonical form)"
+    if result.ok:
+        print(f"OK: {result.deals} deal(s) and {result.actions} action(s) verified; the result is the recorded one.")
+        print(f"Authenticity: {authenticity}")
+        print(f"Digest: {digest}")
+        return EXIT_OK
+    print(f"NOT VERIFIED ({authenticity.rstrip('.')}):" if keys is not None else "NOT VERIFIED:")
     for problem in result.problems:
         print(f"  - {problem}")
+    if keys is None:
+        print(f"Authenticity: {authenticity}")
     return EXIT_FAILED
 
 
@@ -300,24 +379,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--dealer", type=int, default=0, help="with --local: the dealing seat (default 0)")
     demo.set_defaults(handler=_demo)
+    from dizhu.client.command import add_arguments as add_bot_arguments
+    from dizhu.client.command import add_tls_arguments
+
     serve = commands.add_parser("serve", help="run the referee (gRPC), with an embedded Redis unless REDIS_URL is set")
     add_server_arguments(serve)
     serve.set_defaults(handler=_serve)
     verify = commands.add_parser(
         "verify",
-        help="verify a round's replay (JSON): seeds, deals, actions, result",
-        description="Verify a round's replay (JSON): seeds, deals, every action, the clock's actions, the result. "
-        "Exit status 0: verified; 1: not verified (the record contradicts itself); 3: not a replay.",
+        help="verify a round's replay (JSON): seeds, deals, actions, result; with a key, the referee's signature",
+        description="Verify a round's replay (JSON): seeds, deals, every action, the clock's actions, the result; "
+        "with --key or --target, also that the referee signed exactly this record. Exit status 0: verified; "
+        "1: not verified (the record contradicts itself, or is unsigned, signed by an unknown key, or altered "
+        "after signing); 2: a bad command line or unusable keys; 3: not a replay.",
     )
     verify.add_argument("file", help="the replay JSON file, or - for standard input")
+    keys = verify.add_mutually_exclusive_group()
+    keys.add_argument("--key", metavar="PUBLIC_KEY_FILE", help="the referee's public key(s), PEM")
+    keys.add_argument("--target", help="the referee's host:port, asked for its public keys (GetRefereeKeys)")
+    add_tls_arguments(verify)
     verify.set_defaults(handler=_verify)
     replay = commands.add_parser("replay", help="print a finished round's replay JSON, fetched from a referee")
     replay.add_argument("table_id")
     replay.add_argument("round", type=_positive)
     replay.add_argument("--target", default="127.0.0.1:50051", help="the referee's host:port")
-    from dizhu.client.command import add_arguments as add_bot_arguments
-    from dizhu.client.command import add_tls_arguments
-
     add_tls_arguments(replay)
     replay.set_defaults(handler=_replay)
 

@@ -16,8 +16,11 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime
+import os
 import random
+import sys
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -332,3 +335,26 @@ def millis(timestamp: Any) -> int:
 
 def utc_now_ms() -> int:
     return int(datetime.datetime.now(tz=datetime.UTC).timestamp() * 1000)
+
+
+async def run_cli(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
+    """``python -m dizhu.cli ARGS`` from this source tree: its exit status and output (stdout and stderr)."""
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root / "server"), str(root / "clients" / "python")]),
+        "GRPC_VERBOSITY": "ERROR",
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "dizhu.cli",
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(process.communicate(stdin), 60)
+    assert process.returncode is not None
+    return process.returncode, output.decode()

@@ -12,9 +12,7 @@ import copy
 import datetime
 import hashlib
 import json
-import os
 import random
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ from grpc_helpers import (
     send,
     view,
 )
-from live_helpers import Bots, Node, Referees, clock, create, full_log, kind
+from live_helpers import Bots, Node, Referees, clock, create, full_log, kind, run_cli
 
 from dizhu.referee.replay import verify
 from dizhu.v1 import cards_pb2, replay_pb2, table_pb2
@@ -421,27 +419,7 @@ class TestCommandLine:
         table = await create(node.tables, THREE, round_limit=1)
         await _play_to_close(node, table, random.Random(23))
         text = (await node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=1))).json
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients" / "python")]),
-            "GRPC_VERBOSITY": "ERROR",
-        }
-
-        async def cli(*args: str) -> tuple[int, str]:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "dizhu.cli",
-                *args,
-                env=env,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            output, _ = await asyncio.wait_for(process.communicate(), 60)
-            assert process.returncode is not None
-            return process.returncode, output.decode()
-
-        code, fetched = await cli("replay", table.table_id, "1", "--target", f"127.0.0.1:{node.referee.port}")
+        code, fetched = await run_cli("replay", table.table_id, "1", "--target", f"127.0.0.1:{node.referee.port}")
         assert code == 0, fetched
         assert json.loads(fetched) == json.loads(text)
         good = tmp_path / "round.json"
@@ -451,9 +429,9 @@ class TestCommandLine:
         bad = tmp_path / "tampered.json"
         bad.write_text(json.dumps(tampered_document))
         (code_good, out_good), (code_bad, out_bad), (code_missing, _) = await asyncio.gather(
-            cli("verify", str(good)),
-            cli("verify", str(bad)),
-            cli("replay", "no-such-table", "1", "--target", f"127.0.0.1:{node.referee.port}"),
+            run_cli("verify", str(good)),
+            run_cli("verify", str(bad)),
+            run_cli("replay", "no-such-table", "1", "--target", f"127.0.0.1:{node.referee.port}"),
         )
         assert code_good == 0, out_good
         assert out_good.startswith("OK")

@@ -8,6 +8,7 @@ import pytest
 
 from dizhu.cli import build_parser
 from dizhu.config import config_from_args
+from dizhu.referee.signing import new_private_key
 from dizhu.tournament.config import DEFAULT_ENTRANTS, ConfigError, load_config
 from dizhu.tournament.referees import serve_arguments
 
@@ -141,9 +142,14 @@ class TestTls:
 
 class TestEmbeddedReferee:
     @pytest.mark.parametrize("api_key", ["plain", "-starts-like-a-flag", "--also"])
-    def test_its_command_line_carries_any_api_key(self, api_key: str) -> None:
-        command = serve_arguments("127.0.0.1:0", "redis://127.0.0.1:1/0", api_key, "t", ["--workers", "1"])
+    def test_its_command_line_carries_any_api_key_and_the_shared_signing_key(
+        self, api_key: str, tmp_path: Path
+    ) -> None:
+        key = tmp_path / "signing-key.pem"
+        key.write_bytes(new_private_key())
+        command = serve_arguments("127.0.0.1:0", "redis://127.0.0.1:1/0", api_key, "t", ["--workers", "1"], key)
         parsed = build_parser().parse_args(command[3:])
         config = config_from_args(parsed)
         assert config.api_keys == (api_key,)
         assert (config.key_prefix, config.workers) == ("t", 1)
+        assert config.signing_key == key.read_bytes()

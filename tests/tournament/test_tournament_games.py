@@ -19,6 +19,7 @@ from tls_helpers import issue
 from tournament_helpers import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
 
 from dizhu.referee.replay import verify
+from dizhu.referee.signing import parse_public_keys
 from dizhu.testing import serve_process
 from dizhu.tournament import cli, load_config, run_tournament, write_results
 from dizhu.tournament.runner import summary_lines
@@ -80,8 +81,9 @@ class TestDuplicate:
             tuple(game["entrant"] for game in record["seats"]) for record in games_json(summary.output).values()
         }
         assert len(seatings) == 6  # every permutation of the three entrants
+        keys = parse_public_keys((summary.output / "referee-keys.pem").read_bytes())
         for text in (summary.output / "games" / game / "replay.json" for game in saved):
-            assert verify(text.read_text()).ok
+            assert verify(text.read_text(), keys).ok
         # The outputs recompute identically from the saved games alone.
         written = {
             name: (summary.output / name).read_text()

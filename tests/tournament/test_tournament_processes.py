@@ -19,6 +19,8 @@ from pathlib import Path
 import redis
 from tournament_helpers import faulty_bot, write_tournament
 
+from dizhu.referee.replay import verify
+from dizhu.referee.signing import Authenticity, SigningKeys, parse_public_keys, replay_digest
 from dizhu.tournament import load_config
 
 BUNDLED = [
@@ -170,6 +172,32 @@ class TestOutOfTheBox:
         assert "heuristic" in done.stdout
         for name in ("results.json", "games.csv", "standings.csv", "leaderboard.md", "ratings.png", "tournament.json"):
             assert (output / name).is_file(), name
+        # Every saved game verifies offline with the one key the embedded referees shared and
+        # published; results.json names each game's record by its digest.
+        (key,) = parse_public_keys((output / "referee-keys.pem").read_bytes())
+        private = output / "private" / "signing-key.pem"
+        assert private.stat().st_mode & 0o077 == 0
+        assert SigningKeys.from_pem(private.read_bytes()).key_id == key.key_id
+        results = json.loads((output / "results.json").read_text())
+        assert results["referee_keys"] == "referee-keys.pem"
+        assert len(results["replays"]) == 6
+        for game, saved in results["replays"].items():
+            text = (output / "games" / game / "replay.json").read_text()
+            checked = verify(text, [key])
+            assert checked.ok, (game, checked.problems)
+            assert checked.signature.authenticity is Authenticity.VALID
+            assert saved == {"sha256": replay_digest(text), "key_id": key.key_id}
+        verified = subprocess.run(
+            [sys.executable, "-m", "dizhu.cli", "verify", "--key", str(output / "referee-keys.pem"), "-"],
+            input=(output / "games" / "g00000" / "replay.json").read_text(),
+            env=run_env,
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=60,
+        )
+        assert verified.returncode == 0, verified.stdout
+        assert f"signed by the referee's key {key.key_id}" in verified.stdout
         (output / "leaderboard.md").unlink()
         report = subprocess.run(
             [sys.executable, "-m", "dizhu.cli", "tournament", "report", str(output)],

@@ -302,6 +302,29 @@ def _add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> N
         "DIZHU_SECRET, comma-separated; default: a secret made up for this run)",
     )
     safety.add_argument(
+        "--signing-key",
+        metavar="FILE",
+        type=Path,
+        default=os.environ.get("DIZHU_SIGNING_KEY_FILE"),
+        help="the Ed25519 private key (PEM) that signs every round's record (env DIZHU_SIGNING_KEY_FILE; "
+        "default: signing-key.pem in --data-dir, made on first start; with --redis-url, a key made up for this "
+        "run); referees sharing tables share it",
+    )
+    safety.add_argument(
+        "--retired-signing-keys",
+        metavar="FILE",
+        type=Path,
+        default=os.environ.get("DIZHU_RETIRED_SIGNING_KEYS_FILE"),
+        help="PEM file of the public keys that signed older rounds, published beside the current one "
+        "(env DIZHU_RETIRED_SIGNING_KEYS_FILE; default: none)",
+    )
+    safety.add_argument(
+        "--print-public-key",
+        action="store_true",
+        help="print the public keys that verify this referee's round records (PEM, the current one first) and "
+        "exit (default: serve)",
+    )
+    safety.add_argument(
         "--limits",
         choices=["auto", "on", "off"],
         default=_env("DIZHU_LIMITS", d.limits),
@@ -456,6 +479,29 @@ def _secrets(args: argparse.Namespace) -> tuple[str, ...]:
     return found
 
 
+def _signing_keys(args: argparse.Namespace) -> tuple[bytes, bytes]:
+    """The signing key's PEM and the retired keys' PEM; a usage error if a file is unusable.
+
+    Without ``--signing-key``: the key in the embedded Redis's data directory (made there on
+    first start); with an external Redis there is none, b"" (one is made up for the run).
+    """
+    from dizhu.referee.signing import SigningKeys, load_or_create_private_key
+
+    try:
+        if args.signing_key is not None:
+            key = Path(args.signing_key).read_bytes()
+        else:
+            key = b"" if args.redis_url else load_or_create_private_key(args.data_dir / "signing-key.pem")
+        retired = Path(args.retired_signing_keys).read_bytes() if args.retired_signing_keys is not None else b""
+    except OSError as error:
+        raise _usage_error(f"signing key: {error.filename}: {error.strerror or error}") from None
+    try:
+        SigningKeys.from_pem(key, retired) if key else SigningKeys.ephemeral()
+    except (ValueError, TypeError) as error:
+        raise _usage_error(f"--signing-key or --retired-signing-keys: not an Ed25519 key: {error}") from None
+    return key, retired
+
+
 def _add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     tls = parser.add_argument_group("TLS (docs/security.md#tls)")
     tls.add_argument(
@@ -543,6 +589,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")
     cors_origins = args.cors_origin if args.cors_origin is not None else _env("DIZHU_CORS_ORIGINS", "").split(",")
     tls_cert, tls_key = _tls_files(args)
+    signing_key, retired_signing_keys = _signing_keys(args)
     return ServerConfig(
         address=args.address,
         redis_url=args.redis_url or None,
@@ -562,6 +609,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_watched_tables=args.max_watched_tables,
         redis_wait_s=args.redis_wait,
         secrets=_secrets(args),
+        signing_key=signing_key,
+        retired_signing_keys=retired_signing_keys,
         limits=args.limits,
         allow_anonymous_create=args.allow_anonymous_create,
         max_request_bytes=args.max_request_bytes,

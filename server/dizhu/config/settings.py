@@ -80,6 +80,10 @@ class ServerConfig:
     #: Secrets tokens are derived from: the first mints, the others (retired) still re-mint
     #: the tokens of recorded answers. Empty: one made up per run (and shared by its workers).
     secrets: tuple[str, ...] = dataclasses.field(default=(), repr=False)
+    #: The Ed25519 key (PEM) that signs round records, and the public keys (PEM) of retired
+    #: ones (docs/replay.md, "Signatures"). Empty: one made up per run (and shared by its workers).
+    signing_key: bytes = dataclasses.field(default=b"", repr=False)
+    retired_signing_keys: bytes = b""
     #: Per-client limits: "auto" (only when listening beyond loopback), "on" or "off".
     limits: str = "auto"
     #: Let anyone create tables without an API key although the server listens beyond loopback.

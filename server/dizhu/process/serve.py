@@ -15,6 +15,7 @@ from dizhu import engine
 from dizhu.config import ServerConfig, listens_on_loopback
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.process.assembly import running_referee
+from dizhu.referee.signing import new_private_key
 from dizhu.service.startup import StartupError, start_metrics
 from dizhu.service.tls import CertificateFiles
 
@@ -27,6 +28,12 @@ _GC_YOUNG_THRESHOLD = 10_000
 
 def _warn_about_exposure(config: ServerConfig) -> None:
     """Say at start-up what an exposed server's configuration leaves open (docs/security.md)."""
+    if not config.signing_key:
+        _log.warning(
+            "no_signing_key",
+            detail="round records are signed by a key made up for this run: after a restart nobody can check "
+            "them against a published key. Set --signing-key (shared by every referee of the same tables).",
+        )
     if listens_on_loopback(config.address):
         return
     if not config.secrets:
@@ -120,6 +127,9 @@ def run_workers(config: ServerConfig) -> int:
         # Every worker must derive tokens from the same secret, or a retry landing on another
         # worker could not be answered: one made up here, for all of them.
         config = dataclasses.replace(config, secrets=(secrets.token_hex(32),))
+    if not config.signing_key:
+        # The same for the signing key: every worker signs with the one made up here.
+        config = dataclasses.replace(config, signing_key=new_private_key())
     context = multiprocessing.get_context("spawn")
     workers = [
         context.Process(

@@ -324,7 +324,7 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     # Leaving is a seat's own act: the round it ends was attended.
     after = evolve(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, attended=True)
     if table.status is TableStatus.IN_ROUND and table.round is not None:
-        after = forfeit_round(after, seat, events, ctx.now_ms)
+        after = forfeit_round(after, seat, "left", events, ctx.now_ms)
     elif table.status is TableStatus.ROUND_OVER:
         after = maybe_start(after, events, ctx.now_ms)  # no longer waits for the leaver's Settle
     return _bump(table, after, events, ctx.now_ms)
@@ -367,7 +367,7 @@ def timeout(table: TableState, now_ms: int) -> Outcome:
     table = evolve(table, timeouts=tuple(strikes))
     if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
         events: Events = []
-        return _bump(table, forfeit_round(table, seat, events, now_ms), events, now_ms, by_client=False)
+        return _bump(table, forfeit_round(table, seat, "timeout", events, now_ms), events, now_ms, by_client=False)
     return _act(table, auto_action(state), now_ms, timed_out=True)
 
 

@@ -156,6 +156,7 @@ def round_replay(table: TableState, state: RoundState, result: RoundResult, bala
             "landlord": settlement.landlord,
             "winner": result.winner,
             "forfeited_by": result.forfeited_by,
+            "forfeit_cause": result.forfeit_cause,
             "bid": result.bid,
             "doublings": settlement.doublings,
             "spring": settlement.spring,
@@ -213,7 +214,14 @@ def conclude(
 
 
 def result_of(
-    table: TableState, state: RoundState, settlement: Settlement, kind: RoundResultKind, **extra: int | None
+    table: TableState,
+    state: RoundState,
+    settlement: Settlement,
+    kind: RoundResultKind,
+    *,
+    winner: int | None = None,
+    forfeited_by: int | None = None,
+    forfeit_cause: str | None = None,
 ) -> RoundResult:
     return RoundResult(
         round=table.round_number,
@@ -221,7 +229,9 @@ def result_of(
         settlement=settlement,
         reveal=reveal_of(table, state),
         bid=state.bid if settlement.landlord is not None else 0,  # no landlord, no winning bid
-        **extra,
+        winner=winner,
+        forfeited_by=forfeited_by,
+        forfeit_cause=forfeit_cause,
     )
 
 
@@ -246,8 +256,11 @@ def after_deal(table: TableState, state: RoundState, events: Events, now_ms: int
     return start_turn(table, state, events, now_ms)
 
 
-def forfeit_round(table: TableState, seat: int, events: Events, now_ms: int) -> TableState:
-    """``seat`` forfeits the running round: its side loses the current stake (nothing in the auction)."""
+def forfeit_round(table: TableState, seat: int, cause: str, events: Events, now_ms: int) -> TableState:
+    """``seat`` forfeits the running round: its side loses the current stake (nothing in the auction).
+
+    ``cause``: ``"left"`` (the seat left the table) or ``"timeout"`` (its time ran out), as recorded.
+    """
     state = table.round
     assert state is not None
     settlement = forfeit(state, seat)
@@ -255,5 +268,5 @@ def forfeit_round(table: TableState, seat: int, events: Events, now_ms: int) -> 
         kind = RoundResultKind.ABANDONED
     else:
         kind = RoundResultKind.LANDLORD_WON if settlement.landlord_won else RoundResultKind.FARMERS_WON
-    result = result_of(table, state, settlement, kind, forfeited_by=seat)
+    result = result_of(table, state, settlement, kind, forfeited_by=seat, forfeit_cause=cause)
     return conclude(table, state, book_settlement(table.match, settlement), result, events, now_ms)

@@ -8,7 +8,8 @@ timestamp and the time it took, and the settlement. Its JSON form, schema
 ``verify`` checks a replay from its JSON alone: each seed against its commitment, each
 deal recomputed from its seed, every action replayed through the rules core, every action
 the clock made checked against the table's timeout policy, and the recorded result
-recomputed. What it can and cannot detect is in ``docs/replay.md``.
+recomputed; given the referee's public keys, it also checks the record's signature
+(:mod:`dizhu.referee.signing`). What it can and cannot detect is in ``docs/replay.md``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import orjson
 
+from dizhu.referee.signing import Authenticity, PublicKey, SignatureCheck, check_signature
 from dizhu.referee.timeouts import auto_action
 from dizhu.rules import (
     VARIANTS,
@@ -131,19 +134,25 @@ def replay_json(
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
 
 
+_NOT_CHECKED = SignatureCheck(Authenticity.NOT_CHECKED)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Verification:
     """What ``verify`` found: ``ok`` when ``problems`` is empty.
 
     ``readable`` is False when the text is no ``dizhu.replay/v1`` document at all (not JSON,
     another schema, a missing or mistyped field, bad card notation): nothing was checked.
-    Otherwise every problem is a disagreement of the record with itself: tampering, or a bug.
+    Otherwise every problem is a disagreement of the record with itself (tampering, or a
+    bug), or, when keys were given, a signature that does not make it the referee's.
     """
 
     problems: tuple[str, ...]
     deals: int = 0
     actions: int = 0
     readable: bool = True
+    #: What the signature check found (``NOT_CHECKED`` without keys).
+    signature: SignatureCheck = _NOT_CHECKED
 
     @property
     def ok(self) -> bool:
@@ -254,10 +263,19 @@ def _expected_result(state: RoundState, forfeited_by: int | None) -> tuple[str, 
     return ("landlord_won" if settlement.landlord_won else "farmers_won"), settlement
 
 
-def _check_result(state: RoundState, result: dict[str, Any], problems: list[str]) -> None:
+_FORFEIT_CAUSES = ("left", "timeout")
+
+
+def _check_result(state: RoundState, result: dict[str, Any], policy: str | None, problems: list[str]) -> None:
     forfeited_by = result.get("forfeited_by")
     if forfeited_by is not None and not isinstance(forfeited_by, int):
         raise _NotAReplay("field 'forfeited_by' is not a seat")
+    # Absent from records written before it existed; then nothing is known of the cause.
+    cause = result.get("forfeit_cause")
+    if cause is not None and (forfeited_by is None or cause not in _FORFEIT_CAUSES):
+        problems.append(f"the forfeit cause {cause!r} does not go with forfeited_by {forfeited_by}")
+    elif cause == "timeout" and (policy != "forfeit" or state.phase is not Phase.PLAY):
+        problems.append("a forfeit on time needs the forfeit policy and a round in its play")
     wanted_outcome, expected = _expected_result(state, forfeited_by)
     recomputed = {
         "outcome": wanted_outcome,
@@ -275,10 +293,22 @@ def _check_result(state: RoundState, result: dict[str, Any], problems: list[str]
         problems.append(f"the recorded winner {result.get('winner')} is not seat {state.winner}")
 
 
-def verify(text: str) -> Verification:
-    """Check a replay's JSON (see the module docstring); never raises on bad input."""
+_SIGNATURE_PROBLEMS = {
+    Authenticity.UNSIGNED: "the record carries no signature, so it cannot be the referee's",
+    Authenticity.UNKNOWN_KEY: "signed by key {key_id}, which is none of the keys given",
+    Authenticity.INVALID: "the signature by key {key_id} does not match the record: it was altered after signing",
+}
+
+
+def verify(text: str, keys: Iterable[PublicKey] | None = None) -> Verification:
+    """Check a replay's JSON (see the module docstring); never raises on bad input.
+
+    ``keys``: the referee's public keys; then a record is verified only if one of them signed
+    it exactly as it is. None: the signature is not checked.
+    """
     problems: list[str] = []
     deals = actions = 0
+    signature = _NOT_CHECKED
     try:
         try:
             document = json.loads(text)
@@ -286,6 +316,9 @@ def verify(text: str) -> Verification:
             raise _NotAReplay(f"not JSON: {error}") from None
         if not isinstance(document, dict) or document.get("schema") != SCHEMA:
             raise _NotAReplay(f"not a {SCHEMA} document")
+        signature = check_signature(document, None if keys is None else tuple(keys))
+        if signature.authenticity in _SIGNATURE_PROBLEMS:
+            problems.append(_SIGNATURE_PROBLEMS[signature.authenticity].format(key_id=signature.key_id))
         variant = VARIANTS.get(_field(document, "variant", str))
         if variant is None:
             raise _NotAReplay("unknown variant")
@@ -307,9 +340,9 @@ def verify(text: str) -> Verification:
         for number, state in enumerate(states[:-1], start=1):
             if state.phase is not Phase.THROWN_IN:
                 problems.append(f"deal {number} was not thrown in, yet another deal followed")
-        _check_result(states[-1], _field(document, "result", dict), problems)
+        _check_result(states[-1], _field(document, "result", dict), policy, problems)
     except _Stopped as error:
         problems.append(str(error))
     except (_NotAReplay, NotationError, ValueError, KeyError, TypeError, AttributeError) as error:
         return Verification((f"not a replay: {error}",), deals, actions, readable=False)
-    return Verification(tuple(problems), deals, actions)
+    return Verification(tuple(problems), deals, actions, signature=signature)

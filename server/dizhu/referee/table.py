@@ -163,6 +163,8 @@ class RoundResult:
     bid: int = 0
     winner: int | None = None
     forfeited_by: int | None = None
+    #: Why ``forfeited_by`` forfeited: ``"left"`` the table or ran out of time (``"timeout"``).
+    forfeit_cause: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -273,6 +275,7 @@ def _result_plain(result: RoundResult | None) -> dict[str, Any] | None:
         "bid": result.bid,
         "winner": result.winner,
         "forfeited_by": result.forfeited_by,
+        "forfeit_cause": result.forfeit_cause,
     }
 
 
@@ -297,6 +300,7 @@ def _result_from_plain(data: dict[str, Any] | None) -> RoundResult | None:
         bid=data["bid"],
         winner=data["winner"],
         forfeited_by=data["forfeited_by"],
+        forfeit_cause=data.get("forfeit_cause"),  # absent from states written before it existed
     )
 
 

@@ -17,6 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from dizhu.config import ServerConfig
+from dizhu.referee.signing import SigningKeys
 from dizhu.referee.tokens import TokenKeys
 from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.service.clock import run_clock
@@ -136,6 +137,7 @@ def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
     unit_of_work = UnitOfWork(
         store,
         keys=_token_keys(config),
+        signing=signing_keys(config),
         policy=_table_policy(config),
         presence_window_s=config.presence_window_s,
         presence_lease_s=config.presence_lease_s,
@@ -186,3 +188,10 @@ def _token_keys(config: ServerConfig) -> TokenKeys:
     if config.secrets:
         return TokenKeys([secret.encode() for secret in config.secrets])
     return TokenKeys.ephemeral()
+
+
+def signing_keys(config: ServerConfig) -> SigningKeys:
+    """The keys that sign round records (one made up for the run without ``signing_key``)."""
+    if config.signing_key:
+        return SigningKeys.from_pem(config.signing_key, config.retired_signing_keys)
+    return SigningKeys.ephemeral()

@@ -21,6 +21,7 @@ from dizhu.service.errors import ServicerContext, guarded, guarded_stream
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.metadata import Credentials, api_principal, credentials
 from dizhu.service.presence import mark_presence
+from dizhu.service.signatures import keys_response, replay_signature
 from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.service.watch import watch
 from dizhu.store import TableStore
@@ -72,7 +73,9 @@ class _Replays:
         if known is not None and known[0] == text:
             self._answers.move_to_end(key)
             return known[1]
-        response = pb.GetReplayResponse(replay=convert.replay_from_json(text), json=text)
+        response = pb.GetReplayResponse(
+            replay=convert.replay_from_json(text), json=text, signature=replay_signature(text)
+        )
         self._answers[key] = (text, response)
         if len(self._answers) > self._size:
             self._answers.popitem(last=False)
@@ -302,6 +305,11 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         return pb.ListTablesResponse(
             tables=[convert.table_summary(table) for table in tables], next_page_token=str(start + size) if more else ""
         )
+
+    async def GetRefereeKeys(
+        self, request: pb.GetRefereeKeysRequest, context: ServicerContext
+    ) -> pb.GetRefereeKeysResponse:
+        return keys_response(self._unit_of_work.signing)
 
     @guarded_stream
     async def WatchTable(

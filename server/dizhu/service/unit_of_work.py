@@ -49,6 +49,7 @@ from dizhu.referee.errors import (
     Unavailable,
 )
 from dizhu.referee.events import RoundEnded
+from dizhu.referee.signing import SigningKeys
 from dizhu.referee.table import TableState, TableStatus
 from dizhu.referee.tokens import TokenKeys
 from dizhu.service.answers import Answers, fingerprint
@@ -205,6 +206,7 @@ class UnitOfWork:
         store: TableStore,
         *,
         keys: TokenKeys | None = None,
+        signing: SigningKeys | None = None,
         policy: TablePolicy | None = None,
         now: Callable[[], float] = time.time,
         cache_size: int = 4096,
@@ -213,6 +215,8 @@ class UnitOfWork:
     ) -> None:
         self._store = store
         self.keys = keys or TokenKeys.ephemeral()
+        #: Signs every round's record as it is stored (docs/replay.md, "Signatures").
+        self.signing = signing or SigningKeys.ephemeral()
         self.policy = policy or TablePolicy()
         self._now = now
         self._decoded = _DecodedTables(cache_size)
@@ -299,7 +303,7 @@ class UnitOfWork:
             request_id,
             answer,
             finished=closing,
-            records=[(f"replay:{event.result.round}", event.replay.encode()) for event in ended],
+            records=[(f"replay:{event.result.round}", self.signing.sign(event.replay).encode()) for event in ended],
             drop_records=[f"replay:{event.result.round - kept}" for event in ended if event.result.round > kept],
             decided_on=decided_on,
             presence=None if decided_on is None else announced,

@@ -3,7 +3,8 @@
 The runner creates the table as its creator -- the game's seed as the only preset seed,
 every seat pre-assigned to its entrant, a round limit of 1 -- hands each seat token to the
 entrant's player, follows the table as a spectator until it closes (closing it itself
-after ``game_timeout_s``), and fetches the round's replay. The creation's ``request_id``
+after ``game_timeout_s``), and fetches the round's replay, signed by the referee, with the
+referee's public keys. The creation's ``request_id``
 names the tournament, game and attempt, so a runner that lost the answer gets the same
 table back, and a game taken over after a lost lease starts on a fresh table.
 """
@@ -14,7 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -77,26 +78,41 @@ class GameRecord:
     seats: list[dict[str, Any]]
     #: True when the runner had to close the table (``game_timeout_s``).
     timed_out: bool
+    #: The public keys (PEM) of the referee that played the game, which verify its replay.
+    referee_keys: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+async def _read(call: Callable[[], Awaitable[Any]], absent: frozenset[grpc.StatusCode]) -> Any:
+    """``call()``'s answer, tried again while the referee is briefly unreachable; None for an ``absent`` status."""
+    for attempt in range(6):
+        try:
+            return await call()
+        except grpc.aio.AioRpcError as error:
+            if error.code() in absent:
+                return None
+            if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or attempt == 5:
+                raise
+            await asyncio.sleep(0.1 * 2**attempt)
+    raise AssertionError("unreachable")
 
 
 async def _replay(channel: grpc.aio.Channel, table_id: str) -> str:
     """The replay JSON of round 1 ("" if the referee has none: a round abandoned before any deal)."""
     stub: Any = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
     request = table_service_pb2.GetReplayRequest(table_id=table_id, round=1)
-    for attempt in range(6):
-        try:
-            response = await stub.GetReplay(request, timeout=10)
-            return str(response.json)
-        except grpc.aio.AioRpcError as error:
-            if error.code() == grpc.StatusCode.NOT_FOUND:
-                return ""
-            if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or attempt == 5:
-                raise
-            await asyncio.sleep(0.1 * 2**attempt)
-    raise AssertionError("unreachable")
+    response = await _read(lambda: stub.GetReplay(request, timeout=10), frozenset({grpc.StatusCode.NOT_FOUND}))
+    return "" if response is None else str(response.json)
+
+
+async def _referee_keys(channel: grpc.aio.Channel) -> str:
+    """The referee's public keys as PEM, the current one first ("" from a referee that signs nothing)."""
+    stub: Any = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+    request = table_service_pb2.GetRefereeKeysRequest()
+    response = await _read(lambda: stub.GetRefereeKeys(request, timeout=10), frozenset({grpc.StatusCode.UNIMPLEMENTED}))
+    return "" if response is None else "".join(key.pem for key in response.keys)
 
 
 async def _until_closed(spectator: TableClient) -> None:
@@ -164,6 +180,7 @@ async def play_game(
     replay = await _replay(channel, created.table_id)
     if replay:
         _note_clock_decisions(reports, json.loads(replay), config.clock.timeout_policy)
+    referee_keys = await _referee_keys(channel)
     return GameRecord(
         game=game.index,
         attempt=claim.attempt,
@@ -175,6 +192,7 @@ async def play_game(
             for name, report in zip(game.seating, reports, strict=True)
         ],
         timed_out=timed_out,
+        referee_keys=referee_keys,
     )
 
 

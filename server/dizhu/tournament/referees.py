@@ -19,12 +19,14 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from dizhu.process.child import free_port, serve_command
+from dizhu.referee.signing import load_or_create_private_key
 
 __all__ = ["embedded_referees", "serve_arguments"]
 
@@ -37,11 +39,15 @@ def _terminate_with_parent() -> None:  # pragma: no cover - runs in the child be
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def serve_arguments(address: str, redis_url: str, api_key: str, key_prefix: str, extra: Sequence[str]) -> list[str]:
+def serve_arguments(
+    address: str, redis_url: str, api_key: str, key_prefix: str, extra: Sequence[str], signing_key: Path
+) -> list[str]:
     """The ``dizhu serve`` command line of one embedded referee."""
     return serve_command(address, redis_url, [
         f"--api-key={api_key}",  # a random key may begin with "-"
         "--key-prefix", key_prefix,
+        # One key for all of them (they share the tables), kept with the tournament's Redis.
+        "--signing-key", str(signing_key),
         "--log-level", "warning",
         "--grace", "1",
         # Its only client is this runner: no per-client limits (it listens on loopback, where
@@ -70,16 +76,24 @@ async def _serving(target: str, process: subprocess.Popen[bytes], timeout_s: flo
 
 @contextlib.asynccontextmanager
 async def embedded_referees(
-    count: int, redis_url: str, *, key_prefix: str, extra_args: Sequence[str] = (), timeout_s: float = 30.0
+    count: int,
+    redis_url: str,
+    *,
+    key_prefix: str,
+    signing_key: Path,
+    extra_args: Sequence[str] = (),
+    timeout_s: float = 30.0,
 ) -> AsyncIterator[tuple[list[str], str]]:
-    """``count`` referees on ``redis_url``; yields their targets and the API key they require."""
+    """``count`` referees on ``redis_url``, signing with ``signing_key`` (made if absent);
+    yields their targets and the API key they require."""
     api_key = secrets.token_urlsafe(24)
+    load_or_create_private_key(signing_key)  # here, so that they do not all make one at once
     processes: list[subprocess.Popen[bytes]] = []
     try:
         targets = []
         for _ in range(count):
             target = f"127.0.0.1:{free_port()}"
-            command = serve_arguments(target, redis_url, api_key, key_prefix, extra_args)
+            command = serve_arguments(target, redis_url, api_key, key_prefix, extra_args, signing_key)
             process = subprocess.Popen(  # noqa: S603 -- our own interpreter running our own command
                 command,
                 stdin=subprocess.DEVNULL,

@@ -3,7 +3,9 @@
 Layout of the output folder (docs/tournaments.md):
 
 * ``tournament.json`` -- the tournament and its schedule (schema ``dizhu.tournament/v1``);
-* ``games/<game>/replay.json`` -- the referee's replay of the game (``dizhu verify`` checks it);
+* ``games/<game>/replay.json`` -- the referee's replay of the game, signed (``dizhu verify`` checks it);
+* ``referee-keys.pem`` -- the public keys of the referees that signed the replays
+  (``dizhu verify --key referee-keys.pem games/<game>/replay.json``);
 * ``games/<game>/game.json`` -- table, attempt, runner, and each seat's faults;
 * ``games/<game>/seat<N>-<entrant>.stderr.txt`` -- what the entrant's process wrote on
   standard error during the game (capped), for processes that wrote anything;
@@ -23,12 +25,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from dizhu.referee.signing import parse_public_keys, replay_digest
 from dizhu.tournament.config import TournamentConfig
 from dizhu.tournament.ratings import rate
 from dizhu.tournament.schedule import Game
 from dizhu.tournament.stats import FAULTS, GameOutcome, pairwise, ranking, standings
 
 __all__ = [
+    "KEYS_FILE",
     "RESULTS_SCHEMA",
     "TOURNAMENT_SCHEMA",
     "clock_decisions",
@@ -45,6 +49,8 @@ RESULTS_SCHEMA: Final = "dizhu.tournament.results/v1"
 #: What orders the leaderboard (``results.json``'s ``ranked_by``): the duplicate differential.
 RANKED_BY: Final = "differential"
 _ROLES: Final = ("landlord", "farmer")
+#: The referees' public keys, in the output folder.
+KEYS_FILE: Final = "referee-keys.pem"
 
 
 def _dump(path: Path, value: Any) -> None:
@@ -75,12 +81,25 @@ def tournament_json(config: TournamentConfig, schedule: Sequence[Game]) -> dict[
     }
 
 
+def _keys_pem(records: Sequence[Mapping[str, Any]]) -> str:
+    """Every public key the games' referees published, each once, in the order first seen."""
+    keys: dict[str, str] = {}
+    for record in records:
+        if record.get("referee_keys"):
+            for key in parse_public_keys(record["referee_keys"].encode()):
+                keys.setdefault(key.key_id, key.pem)
+    return "".join(keys.values())
+
+
 def export(directory: Path, config: TournamentConfig, schedule: Sequence[Game], records: Mapping[int, bytes]) -> None:
     """Write the tournament and every recorded game (records as stored by the runners) into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     _dump(directory / "tournament.json", tournament_json(config, schedule))
-    for index, raw in sorted(records.items()):
-        record = json.loads(raw)
+    decoded = {index: json.loads(raw) for index, raw in records.items()}
+    keys = _keys_pem(list(decoded.values()))
+    if keys:
+        (directory / KEYS_FILE).write_text(keys)
+    for index, record in sorted(decoded.items()):
         folder = directory / "games" / schedule[index].id
         folder.mkdir(parents=True, exist_ok=True)
         if record["replay"]:
@@ -135,6 +154,13 @@ def game_outcome(
     )
 
 
+def _digest(text: str) -> str | None:
+    try:
+        return replay_digest(text)
+    except ValueError:  # not JSON, or no canonical form: no record of ours
+        return None
+
+
 def load_outcomes(directory: Path) -> tuple[dict[str, Any], list[tuple[GameOutcome, dict[str, Any]]]]:
     """The tournament description and every saved game's outcome (with its game.json), in schedule order."""
     try:
@@ -150,7 +176,11 @@ def load_outcomes(directory: Path) -> tuple[dict[str, Any], list[tuple[GameOutco
             continue
         game = json.loads((folder / "game.json").read_text())
         replay_path = folder / "replay.json"
-        replay = json.loads(replay_path.read_text()) if replay_path.exists() else None
+        text = replay_path.read_text() if replay_path.exists() else None
+        replay = json.loads(text) if text is not None else None
+        # What binds the standings to the signed records: each game's replay by its digest.
+        game["replay_sha256"] = None if text is None else _digest(text)
+        game["replay_key_id"] = ((replay or {}).get("signature") or {}).get("key_id")
         outcomes.append((game_outcome(entry, replay, game["seats"]), game))
     return meta, outcomes
 
@@ -377,6 +407,10 @@ def write_results(directory: Path, viewer_url: str | None = None) -> dict[str, A
     """
     meta, loaded = load_outcomes(directory)
     result = results(meta, [outcome for outcome, _ in loaded])
+    result["replays"] = {
+        game["game"]: {"sha256": game["replay_sha256"], "key_id": game["replay_key_id"]} for _, game in loaded
+    }
+    result["referee_keys"] = KEYS_FILE if (directory / KEYS_FILE).exists() else None
     _dump(directory / "results.json", result)
     (directory / "games.csv").write_text(games_csv(loaded, viewer_url))
     (directory / "standings.csv").write_text(standings_csv(result))

@@ -217,7 +217,11 @@ async def run_tournament(
         else:
             targets, api_key = await stack.enter_async_context(
                 embedded_referees(
-                    config.embedded_referees, url, key_prefix=config.key_prefix, extra_args=config.serve_args
+                    config.embedded_referees,
+                    url,
+                    key_prefix=config.key_prefix,
+                    signing_key=output / "private" / "signing-key.pem",
+                    extra_args=config.serve_args,
                 )
             )
         redis = Redis.from_url(url)

@@ -83,3 +83,13 @@ class Replay(_message.Message):
     balances: _containers.RepeatedScalarFieldContainer[int]
     timeout_policy: _table_pb2.TimeoutPolicy
     def __init__(self, schema: _Optional[str] = ..., table_id: _Optional[str] = ..., variant: _Optional[_Union[_cards_pb2.Variant, str]] = ..., house_rules: _Optional[_Union[_table_pb2.HouseRules, _Mapping]] = ..., round: _Optional[int] = ..., deals: _Optional[_Iterable[_Union[ReplayDeal, _Mapping]]] = ..., settlement: _Optional[_Union[_table_pb2.RoundSettlement, _Mapping]] = ..., balances: _Optional[_Iterable[int]] = ..., timeout_policy: _Optional[_Union[_table_pb2.TimeoutPolicy, str]] = ...) -> None: ...
+
+class ReplaySignature(_message.Message):
+    __slots__ = ("algorithm", "key_id", "value")
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    algorithm: str
+    key_id: str
+    value: bytes
+    def __init__(self, algorithm: _Optional[str] = ..., key_id: _Optional[str] = ..., value: _Optional[bytes] = ...) -> None: ...

@@ -199,12 +199,38 @@ class GetReplayRequest(_message.Message):
     def __init__(self, table_id: _Optional[str] = ..., round: _Optional[int] = ...) -> None: ...
 
 class GetReplayResponse(_message.Message):
-    __slots__ = ("replay", "json")
+    __slots__ = ("replay", "json", "signature")
     REPLAY_FIELD_NUMBER: _ClassVar[int]
     JSON_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     replay: _replay_pb2.Replay
     json: str
-    def __init__(self, replay: _Optional[_Union[_replay_pb2.Replay, _Mapping]] = ..., json: _Optional[str] = ...) -> None: ...
+    signature: _replay_pb2.ReplaySignature
+    def __init__(self, replay: _Optional[_Union[_replay_pb2.Replay, _Mapping]] = ..., json: _Optional[str] = ..., signature: _Optional[_Union[_replay_pb2.ReplaySignature, _Mapping]] = ...) -> None: ...
+
+class GetRefereeKeysRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RefereeKey(_message.Message):
+    __slots__ = ("key_id", "algorithm", "public_key", "pem", "current")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    PEM_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    key_id: str
+    algorithm: str
+    public_key: bytes
+    pem: str
+    current: bool
+    def __init__(self, key_id: _Optional[str] = ..., algorithm: _Optional[str] = ..., public_key: _Optional[bytes] = ..., pem: _Optional[str] = ..., current: _Optional[bool] = ...) -> None: ...
+
+class GetRefereeKeysResponse(_message.Message):
+    __slots__ = ("keys",)
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[RefereeKey]
+    def __init__(self, keys: _Optional[_Iterable[_Union[RefereeKey, _Mapping]]] = ...) -> None: ...
 
 class ListTablesRequest(_message.Message):
     __slots__ = ("page_size", "page_token")

@@ -156,6 +156,11 @@ class TableServiceStub:
                 request_serializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayRequest.SerializeToString,
                 response_deserializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayResponse.FromString,
                 _registered_method=True)
+        self.GetRefereeKeys = channel.unary_unary(
+                '/dizhu.v1.TableService/GetRefereeKeys',
+                request_serializer=dizhu_dot_v1_dot_table__service__pb2.GetRefereeKeysRequest.SerializeToString,
+                response_deserializer=dizhu_dot_v1_dot_table__service__pb2.GetRefereeKeysResponse.FromString,
+                _registered_method=True)
         self.WatchTable = channel.unary_stream(
                 '/dizhu.v1.TableService/WatchTable',
                 request_serializer=dizhu_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
@@ -340,7 +345,17 @@ class TableServiceServicer:
         timeouts, and the settlement. Public once the round is over. Fails with NOT_FOUND
         (TABLE_NOT_FOUND) for an unknown table or a round that has not finished (or whose
         record is no longer kept: a table keeps its latest 256 rounds' by default), with
-        INVALID_ARGUMENT for round 0.
+        INVALID_ARGUMENT for round 0. The record is signed by the referee's key
+        (GetReplayResponse.signature; docs/replay.md, "Signatures").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRefereeKeys(self, request, context):
+        """The public keys that sign this referee's round records: the current key, which signs
+        every round that ends from now on, and the retired ones, which signed older rounds.
+        Needs no token; every referee sharing the same tables answers the same.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -444,6 +459,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.GetReplay,
                     request_deserializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayRequest.FromString,
                     response_serializer=dizhu_dot_v1_dot_table__service__pb2.GetReplayResponse.SerializeToString,
+            ),
+            'GetRefereeKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRefereeKeys,
+                    request_deserializer=dizhu_dot_v1_dot_table__service__pb2.GetRefereeKeysRequest.FromString,
+                    response_serializer=dizhu_dot_v1_dot_table__service__pb2.GetRefereeKeysResponse.SerializeToString,
             ),
             'WatchTable': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTable,
@@ -776,6 +796,33 @@ class TableService:
             '/dizhu.v1.TableService/GetReplay',
             dizhu_dot_v1_dot_table__service__pb2.GetReplayRequest.SerializeToString,
             dizhu_dot_v1_dot_table__service__pb2.GetReplayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRefereeKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dizhu.v1.TableService/GetRefereeKeys',
+            dizhu_dot_v1_dot_table__service__pb2.GetRefereeKeysRequest.SerializeToString,
+            dizhu_dot_v1_dot_table__service__pb2.GetRefereeKeysResponse.FromString,
             options,
             channel_credentials,
             insecure,
