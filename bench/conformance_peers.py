@@ -93,7 +93,8 @@ def main() -> int:
         except RuntimeError as missing:  # the peer is not installed: peers.py says how to install it
             print(f"{name}: {missing}", file=sys.stderr)
             continue
-        report = run_rules(kit, PeerEngine(name, PEERS[name]))
+        # A peer's move generator gives a set of moves, in no order of dizhu's: compared as sets.
+        report = run_rules(kit, PeerEngine(name, PEERS[name]), unordered=True)
         cells = []
         for family in FAMILIES:
             results = [result for result in report.results if result.group == family]

@@ -1679,6 +1679,16 @@ PROFILES = {
     "default": [],
     "rate": ["--limits", "on", "--rate-limit", "1"],
     "quota": ["--limits", "on", "--allow-anonymous-create", "--max-open-tables", "1"],
+    # All but a ten-thousandth of Redis's memory kept for running tables: on a Redis with a
+    # maxmemory (any size above a few megabytes), CreateTable finds the store nearly full.
+    "store-full": ["--memory-reserve", "0.9999"],
+}
+
+#: The reasons of errors.proto no request sequence can bring about from a healthy referee, and why.
+NOT_PROVOKED = {
+    "UNAVAILABLE": "the table store unreachable or not replicated: a fault of the referee's surroundings, "
+    "which a client cannot cause",
+    "INTERNAL": "a defect of the referee itself: a conforming referee has none to provoke",
 }
 
 
@@ -1719,6 +1729,13 @@ def limits() -> Iterator[Case]:
             call("CloseTable", {"table_id": "$table", "request_id": _rid("close")}, token="$creator"),
         ],
     ) | {"profile": "quota"}
+    yield case(
+        "limits.3p.store-full",
+        "errors",
+        "errors.proto STORE_FULL: CreateTable on a Redis with a maxmemory, all but a ten-thousandth of which "
+        "--memory-reserve 0.9999 keeps for running tables (docs/security.md)",
+        [create(variant, expect=refused("RESOURCE_EXHAUSTED", "STORE_FULL", table=False))],
+    ) | {"profile": "store-full"}
 
 
 def protocol_cases(version: str) -> dict[str, Any]:
@@ -1727,4 +1744,10 @@ def protocol_cases(version: str) -> dict[str, Any]:
         for group in (tables, auction_and_play, errors, streams, rules_calls):
             cases += list(group(variant))
     cases += limits()
-    return {"kit_version": version, "seed": SEED.hex(), "profiles": PROFILES, "cases": cases}
+    return {
+        "kit_version": version,
+        "seed": SEED.hex(),
+        "profiles": PROFILES,
+        "not_provoked": NOT_PROVOKED,
+        "cases": cases,
+    }

@@ -44,3 +44,16 @@ class TrioWithSingleBlindEngine(CoreEngine):
         if family == "classify" and found.get("kind") == "trio_with_single":
             return {"valid": False}
         return found
+
+
+class ReversedMovesEngine(CoreEngine):
+    """The rules core, listing every legal move, in the opposite order (an engine with its own order)."""
+
+    def __init__(self) -> None:
+        super().__init__("reversed")
+
+    def answer(self, family: str, query: Mapping[str, Any]) -> dict[str, Any]:
+        found = super().answer(family, query)
+        if family == "legal_moves":
+            return {**found, "moves": found["moves"][::-1]}
+        return found

@@ -13,8 +13,8 @@ from conformance_helpers import KIT, ROOT, edit_json, kit_copy
 from dizhu.conformance import FAMILIES, KitError, find_kit
 
 GENERATOR = ROOT / "scripts" / "gen_conformance"
-#: Reasons no request sequence can bring about: they need a store out of memory, or a fault.
-NOT_PRODUCIBLE = {"STORE_FULL", "UNAVAILABLE", "INTERNAL"}
+#: Reasons no request sequence can bring about from a healthy referee: faults, of its store or its own.
+NOT_PROVOKED = {"UNAVAILABLE", "INTERNAL"}
 
 
 def _generate(*args: str) -> subprocess.CompletedProcess[str]:
@@ -92,7 +92,12 @@ class TestCoverage:
             for step in case["steps"]
             if "expect" in step
         }
-        assert reasons - NOT_PRODUCIBLE == expected - {None}
+        assert reasons - NOT_PROVOKED == expected - {None}
+
+    def test_the_kit_says_which_reasons_it_cannot_provoke_and_why(self) -> None:
+        not_provoked = KIT.load("protocol/cases.json")["not_provoked"]
+        assert set(not_provoked) == NOT_PROVOKED
+        assert all(why.strip() for why in not_provoked.values())
 
     @pytest.mark.parametrize("implementation", ["dizhu", "dizhu-node", "python", "native"])
     def test_our_own_known_failing_lists_are_empty(self, implementation: str) -> None:

@@ -7,10 +7,12 @@ import importlib.util
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conformance_helpers import KIT, TrioWithSingleBlindEngine, edit_json, kit_copy
+from conformance_helpers import KIT, ReversedMovesEngine, TrioWithSingleBlindEngine, edit_json, kit_copy
 
 from dizhu.conformance import (
     FAMILIES,
@@ -115,6 +117,48 @@ class TestAWrongEngine:
             load_engine("no_such_module:Engine")
 
 
+class TestTheOrderOfLegalMoves:
+    def _reorderable(self) -> set[str]:
+        """The legal_moves cases with two moves or more, which a reversed list gets wrong."""
+        return {case["id"] for case in KIT.load("rules/legal_moves.json")["cases"] if len(case["expect"]["moves"]) > 1}
+
+    def test_the_kit_says_the_order_is_normative(self) -> None:
+        assert KIT.load("rules/legal_moves.json")["ordered"] is True
+
+    def test_the_right_moves_in_another_order_fail_the_ordered_comparison(self) -> None:
+        report = run_rules(KIT, ReversedMovesEngine(), families=("legal_moves",))
+        failed = [result for result in report.results if result.status == "failed"]
+        assert {result.case_id for result in failed} == self._reorderable()
+        assert all(result.detail.startswith("the right moves in another order: move 0 is ") for result in failed)
+        assert report.comparison == {"legal_moves": "ordered"}
+        assert not report.ok
+
+    def test_unordered_compares_them_as_sets_and_the_report_says_so(self) -> None:
+        report = run_rules(KIT, ReversedMovesEngine(), families=("legal_moves",), unordered=True)
+        assert report.ok, report.to_text()
+        assert report.to_json()["comparison"] == {"legal_moves": "unordered"}
+        assert "passed (unordered)" in report.to_text()
+
+    def test_a_kit_that_does_not_say_the_order_is_normative_compares_sets(self, tmp_path: Path) -> None:
+        kit = kit_copy(
+            tmp_path, lambda root: edit_json(root / "rules" / "legal_moves.json", lambda d: d.pop("ordered"))
+        )
+        report = run_rules(kit, ReversedMovesEngine(), families=("legal_moves",))
+        assert report.ok, report.to_text()
+        assert report.comparison == {"legal_moves": "unordered"}
+
+    def test_a_missing_move_is_reported_as_such_even_when_ordered(self) -> None:
+        class OneShort(CoreEngine):
+            def answer(self, family: str, query: Mapping[str, Any]) -> dict[str, Any]:
+                found = super().answer(family, query)
+                return {**found, "moves": found["moves"][1:]}
+
+        report = run_rules(KIT, OneShort("one-short"), families=("legal_moves",))
+        first = report.results[0]
+        assert first.status == "failed"
+        assert "missing ['3']" in first.detail
+
+
 class TestPerft:
     def test_lines_end_when_a_hand_is_empty(self) -> None:
         position = {"hands": ["3", "4", "5"], "turn": 0, "to_beat": None, "last_player": None, "passes": 0}
@@ -144,6 +188,11 @@ class TestCommandLine:
         assert report["ok"] is True
         assert set(report["groups"]) == {"beats", "perft"}
         assert report["totals"]["failed"] == 0
+
+    def test_unordered_is_an_option_of_rules_and_shows_in_the_report(self) -> None:
+        done = self._dizhu("rules", "--json", "--family", "legal_moves", "--unordered")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["comparison"] == {"legal_moves": "unordered"}
 
     def test_native_without_the_native_engine_exits_2_saying_so(self) -> None:
         done = self._dizhu("rules", "--engine", "native", "--family", "deals")

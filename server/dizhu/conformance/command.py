@@ -37,7 +37,7 @@ def _rules(args: argparse.Namespace) -> int:
         return 2
     families = tuple(args.family) if args.family else FAMILIES
     try:
-        report = run_rules(kit, engine, families=families, implementation=args.implementation)
+        report = run_rules(kit, engine, families=families, implementation=args.implementation, unordered=args.unordered)
     except KitError as error:
         print(f"dizhu conformance rules: {error}", file=sys.stderr)
         return 2
@@ -104,6 +104,12 @@ def add_parser(commands: Any) -> None:
     )
     rules.add_argument("--family", action="append", choices=FAMILIES, help="only this family (repeatable)")
     rules.add_argument("--implementation", help="whose known-failing list applies (default: the engine's name)")
+    rules.add_argument(
+        "--unordered",
+        action="store_true",
+        help="compare legal-move lists as sets, for an engine that lists the right moves in its own order "
+        "(the report says so; dizhu's engines are held to the kit's order)",
+    )
     rules.set_defaults(handler=_rules)
     protocol = kinds.add_parser("protocol", help="the protocol cases against a live referee")
     protocol.add_argument("--target", required=True, help="the referee's host:port")

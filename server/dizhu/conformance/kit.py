@@ -111,6 +111,8 @@ class Report:
     implementation: str
     kit_version: str
     results: list[CaseResult] = dataclasses.field(default_factory=list)
+    #: How a family's answers were compared where the run chose (``{"legal_moves": "ordered"}``).
+    comparison: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def add(self, case_id: str, group: str, failure: str | None, known: Iterable[str]) -> None:
         """Record a case: ``failure`` None when it passed, else why not."""
@@ -142,6 +144,7 @@ class Report:
             "suite": self.suite,
             "implementation": self.implementation,
             "kit_version": self.kit_version,
+            "comparison": self.comparison,
             "ok": self.ok,
             "totals": {
                 status: self.count(status) for status in ("passed", "failed", "known_failing", "unexpected_pass")
@@ -154,7 +157,8 @@ class Report:
         lines = [f"dizhu conformance {self.suite}: {self.implementation} against kit {self.kit_version}"]
         for group, counts in self.by_group().items():
             total = sum(counts.values())
-            lines.append(f"  {group:<14} {counts.get('passed', 0):>5} / {total:<5} passed")
+            how = f" ({self.comparison[group]})" if group in self.comparison else ""
+            lines.append(f"  {group:<14} {counts.get('passed', 0):>5} / {total:<5} passed{how}")
         lines += [
             f"  {result.status.upper()} {result.case_id}: {result.detail}"
             for result in self.results

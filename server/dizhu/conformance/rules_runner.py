@@ -1,8 +1,7 @@
 """Run the kit's rules vectors against an engine and compare its answers (docs/conformance.md).
 
-Answers are compared as the rules compare things: hands, kitties and legal-move lists as
-sets (the order of the kit's lists is the rules core's, documented but not required);
-plays as multisets of ranks (``"4 3"`` is ``"3 4"``); a classification without a ``kind``
+Answers are compared as the rules compare things: hands and kitties as sets; plays as
+multisets of ranks (``"4 3"`` is ``"3 4"``); a classification without a ``kind``
 (an engine that only tells valid from invalid) by validity alone; every other field exactly.
 
 Perft counts are counted here, from the engine's ``legal_moves`` answers, unless the engine
@@ -58,7 +57,7 @@ def _classify(expected: Mapping[str, Any], answered: Mapping[str, Any]) -> str |
     return None
 
 
-def _legal_moves(expected: Mapping[str, Any], answered: Mapping[str, Any]) -> str | None:
+def _legal_move_set(expected: Mapping[str, Any], answered: Mapping[str, Any]) -> str | None:
     wanted = sorted(map(_ranks, expected["moves"]))
     got = sorted(map(_ranks, answered.get("moves") or []))
     if got != wanted:
@@ -70,6 +69,19 @@ def _legal_moves(expected: Mapping[str, Any], answered: Mapping[str, Any]) -> st
     return None
 
 
+def _legal_move_list(expected: Mapping[str, Any], answered: Mapping[str, Any]) -> str | None:
+    """The moves as a set first (the clearer failure), then their order."""
+    failure = _legal_move_set(expected, answered)
+    if failure is not None:
+        return failure
+    wanted = [_ranks(move) for move in expected["moves"]]
+    got = [_ranks(move) for move in answered["moves"]]
+    index = next((i for i, (want, have) in enumerate(zip(wanted, got, strict=True)) if want != have), None)
+    if index is None:
+        return None
+    return f"the right moves in another order: move {index} is {got[index]!r}, expected {wanted[index]!r}"
+
+
 def _exact(expected: Mapping[str, Any], answered: Mapping[str, Any]) -> str | None:
     return None if dict(answered) == dict(expected) else f"expected {dict(expected)}, got {dict(answered)}"
 
@@ -78,7 +90,7 @@ _COMPARE: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], str | None]
     "deals": _deals,
     "classify": _classify,
     "beats": _exact,
-    "legal_moves": _legal_moves,
+    "legal_moves": _legal_move_set,
     "perft": _exact,
     "auction": _exact,
     "redeals": _exact,
@@ -140,16 +152,27 @@ def _answer(engine: RulesEngine, family: str, case: Mapping[str, Any]) -> dict[s
 
 
 def run_rules(
-    kit: Kit, engine: RulesEngine, *, families: tuple[str, ...] = FAMILIES, implementation: str | None = None
+    kit: Kit,
+    engine: RulesEngine,
+    *,
+    families: tuple[str, ...] = FAMILIES,
+    implementation: str | None = None,
+    unordered: bool = False,
 ) -> Report:
     """Every vector of ``families`` asked of ``engine``, with the known-failing list of ``implementation``
-    (default: the engine's name)."""
+    (default: the engine's name); ``unordered`` compares legal-move lists as sets even where the kit
+    says their order is normative."""
     name = implementation or engine.name
     report = Report("rules", name, kit.version)
     known = kit.known_failing(name)
     for family in families:
+        vectors = kit.load(f"rules/{family}.json")
         compare = _COMPARE[family]
-        for case in kit.load(f"rules/{family}.json")["cases"]:
+        if family == "legal_moves":
+            ordered = vectors.get("ordered", False) and not unordered
+            compare = _legal_move_list if ordered else _legal_move_set
+            report.comparison["legal_moves"] = "ordered" if ordered else "unordered"
+        for case in vectors["cases"]:
             try:
                 failure = compare(case["expect"], _answer(engine, family, case))
             except Unsupported as why:
