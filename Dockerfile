@@ -19,5 +19,7 @@ ENV DIZHU_ADDRESS=0.0.0.0:50051 \
 EXPOSE 50051 8080 9100
 # Port 8080 serves browsers (gRPC-Web, Connect, the web table); unset DIZHU_HTTP_ADDRESS to turn it off.
 # With REDIS_URL unset the referee starts an embedded Redis (single container, data in
-# DIZHU_DATA_DIR); set REDIS_URL to share tables between replicas.
+# DIZHU_DATA_DIR, the signing key beside it); set REDIS_URL to share tables between replicas,
+# and give them all one server secret and one signing key (DIZHU_SECRET_FILE,
+# DIZHU_SIGNING_KEY_FILE: files mounted from secrets, as deploy/ does).
 ENTRYPOINT ["dizhu", "serve"]

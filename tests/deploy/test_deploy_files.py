@@ -8,6 +8,9 @@
 - The Dockerfile passes ``hadolint``.
 - Every environment variable the files set is one ``dizhu serve`` reads, and their values,
   together, make a configuration it accepts.
+- Every referee gets the one signing key of its deployment from a secret, on Kubernetes (every
+  referee Deployment, so every Service in front of referees) and in compose: referees sharing
+  tables sign with the same key, so that any of them publishes the key any other signed with.
 - The Envoy gRPC-Web option says the same in compose and on Kubernetes, and reaches the referee.
 """
 
@@ -29,6 +32,7 @@ import yaml
 
 from dizhu.cli import build_parser
 from dizhu.config import MIN_SECRET_CHARS, config_from_args
+from dizhu.referee.signing import load_or_create_private_key
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -164,6 +168,9 @@ class TestSettings:
         for name, value in environment.items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("DIZHU_SECRET_FILE", str(secret))  # the mounted Secret's file
+        signing_key = load_or_create_private_key(tmp_path / "signing-key.pem")
+        assert environment["DIZHU_SIGNING_KEY_FILE"], "the deployment names no signing key"
+        monkeypatch.setenv("DIZHU_SIGNING_KEY_FILE", str(tmp_path / "signing-key.pem"))  # likewise
         with contextlib.redirect_stderr(io.StringIO()) as said:
             try:
                 config = config_from_args(build_parser().parse_args(["serve"]))
@@ -172,6 +179,103 @@ class TestSettings:
         assert config.redis_url == environment["REDIS_URL"]
         assert config.redis_cluster == (deployment == "kubernetes")
         assert config.store_replicas == (1 if deployment == "kubernetes" else 0)
+        assert config.signing_key == signing_key
+
+
+def _is_referee(pod_spec: dict[str, Any]) -> bool:
+    return any(container["image"].partition(":")[0] == "dizhu" for container in pod_spec["containers"])
+
+
+def _setting(container: dict[str, Any], name: str) -> str | None:
+    """The value ``container`` gets for ``name``: its own ``env`` first, else its ConfigMaps'."""
+    for entry in container.get("env", []):
+        if entry["name"] == name:
+            assert "value" in entry, f"{name} is a file's path, not a secret's value"
+            return str(entry["value"])
+    for source in container.get("envFrom", []):
+        data = _find("ConfigMap", source["configMapRef"]["name"])["data"]
+        if name in data:
+            return str(data[name])
+    return None
+
+
+def _secret_key_mounted_at(pod_spec: dict[str, Any], container: dict[str, Any], path: str) -> tuple[str, str]:
+    """The Secret and its key that the file at ``path`` comes from in ``container``; fails if none."""
+    volumes = {volume["name"]: volume for volume in pod_spec.get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        directory = mount["mountPath"].rstrip("/") + "/"
+        if not path.startswith(directory):
+            continue
+        secret = volumes[mount["name"]].get("secret")
+        assert secret is not None, f"{path} is mounted from {mount['name']}, not from a Secret"
+        wanted = path.removeprefix(directory)
+        for item in secret.get("items", []):
+            if item["path"] == wanted:
+                return secret["secretName"], item["key"]
+        pytest.fail(f"the Secret {secret['secretName']} mounted at {directory} holds no {wanted}")
+    pytest.fail(f"nothing is mounted at {path}")
+
+
+def _signing_key_source(workload: dict[str, Any]) -> tuple[str, str]:
+    """The Secret and its key that every referee container of ``workload`` signs with; fails if none."""
+    pod_spec = workload["spec"]["template"]["spec"]
+    sources = set()
+    for container in pod_spec["containers"]:
+        path = _setting(container, "DIZHU_SIGNING_KEY_FILE")
+        assert path, f"{workload['metadata']['name']}: no DIZHU_SIGNING_KEY_FILE"
+        secret_name, key = _secret_key_mounted_at(pod_spec, container, path)
+        assert key in _find("Secret", secret_name)["stringData"], f"the Secret {secret_name} has no {key}"
+        sources.add((secret_name, key))
+    (source,) = sources
+    return source
+
+
+def _referee_workloads() -> list[dict[str, Any]]:
+    return [
+        document
+        for document in _all_documents()
+        if document["kind"] in {"Deployment", "StatefulSet", "DaemonSet"}
+        and _is_referee(document["spec"]["template"]["spec"])
+    ]
+
+
+class TestSigningKey:
+    def test_every_referee_deployment_mounts_the_one_signing_key_from_a_secret(self) -> None:
+        workloads = _referee_workloads()
+        assert [workload["kind"] for workload in workloads] == ["Deployment"]
+        sources = {_signing_key_source(workload) for workload in workloads}
+        assert len(sources) == 1, f"referees sign with different keys: {sorted(sources)}"
+
+    def test_the_signing_key_is_mounted_from_the_secret_of_the_server_secret(self) -> None:
+        container = _referee_container()
+        pod_spec = _find("Deployment", "dizhu-referee")["spec"]["template"]["spec"]
+        secret_file = _setting(container, "DIZHU_SECRET_FILE")
+        assert secret_file is not None
+        server_secret = _secret_key_mounted_at(pod_spec, container, secret_file)
+        assert _signing_key_source(_find("Deployment", "dizhu-referee"))[0] == server_secret[0]
+
+    def test_every_service_in_front_of_referees_reaches_only_pods_with_the_signing_key(self) -> None:
+        services = [document for document in _all_documents() if document["kind"] == "Service"]
+        in_front = set()
+        for service in services:
+            selector = service["spec"].get("selector", {}).items()
+            for workload in _referee_workloads():
+                if selector and selector <= workload["spec"]["template"]["metadata"]["labels"].items():
+                    _signing_key_source(workload)
+                    in_front.add(service["metadata"]["name"])
+        assert "dizhu-referee" in in_front, "the referee Service reaches no referee pod"
+
+    def test_the_compose_replicas_share_one_signing_key_from_a_secret(self) -> None:
+        compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+        referee = compose["services"]["referee"]
+        path = referee["environment"]["DIZHU_SIGNING_KEY_FILE"]
+        directory, _, name = path.rpartition("/")
+        assert directory == "/run/secrets", f"{path} is not a compose secret"
+        assert name in referee["secrets"]
+        assert compose["secrets"][name] == {"file": "./signing-key.pem"}
+        assert referee["deploy"]["replicas"] > 1
+        ignored = (ROOT / ".gitignore").read_text().splitlines()
+        assert "/deploy/signing-key.pem" in ignored, "a private key must never be committed"
 
 
 def _envoy_upstream(configuration: str) -> tuple[str, int]:
