@@ -16,6 +16,8 @@ from dizhu.referee.errors import InvalidArgument
 from dizhu.referee.refusals import classify_reason
 from dizhu.rules import Card, Combination, Rank, Variant, beats, legal_moves, try_classify
 from dizhu.rules.cards import cards_by_id
+from dizhu.rules.engines import native_rules
+from dizhu.rules.moves import play_of_key
 from dizhu.service import convert
 from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.service.errors import ServicerContext, guarded
@@ -81,9 +83,21 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
             to_beat = try_classify(_card_set(request.to_beat, variant, "to_beat"), variant)
             if to_beat is None:
                 raise InvalidArgument("to_beat", "the play to beat is no combination of this variant")
+        exact = tuple(card for card in hand if isinstance(card, Card))
+        native = native_rules(variant)
+        if native is not None:
+            message, count = native.legal_moves_message(
+                hand,
+                to_beat,
+                sorted(card.id for card in exact),
+                _CARD_ENTRIES,
+                _combination_entry_of_key,
+                _CAN_PASS if to_beat is not None else b"",
+            )
+            self._admission.charge(context, count // MOVES_PER_CALL)
+            return rules_service_pb2.ListLegalMovesResponse.FromString(message)
         moves = legal_moves(hand, to_beat, variant)
         self._admission.charge(context, len(moves) // MOVES_PER_CALL)
-        exact = tuple(card for card in hand if isinstance(card, Card))
         return _legal_moves_response(moves, exact, can_pass=to_beat is not None)
 
     @guarded
@@ -134,6 +148,11 @@ _CARD_ENTRIES = tuple(
 @functools.lru_cache(maxsize=1 << 14)
 def _combination_entry(move: Combination) -> bytes:
     return _field(_MOVE_TAG, convert.combination_to_proto(move).SerializeToString())
+
+
+def _combination_entry_of_key(key: int) -> bytes:
+    """A play's ``LegalMove.combination`` field, for the native engine that names plays by key."""
+    return _combination_entry(play_of_key(key))
 
 
 def _legal_moves_response(
