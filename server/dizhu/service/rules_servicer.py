@@ -21,6 +21,7 @@ from dizhu.rules.moves import play_of_key
 from dizhu.service import convert
 from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.service.errors import ServicerContext, guarded
+from dizhu.service.registration import Encoded
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc
 
 __all__ = ["MOVES_PER_CALL", "RulesServicer"]
@@ -75,7 +76,7 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
     @guarded
     async def ListLegalMoves(
         self, request: rules_service_pb2.ListLegalMovesRequest, context: ServicerContext
-    ) -> rules_service_pb2.ListLegalMovesResponse:
+    ) -> rules_service_pb2.ListLegalMovesResponse | Encoded:
         variant = convert.variant_from_proto(request.variant)
         hand = _card_set(request.hand, variant, "hand")
         to_beat = None
@@ -95,7 +96,7 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
                 _CAN_PASS if to_beat is not None else b"",
             )
             self._admission.charge(context, count // MOVES_PER_CALL)
-            return rules_service_pb2.ListLegalMovesResponse.FromString(message)
+            return Encoded(rules_service_pb2.ListLegalMovesResponse, message)
         moves = legal_moves(hand, to_beat, variant)
         self._admission.charge(context, len(moves) // MOVES_PER_CALL)
         return _legal_moves_response(moves, exact, can_pass=to_beat is not None)
