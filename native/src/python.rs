@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::deal::shuffle;
 use crate::moves::legal_moves;
@@ -122,11 +122,22 @@ impl Hasher for KeyHasher {
 /// The Python value of every play listed so far, by key: a few tens of thousands at most.
 type Plays = HashMap<u64, Py<PyAny>, BuildHasherDefault<KeyHasher>>;
 
+/// A protobuf varint.
+fn write_varint(out: &mut Vec<u8>, mut value: usize) {
+    while value > 0x7F {
+        out.push((value & 0x7F) as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
 /// One variant's rules: built once per `Variant` by `dizhu.rules`.
 #[pyclass(frozen, module = "dizhu._engine")]
 pub struct Rules {
     variant: Variant,
     plays: Mutex<Plays>,
+    /// The encoded play of every key `legal_moves_message` wrote so far.
+    entries: Mutex<HashMap<u64, Vec<u8>, BuildHasherDefault<KeyHasher>>>,
 }
 
 #[pymethods]
@@ -165,6 +176,7 @@ impl Rules {
         Ok(Rules {
             variant,
             plays: Mutex::new(Plays::default()),
+            entries: Mutex::new(HashMap::default()),
         })
     }
 
@@ -216,6 +228,85 @@ impl Rules {
                 listed.push(play);
             }
             PyList::new(py, listed)
+        })
+    }
+
+    /// Every play `hand` can make on `to_beat`, written as one protobuf message: for each play
+    /// a length-delimited field 1 holding `entry_of_key(key)` (the play's own field, cached by
+    /// key) and then, when `card_ids` (the exact hand, ascending) is not empty, the play's cards
+    /// as `card_entries[id]`: for each rank in ascending order its lowest ids, every first-deck
+    /// card (id below 54) before every second-deck one; `tail` ends the message. Returns the bytes
+    /// and the number of plays, so that a caller answers without a Python value per play.
+    #[pyo3(signature = (hand, to_beat, card_ids, card_entries, entry_of_key, tail))]
+    #[allow(clippy::too_many_arguments)]
+    fn legal_moves_message<'py>(
+        &self,
+        py: Python<'py>,
+        hand: &Bound<'py, PyAny>,
+        to_beat: Option<&Bound<'py, PyAny>>,
+        card_ids: Vec<u8>,
+        card_entries: Vec<Vec<u8>>,
+        entry_of_key: &Bound<'py, PyAny>,
+        tail: &[u8],
+    ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+        guard(|| {
+            let counts = hand_counts(hand)?;
+            let to_beat = to_beat.map(combo_of).transpose()?;
+            let mut by_rank: Vec<Vec<u8>> = vec![Vec::new(); RANKS];
+            for &id in &card_ids {
+                let entry_rank = if usize::from(id) % 54 >= 52 {
+                    usize::from(id) % 54 - 52 + 13
+                } else {
+                    usize::from(id) % 54 / 4
+                };
+                if card_entries.get(usize::from(id)).is_none() {
+                    return Err(invalid(format!("no card entry for id {id}")));
+                }
+                by_rank[entry_rank].push(id);
+            }
+            let moves = legal_moves(&counts, to_beat.as_ref(), &self.variant);
+            let mut entries = self
+                .entries
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut out = Vec::with_capacity(moves.len() * 64 + tail.len());
+            let mut body = Vec::with_capacity(256);
+            let mut second = Vec::with_capacity(128);
+            for combo in &moves {
+                let key = combo.key | u64::from(combo.kind as u8) << 60;
+                body.clear();
+                match entries.get(&key) {
+                    Some(entry) => body.extend_from_slice(entry),
+                    None => {
+                        let entry: Vec<u8> = entry_of_key.call1((key,))?.extract()?;
+                        body.extend_from_slice(&entry);
+                        entries.insert(key, entry);
+                    }
+                }
+                if !card_ids.is_empty() {
+                    second.clear();
+                    for (rank, ids) in by_rank.iter().enumerate() {
+                        let count = usize::try_from(combo.key >> (4 * rank) & 0xF).unwrap_or(0);
+                        if count > ids.len() {
+                            return Err(invalid("a play holds more cards than the hand"));
+                        }
+                        for &id in &ids[..count] {
+                            let entry = &card_entries[usize::from(id)];
+                            if id < 54 {
+                                body.extend_from_slice(entry);
+                            } else {
+                                second.extend_from_slice(entry);
+                            }
+                        }
+                    }
+                    body.extend_from_slice(&second);
+                }
+                out.push(0x0A);
+                write_varint(&mut out, body.len());
+                out.extend_from_slice(&body);
+            }
+            out.extend_from_slice(tail);
+            Ok((PyBytes::new(py, &out), moves.len()))
         })
     }
 

@@ -96,6 +96,20 @@ class TestUnaryCalls:
             answer = await web.unary("RulesService", "Classify", request)
         assert [c.kind for c in answer.classification.combinations] == [cards_pb2.COMBINATION_KIND_TRIO_WITH_PAIR]
 
+    @pytest.mark.parametrize("json", [False, True], ids=["binary", "json"])
+    async def test_the_legal_moves_the_engine_writes_as_bytes_reach_browsers_as_messages(
+        self, web_referee: WebReferee, json: bool
+    ) -> None:
+        hand = [cards_pb2.RANK_FIVE] * 3 + [cards_pb2.RANK_NINE] * 2
+        async with web_referee.web(protocol=ProtocolType.CONNECT, json=json) as web:
+            request = rules_service_pb2.ListLegalMovesRequest(
+                variant=cards_pb2.VARIANT_THREE_PLAYER, hand=cards_pb2.CardSet(ranks=hand)
+            )
+            answer = await web.unary("RulesService", "ListLegalMoves", request)
+        assert [move.combination.kind for move in answer.moves][-1] == cards_pb2.COMBINATION_KIND_TRIO_WITH_PAIR
+        assert len(answer.moves) == 7  # 5, 9; 55, 99; 555; 555+9; 555+99
+        assert not answer.can_pass
+
     async def test_connect_json_is_plain_http_for_any_client(self, web_referee: WebReferee) -> None:
         body = b'{"variant": "VARIANT_THREE_PLAYER", "cards": {"ranks": ["RANK_THREE", "RANK_THREE"]}}'
         status, headers, answer = await web_referee.http(

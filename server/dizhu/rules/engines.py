@@ -14,7 +14,7 @@ once at import from the environment and may be changed later through ``dizhu.eng
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -48,6 +48,15 @@ class NativeRules(Protocol):
 
     def read(self, ranks: bytes) -> tuple[int, int] | str: ...
     def legal_moves(self, hand: Any, to_beat: Any, play_of_key: Callable[[int], Any]) -> list[Any]: ...
+    def legal_moves_message(
+        self,
+        hand: Any,
+        to_beat: Any,
+        card_ids: Sequence[int],
+        card_entries: Sequence[bytes],
+        entry_of_key: Callable[[int], bytes],
+        tail: bytes,
+    ) -> tuple[bytes, int]: ...
     def shuffle(self, seed: bytes) -> tuple[list[int], int]: ...
     def random_rounds(self, seed: int, rounds: int, spring: bool = False) -> tuple[int, int, int, int, int]: ...
     def start_round(self, hands: list[list[int]], kitty: list[int], first: int, spring: bool = False) -> Any: ...

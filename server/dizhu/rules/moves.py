@@ -38,7 +38,7 @@ from dizhu.rules.tables import (
 )
 from dizhu.rules.variants import CombinationKind, Variant
 
-__all__ = ["legal_moves", "pick_cards"]
+__all__ = ["legal_moves", "pick_cards", "play_of_key"]
 
 Kind = CombinationKind
 _ALL_RANKS = range(len(RANKS))
@@ -74,7 +74,7 @@ def _hand_counts(hand: Iterable[Card] | Iterable[Rank]) -> list[int]:
     return counts
 
 
-def _play_of_key(key: int) -> Combination:
+def play_of_key(key: int) -> Combination:
     """The play a native key names: rank counts in four bits a rank (bits 0-59), the kind above.
 
     The native engine asks for each play once and keeps it.
@@ -97,7 +97,7 @@ def legal_moves(
     """Every play ``hand`` can make on ``to_beat`` (None when leading the trick)."""
     native = native_rules(variant)
     if native is not None:
-        return native.legal_moves(hand, to_beat, _play_of_key)
+        return native.legal_moves(hand, to_beat, play_of_key)
     return python_legal_moves(hand, to_beat, variant)
 
 
@@ -105,7 +105,7 @@ def native_legal_moves(
     native: NativeRules, hand: Iterable[Card] | Iterable[Rank], to_beat: Combination | None
 ) -> list[Combination]:
     """``legal_moves`` computed by the native engine's rules ``native``, whichever engine is selected."""
-    return native.legal_moves(hand, to_beat, _play_of_key)
+    return native.legal_moves(hand, to_beat, play_of_key)
 
 
 def python_legal_moves(

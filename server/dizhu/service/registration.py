@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "MAX_CALLS_PER_CONNECTION",
     "RATE_LIMITED_PAUSE_S",
+    "Encoded",
     "Undecodable",
     "add_services",
     "decode_request",
@@ -96,6 +97,27 @@ def decode_request(request_type: type[Message], data: bytes, max_bytes: int) -> 
         )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Encoded:
+    """A response a handler returns already in protobuf's binary form: gRPC sends the bytes as
+    they are, without a message built from them and serialised again (the largest answers)."""
+
+    message_type: type[Message]
+    data: bytes
+
+    def message(self) -> Message:
+        return self.message_type.FromString(self.data)
+
+
+def _serializer(response_type: type[Message]) -> Callable[[Any], bytes]:
+    serialize = response_type.SerializeToString
+
+    def encode(response: Any) -> bytes:
+        return response.data if type(response) is Encoded else serialize(response)
+
+    return encode
+
+
 def _deserializer(method: MethodDescriptor, max_bytes: int) -> Callable[[bytes], Message | Undecodable]:
     request_type: type[Message] = message_factory.GetMessageClass(method.input_type)
     return functools.partial(decode_request, request_type, max_bytes=max_bytes)
@@ -148,20 +170,20 @@ def add_services(
     for service, servicer in services.items():
         handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         for method in service.methods:
-            response_type: type[Message] = message_factory.GetMessageClass(method.output_type)
+            serialize = _serializer(message_factory.GetMessageClass(method.output_type))
             behaviour = getattr(servicer, method.name)
             deserialize = _deserializer(method, max_request_bytes)
             if method.server_streaming:
                 handlers[method.name] = grpc.unary_stream_rpc_method_handler(
                     _streaming(behaviour, admission),
                     request_deserializer=deserialize,
-                    response_serializer=response_type.SerializeToString,
+                    response_serializer=serialize,
                 )
             else:
                 handlers[method.name] = grpc.unary_unary_rpc_method_handler(
                     _unary(behaviour, admission, creates=method.name == "CreateTable"),
                     request_deserializer=deserialize,
-                    response_serializer=response_type.SerializeToString,
+                    response_serializer=serialize,
                 )
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
         server.add_registered_method_handlers(service.full_name, handlers)

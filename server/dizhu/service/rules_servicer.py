@@ -16,9 +16,12 @@ from dizhu.referee.errors import InvalidArgument
 from dizhu.referee.refusals import classify_reason
 from dizhu.rules import Card, Combination, Rank, Variant, beats, legal_moves, try_classify
 from dizhu.rules.cards import cards_by_id
+from dizhu.rules.engines import native_rules
+from dizhu.rules.moves import play_of_key
 from dizhu.service import convert
 from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.service.errors import ServicerContext, guarded
+from dizhu.service.registration import Encoded
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc
 
 __all__ = ["MOVES_PER_CALL", "RulesServicer"]
@@ -73,7 +76,7 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
     @guarded
     async def ListLegalMoves(
         self, request: rules_service_pb2.ListLegalMovesRequest, context: ServicerContext
-    ) -> rules_service_pb2.ListLegalMovesResponse:
+    ) -> rules_service_pb2.ListLegalMovesResponse | Encoded:
         variant = convert.variant_from_proto(request.variant)
         hand = _card_set(request.hand, variant, "hand")
         to_beat = None
@@ -81,9 +84,21 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
             to_beat = try_classify(_card_set(request.to_beat, variant, "to_beat"), variant)
             if to_beat is None:
                 raise InvalidArgument("to_beat", "the play to beat is no combination of this variant")
+        exact = tuple(card for card in hand if isinstance(card, Card))
+        native = native_rules(variant)
+        if native is not None:
+            message, count = native.legal_moves_message(
+                hand,
+                to_beat,
+                sorted(card.id for card in exact),
+                _CARD_ENTRIES,
+                _combination_entry_of_key,
+                _CAN_PASS if to_beat is not None else b"",
+            )
+            self._admission.charge(context, count // MOVES_PER_CALL)
+            return Encoded(rules_service_pb2.ListLegalMovesResponse, message)
         moves = legal_moves(hand, to_beat, variant)
         self._admission.charge(context, len(moves) // MOVES_PER_CALL)
-        exact = tuple(card for card in hand if isinstance(card, Card))
         return _legal_moves_response(moves, exact, can_pass=to_beat is not None)
 
     @guarded
@@ -134,6 +149,11 @@ _CARD_ENTRIES = tuple(
 @functools.lru_cache(maxsize=1 << 14)
 def _combination_entry(move: Combination) -> bytes:
     return _field(_MOVE_TAG, convert.combination_to_proto(move).SerializeToString())
+
+
+def _combination_entry_of_key(key: int) -> bytes:
+    """A play's ``LegalMove.combination`` field, for the native engine that names plays by key."""
+    return _combination_entry(play_of_key(key))
 
 
 def _legal_moves_response(

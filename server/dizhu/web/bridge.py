@@ -31,7 +31,7 @@ from google.protobuf import descriptor, descriptor_pb2, message_factory
 from google.rpc import status_pb2
 from protobuf.wkt import Any as AnyDetail
 
-from dizhu.service.registration import DEFAULT_MAX_REQUEST_BYTES, transport_cap
+from dizhu.service.registration import DEFAULT_MAX_REQUEST_BYTES, Encoded, transport_cap
 from dizhu.web.codecs import request_codecs
 
 __all__ = ["Registration", "WebServicerContext", "connect_application", "method_info"]
@@ -226,6 +226,8 @@ class _Methods:
             response = await handler.unary_unary(request, context)
             if response is None:
                 raise _unanswered(context)
+            if isinstance(response, Encoded):  # the HTTP side's codecs encode messages
+                return response.message()
             return response
 
         return call
