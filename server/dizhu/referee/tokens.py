@@ -1,7 +1,8 @@
 """Bearer tokens derived from a server secret, so that nothing stored can give one back.
 
 A token is ``HMAC-SHA256(key, "dizhu/token/v1" || table id || nonce)`` in URL-safe base64,
-where ``nonce`` is 16 fresh random bytes. What a table keeps of a token is its SHA-256 only
+where ``nonce`` is 16 fresh random bytes (drawn again for a token that would begin with "-",
+which command lines would read as a flag). What a table keeps of a token is its SHA-256 only
 (``auth.hash_token``), and what a recorded answer keeps (so that a retried CreateTable or
 JoinTable can be answered again) is its *recipe*: the key's id and the nonce. A recipe is
 worthless without the key, which never leaves the referee processes: reading Redis (keys,
@@ -79,9 +80,13 @@ class TokenKeys:
 
     def mint(self, table_id: str) -> Minted:
         """A new token for ``table_id``, with its recipe."""
-        nonce = secrets.token_bytes(_NONCE_BYTES)
-        token = self._token(self._keys[self.current_id], table_id, nonce)
-        return Minted(token, f"{_RECIPE_PREFIX}{self.current_id}.{_b64(nonce)}")
+        while True:
+            nonce = secrets.token_bytes(_NONCE_BYTES)
+            token = self._token(self._keys[self.current_id], table_id, nonce)
+            # A token follows a flag on command lines (``dizhu bot --token TOKEN``), where a
+            # leading "-" reads as another flag: one nonce in 64 is drawn again.
+            if not token.startswith("-"):
+                return Minted(token, f"{_RECIPE_PREFIX}{self.current_id}.{_b64(nonce)}")
 
     def remint(self, table_id: str, recipe: str) -> str | None:
         """The token ``recipe`` was minted as for ``table_id``; None if its key is no longer known."""
