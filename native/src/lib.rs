@@ -6,6 +6,9 @@ pub mod deal;
 pub mod moves;
 pub mod round;
 pub mod rules;
+pub mod tables;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_tables;
