@@ -27,7 +27,7 @@ from pettingzoo.utils import wrappers
 from dizhu.env.encodings import Encoding
 from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
-from dizhu.env.game import Game
+from dizhu.env.native import make_game
 from dizhu.env.render import render_text
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
@@ -89,7 +89,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
             raise ValueError(f"render_mode {render_mode!r}: only 'ansi' is offered")
         self.render_mode = render_mode
         self.variant = VARIANTS[variant]
-        self.game = Game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
+        self.game = make_game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
         self.coder = make_encoding(encoding, self.variant)
         self.possible_agents = [f"seat_{seat}" for seat in range(self.variant.players)]
         self.agents = list(self.possible_agents)

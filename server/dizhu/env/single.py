@@ -24,7 +24,7 @@ from gymnasium import spaces
 from dizhu.env.dou_dizhu_v0 import observation_space, round_seed_option
 from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
-from dizhu.env.game import Game
+from dizhu.env.native import make_game
 from dizhu.env.render import render_text
 from dizhu.rules import VARIANTS, HouseRules
 
@@ -70,7 +70,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
             raise ValueError(f"render_mode {render_mode!r}: only 'ansi' is offered")
         self.render_mode = render_mode
         self.seat = seat
-        self.game = Game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
+        self.game = make_game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
         self.coder = make_encoding(encoding, self.variant)
         self.observation_space = observation_space(self.coder, self.game.table.size)  # type: ignore[assignment]
         self.action_space = spaces.Discrete(self.game.table.size)  # type: ignore[assignment]

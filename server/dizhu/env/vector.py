@@ -33,6 +33,7 @@ from dizhu.env.encodings import encoding
 from dizhu.env.engine import rules
 from dizhu.env.game import Game
 from dizhu.env.info import Seen
+from dizhu.env.native import NativeShard
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
 __all__ = ["VectorDouDizhuEnv"]
@@ -91,6 +92,12 @@ class _Tables:
         self._write()
 
 
+def _shard(config: dict[str, Any], first: int, count: int, buffers: dict[str, npt.NDArray[Any]]) -> _Tables | NativeShard:
+    """Native tables where the engine has them, else the ``Game``s of the reference."""
+    native = NativeShard.make(rules(config["engine"]), config, first, count, buffers)
+    return native if native is not None else _Tables(config, first, count, buffers)
+
+
 def _worker(connection: multiprocessing.connection.Connection, config: dict[str, Any], first: int, count: int,
             layout: dict[str, tuple[str, tuple[int, ...], str]]) -> None:  # fmt: skip
     memories = {name: shared_memory.SharedMemory(name=shm) for name, (shm, _, _) in layout.items()}
@@ -98,7 +105,7 @@ def _worker(connection: multiprocessing.connection.Connection, config: dict[str,
         name: np.ndarray(shape, dtype=np.dtype(dtype), buffer=memories[name].buf)
         for name, (_, shape, dtype) in layout.items()
     }
-    tables = _Tables(config, first, count, buffers)
+    tables = _shard(config, first, count, buffers)
     connection.send("ready")
     while connection.recv() == "step":
         tables.step()
@@ -154,12 +161,12 @@ class VectorDouDizhuEnv:
                 layout[name] = (memory.name, shape, np.dtype(dtype).str)
             else:
                 self.buffers[name] = np.zeros(shape, dtype=dtype)
-        self._local: _Tables | None = None
+        self._local: _Tables | NativeShard | None = None
         self._pending: set[int] = set()
         #: The tables each worker steps, as row slices of the buffers (one shard without workers).
         self.shards: list[slice] = [slice(0, num_envs)]
         if not workers:
-            self._local = _Tables(config, 0, num_envs, self.buffers)
+            self._local = _shard(config, 0, num_envs, self.buffers)
             return
         self.shards = []
         context = multiprocessing.get_context("spawn")
