@@ -200,6 +200,8 @@ impl SeenColumns {
 /// A vector environment's outputs: masks, seats to act, rewards, terminated flags (as bytes).
 struct OutputColumns {
     mask: Column<i8>,
+    legal: Column<i32>,
+    legal_count: Column<i32>,
     seat: Column<i8>,
     rewards: Column<f32>,
     terminated: Column<u8>,
@@ -209,6 +211,8 @@ impl OutputColumns {
     fn rows(&mut self) -> Outputs<'_> {
         Outputs {
             mask: self.mask.slice(),
+            legal: self.legal.slice(),
+            legal_count: self.legal_count.slice(),
             seat: self.seat.slice(),
             rewards: self.rewards.slice(),
             terminated: self.terminated.slice(),
@@ -243,6 +247,8 @@ type OutputArrays<'py> = (
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
 );
 
 type SettlementTuple = (i64, Vec<i64>, Option<usize>, Option<bool>, u32, bool);
@@ -251,8 +257,10 @@ type SettlementTuple = (i64, Vec<i64>, Option<usize>, Option<bool>, u32, bool);
 impl NativeTables {
     /// Tables of `rules` over the arrays of a `Seen` (`seen`, in its field order, one row per
     /// table); `actions` holds the ranks of every action id of the action table. `outputs`,
-    /// for `step_all`: the `(tables, actions)` int8 masks, `(tables,)` int8 seats, `(tables,
-    /// players)` float32 rewards and `(tables,)` uint8 terminated flags.
+    /// for `step_all`: the `(tables, actions)` int8 masks, the `(tables, actions)` int32 legal
+    /// action ids (the first `legal_count[i]` of row `i`), `(tables,)` int32 `legal_count`,
+    /// `(tables,)` int8 seats, `(tables, players)` float32 rewards and `(tables,)` uint8
+    /// terminated flags.
     #[new]
     #[pyo3(signature = (rules, actions, seen, spring, redeal_cap, reward, outputs=None))]
     #[allow(clippy::too_many_arguments)]
@@ -292,15 +300,19 @@ impl NativeTables {
             let mut spans = columns.spans();
             let outputs = match outputs {
                 None => None,
-                Some((mask, seat, rewards, terminated)) => {
+                Some((mask, legal, legal_count, seat, rewards, terminated)) => {
                     let columns = OutputColumns {
                         mask: Column::new("action_mask", &mask, &[rows, codes.len()])?,
+                        legal: Column::new("legal_actions", &legal, &[rows, codes.len()])?,
+                        legal_count: Column::new("legal_count", &legal_count, &[rows])?,
                         seat: Column::new("seat", &seat, &[rows])?,
                         rewards: Column::new("rewards", &rewards, &[rows, players])?,
                         terminated: Column::new("terminated", &terminated, &[rows])?,
                     };
                     spans.extend([
                         columns.mask.span(),
+                        columns.legal.span(),
+                        columns.legal_count.span(),
                         columns.seat.span(),
                         columns.rewards.span(),
                         columns.terminated.span(),

@@ -607,15 +607,23 @@ impl Tables {
             for &id in &table.legal {
                 mask[id as usize] = 1;
             }
+            let listed = &mut out.legal[row * width..row * width + table.legal.len()];
+            for (slot, &id) in listed.iter_mut().zip(&table.legal) {
+                *slot = id as i32;
+            }
+            out.legal_count[row] = table.legal.len() as i32;
         }
         Ok(())
     }
 }
 
 /// The batch outputs besides the `Seen`: flat C-ordered slices of `(rows, actions)` masks,
-/// `(rows,)` seats, `(rows, players)` rewards and `(rows,)` terminated flags (0 or 1).
+/// `(rows, actions)` legal action ids (the first `legal_count` of each row), `(rows,)` seats,
+/// `(rows, players)` rewards and `(rows,)` terminated flags (0 or 1).
 pub struct Outputs<'a> {
     pub mask: &'a mut [i8],
+    pub legal: &'a mut [i32],
+    pub legal_count: &'a mut [i32],
     pub seat: &'a mut [i8],
     pub rewards: &'a mut [f32],
     pub terminated: &'a mut [u8],

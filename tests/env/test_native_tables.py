@@ -82,9 +82,11 @@ def test_the_native_vector_environment_matches_the_reference(variant: str, sprin
         for _ in range(250):
             actions = _random_actions(rng, pure.action_mask)
             one, two = pure.step(actions), native.step(actions)
-            for name in ("observation", "action_mask", "seat", "rewards", "terminated"):
+            for name in ("observation", "action_mask", "legal_actions", "legal_count", "seat", "rewards", "terminated"):
                 assert np.array_equal(one[name], two[name]), name
             ended += int(one["terminated"].sum())
+            listed = [one["legal_actions"][i, : one["legal_count"][i]] for i in range(8)]
+            assert all(np.array_equal(np.flatnonzero(mask), ids) for mask, ids in zip(one["action_mask"], listed, strict=True))
         assert ended >= 4
 
 
@@ -96,6 +98,8 @@ def _arrays(variant: str, rows: int = 2) -> tuple[Seen, list[Any], tuple[Any, ..
     table = action_table(resolved)
     outputs = (
         np.zeros((rows, table.size), dtype=np.int8),
+        np.zeros((rows, table.size), dtype=np.int32),
+        np.zeros(rows, dtype=np.int32),
         np.zeros(rows, dtype=np.int8),
         np.zeros((rows, resolved.players), dtype=np.float32),
         np.zeros(rows, dtype=np.uint8),
@@ -132,7 +136,7 @@ def test_wrong_arrays_and_arguments_are_python_errors() -> None:
     with pytest.raises((ValueError, BufferError)):
         make([*arrays[:4], readonly, *arrays[5:]])
     with pytest.raises(ValueError, match="share memory"):
-        make(outputs=(outputs[0], arrays[0], outputs[2], outputs[3]))
+        make(outputs=(*outputs[:3], arrays[0], *outputs[4:]))
     with pytest.raises(ValueError):
         make(outputs=(outputs[0][:, :-1], *outputs[1:]))
     with pytest.raises(ValueError, match="reward"):

@@ -176,6 +176,8 @@ class NativeShard:
         seen = Seen.zeros(variant, count)
         outputs = (
             buffers["action_mask"][rows],
+            buffers["legal_actions"][rows],
+            buffers["legal_count"][rows],
             buffers["seat"][rows],
             buffers["rewards"][rows],
             buffers["terminated"][rows].view(np.uint8),

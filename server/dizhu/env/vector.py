@@ -4,7 +4,10 @@ Every table plays self-play: at each step, each table's seat to act takes the ac
 for that table. The results land in buffers allocated once (EnvPool's layout):
 
 * ``observation`` ``(num_envs, size)`` int8 and ``action_mask`` ``(num_envs, actions)`` int8:
-  what the seat to act sees next;
+  what the seat to act sees next; ``legal_actions`` ``(num_envs, actions)`` int32 and
+  ``legal_count`` ``(num_envs,)``: the same legal actions as a list, ascending (row ``i``'s are
+  ``legal_actions[i, :legal_count[i]]``; the entries after them are left as they were), for a
+  policy that reads the legal actions rather than scanning a mask;
 * ``seat`` ``(num_envs,)``: that seat; ``rewards`` ``(num_envs, players)`` float32 and
   ``terminated`` ``(num_envs,)``: a round that just ended and what it paid each seat (the
   table then starts its next round at once, and the observation is the new round's).
@@ -69,9 +72,13 @@ class _Tables:
         """Every table's seat to act, its mask, and all the observations in one call."""
         seats = self.buffers["seat"][self.rows]
         masks = self.buffers["action_mask"][self.rows]
+        listed = self.buffers["legal_actions"][self.rows]
+        counts = self.buffers["legal_count"][self.rows]
         for i, game in enumerate(self.games):
             seats[i] = game.turn
             game.table.mask(game.legal, masks[i])
+            listed[i, : len(game.legal)] = game.legal
+            counts[i] = len(game.legal)
         self.seen.seat[:] = seats
         self.coder.encode(self.seen, self.buffers["observation"][self.rows])
 
@@ -141,6 +148,8 @@ class VectorDouDizhuEnv:
         shapes: dict[str, tuple[tuple[int, ...], Any]] = {
             "observation": ((num_envs, coder.size), np.int8),
             "action_mask": ((num_envs, action_table(self.variant).size), np.int8),
+            "legal_actions": ((num_envs, action_table(self.variant).size), np.int32),
+            "legal_count": ((num_envs,), np.int32),
             "seat": ((num_envs,), np.int8),
             "rewards": ((num_envs, self.variant.players), np.float32),
             "terminated": ((num_envs,), np.bool_),
