@@ -3,6 +3,7 @@
 //! `dizhu._engine` with the `python` feature (docs/engine.md).
 
 pub mod deal;
+pub mod douzero;
 pub mod moves;
 pub mod round;
 pub mod rules;

@@ -9,6 +9,7 @@
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::prelude::*;
 
+use crate::douzero::DouZeroLayout;
 use crate::python::{guard, invalid, Rules};
 use crate::rules::{Counts, RANKS};
 use crate::tables::{seen_widths, ActionCodes, Config, Outputs, Reward, SeenRows, Tables};
@@ -205,6 +206,7 @@ struct OutputColumns {
     seat: Column<i8>,
     rewards: Column<f32>,
     terminated: Column<u8>,
+    observation: Option<Column<i8>>,
 }
 
 impl OutputColumns {
@@ -216,6 +218,7 @@ impl OutputColumns {
             seat: self.seat.slice(),
             rewards: self.rewards.slice(),
             terminated: self.terminated.slice(),
+            observation: self.observation.as_mut().map(Column::slice),
         }
     }
 }
@@ -260,9 +263,10 @@ impl NativeTables {
     /// for `step_all`: the `(tables, actions)` int8 masks, the `(tables, actions)` int32 legal
     /// action ids (the first `legal_count[i]` of row `i`), `(tables,)` int32 `legal_count`,
     /// `(tables,)` int8 seats, `(tables, players)` float32 rewards and `(tables,)` uint8
-    /// terminated flags.
+    /// terminated flags; with them `observation`, `(tables, size)` int8, for the `douzero`
+    /// observation of every table's seat to act.
     #[new]
-    #[pyo3(signature = (rules, actions, seen, spring, redeal_cap, reward, outputs=None))]
+    #[pyo3(signature = (rules, actions, seen, spring, redeal_cap, reward, outputs=None, observation=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         rules: PyRef<'_, Rules>,
@@ -272,6 +276,7 @@ impl NativeTables {
         redeal_cap: u32,
         reward: &str,
         outputs: Option<OutputArrays<'_>>,
+        observation: Option<Bound<'_, PyAny>>,
     ) -> PyResult<NativeTables> {
         guard(|| {
             let variant = rules.variant.clone();
@@ -308,6 +313,14 @@ impl NativeTables {
                         seat: Column::new("seat", &seat, &[rows])?,
                         rewards: Column::new("rewards", &rewards, &[rows, players])?,
                         terminated: Column::new("terminated", &terminated, &[rows])?,
+                        observation: match &observation {
+                            Some(array) => Some(Column::new(
+                                "observation",
+                                array,
+                                &[rows, DouZeroLayout::new(&variant).size],
+                            )?),
+                            None => None,
+                        },
                     };
                     spans.extend([
                         columns.mask.span(),
@@ -317,6 +330,7 @@ impl NativeTables {
                         columns.rewards.span(),
                         columns.terminated.span(),
                     ]);
+                    spans.extend(columns.observation.as_ref().map(Column::span));
                     Some(columns)
                 }
             };
@@ -402,6 +416,20 @@ impl NativeTables {
             tables
                 .write_outputs(&mut seen.rows(), &mut out.rows())
                 .map_err(refused)
+        })
+    }
+
+    /// Writes the `douzero` observation of table `row` for the viewer in `Seen.seat` into `out`
+    /// (an int8 array of the encoding's size).
+    fn encode_douzero(&mut self, row: usize, out: &Bound<'_, PyAny>) -> PyResult<()> {
+        let size = self.tables.douzero().size;
+        let mut written = Column::<i8>::new("out", out, &[size])?;
+        check_apart([self.seen.spans(), vec![written.span()]].concat())?;
+        self.tables.table(row).map_err(refused)?;
+        let seen = self.seen.rows();
+        guard(|| {
+            self.tables.douzero().encode(&seen, row, written.slice());
+            Ok(())
         })
     }
 

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use sha2::{Digest, Sha256};
 
 use crate::deal::{deal, rank_of};
+use crate::douzero::DouZeroLayout;
 use crate::round::{counts_of, pick_counts, Phase, Round, Settlement, MAX_BID};
 use crate::rules::{pack, unpack, Counts, Variant, RANKS};
 
@@ -350,12 +351,14 @@ impl Table {
 /// A batch of tables, each the round of one row of a `Seen`.
 pub struct Tables {
     config: Config,
+    douzero: DouZeroLayout,
     tables: Vec<Option<Table>>,
 }
 
 impl Tables {
     pub fn new(config: Config, rows: usize) -> Tables {
         Tables {
+            douzero: DouZeroLayout::new(&config.variant),
             config,
             tables: vec![None; rows],
         }
@@ -363,6 +366,11 @@ impl Tables {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The layout of the `douzero` observations these tables write.
+    pub fn douzero(&self) -> &DouZeroLayout {
+        &self.douzero
     }
 
     pub fn rows(&self) -> usize {
@@ -613,6 +621,16 @@ impl Tables {
             }
             out.legal_count[row] = table.legal.len() as i32;
         }
+        if let Some(observations) = out.observation.as_deref_mut() {
+            let size = self.douzero.size;
+            for (row, observation) in observations
+                .chunks_exact_mut(size)
+                .enumerate()
+                .take(self.tables.len())
+            {
+                self.douzero.encode(seen, row, observation);
+            }
+        }
         Ok(())
     }
 }
@@ -627,6 +645,8 @@ pub struct Outputs<'a> {
     pub seat: &'a mut [i8],
     pub rewards: &'a mut [f32],
     pub terminated: &'a mut [u8],
+    /// `(rows, size)`: the `douzero` observation of each row's seat to act, when wanted.
+    pub observation: Option<&'a mut [i8]>,
 }
 
 #[cfg(test)]

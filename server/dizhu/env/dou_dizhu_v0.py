@@ -123,7 +123,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
         mask = np.zeros(game.table.size, dtype=np.int8)
         if not game.over and seat == game.turn:
             game.table.mask(game.legal, mask)
-        return {"observation": self.coder.encode(game.seen_by(seat))[0], "action_mask": mask}
+        return {"observation": game.observe(self.coder, seat), "action_mask": mask}
 
     def step(self, action: int) -> None:
         agent = self.agent_selection

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dizhu.env.actions import ActionTable, action_table
+from dizhu.env.encodings import Encoding, encoding
 from dizhu.env.engine import Rules, native_tables
 from dizhu.env.game import Game
 from dizhu.env.info import SEEN_ARRAYS, Seen
@@ -31,13 +32,17 @@ __all__ = ["NativeGame", "NativeShard", "make_game"]
 _LARGEST_ID = 2**31
 
 
-def _tables(
-    engine: Rules, variant: Variant, seen: Seen, house_rules: HouseRules, reward: str, outputs: tuple[Any, ...] | None
-) -> Any | None:
+#: The encoding the native tables also write (the others are computed by numpy, per batch).
+NATIVE_ENCODING = "douzero"
+
+
+def _tables(engine: Rules, variant: Variant, seen: Seen, house_rules: HouseRules, reward: str,
+            outputs: tuple[Any, ...] | None = None, observation: npt.NDArray[np.int8] | None = None) -> Any | None:  # fmt: skip
     table = action_table(variant)
     arrays = [getattr(seen, name) for name in SEEN_ARRAYS]
     plays = [list(ranks) for ranks in table.plays]
-    return native_tables(engine, variant, (plays, arrays, house_rules.spring, variant.default_redeal_cap, reward, outputs))
+    arguments = (plays, arrays, house_rules.spring, variant.default_redeal_cap, reward, outputs, observation)
+    return native_tables(engine, variant, arguments)
 
 
 class NativeGame:
@@ -114,6 +119,15 @@ class NativeGame:
         self.seen.seat[0] = seat
         return self.seen
 
+    def observe(self, coder: Encoding, seat: int) -> npt.NDArray[np.int8]:
+        """``seat``'s observation in ``coder``'s encoding (the ``douzero`` one written by the engine)."""
+        if coder.name != NATIVE_ENCODING:
+            return coder.encode(self.seen_by(seat))[0]
+        observation = np.empty(coder.size, dtype=np.int8)
+        self.seen.seat[0] = seat
+        self._tables.encode_douzero(0, observation)
+        return observation
+
     @property
     def state(self) -> RoundState:
         """The rules core's state of the round, replayed by the pure ``Game``."""
@@ -136,7 +150,7 @@ def make_game(
     resolved = VARIANTS[variant] if isinstance(variant, str) else variant
     house = house_rules or HouseRules()
     rows = seen if seen is not None else Seen.zeros(resolved, 1)
-    tables = _tables(engine, resolved, rows, house, reward, None)
+    tables = _tables(engine, resolved, rows, house, reward)
     if tables is None:
         return Game(resolved, engine, house_rules=house, reward=reward, seen=rows)
     return NativeGame(resolved, engine, tables, house_rules=house, reward=reward, seen=rows)
@@ -163,14 +177,12 @@ class NativeShard:
             tables.start(i, rng.bytes(SEED_SIZE), int(rng.integers(players)))
             self._draw(i)
         tables.write_outputs()
-        self.coder.encode(self.seen, self.buffers["observation"][rows])
+        self._encode()
 
     @classmethod
     def make(cls, engine: Rules, config: dict[str, Any], first: int, count: int,
              buffers: dict[str, npt.NDArray[Any]]) -> NativeShard | None:  # fmt: skip
         """The shard of rows ``first .. first + count``, or None where the engine has no native tables."""
-        from dizhu.env.encodings import encoding
-
         variant = VARIANTS[config["variant"]]
         rows = slice(first, first + count)
         seen = Seen.zeros(variant, count)
@@ -182,7 +194,8 @@ class NativeShard:
             buffers["rewards"][rows],
             buffers["terminated"][rows].view(np.uint8),
         )
-        tables = _tables(engine, variant, seen, HouseRules(spring=config["spring"]), config["reward"], outputs)
+        observation = buffers["observation"][rows] if config["encoding"] == NATIVE_ENCODING else None
+        tables = _tables(engine, variant, seen, HouseRules(spring=config["spring"]), config["reward"], outputs, observation)
         if tables is None:
             return None
         rngs = [np.random.default_rng(config["seed"] + first + i) for i in range(count)]
@@ -197,4 +210,9 @@ class NativeShard:
         self.tables.step_all(self.buffers["actions"][self.rows], self.next_seeds, self.next_dealers)
         for i in np.flatnonzero(self.buffers["terminated"][self.rows]):
             self._draw(int(i))
-        self.coder.encode(self.seen, self.buffers["observation"][self.rows])
+        self._encode()
+
+    def _encode(self) -> None:
+        """The observations the engine did not write, in one numpy call."""
+        if self.coder.name != NATIVE_ENCODING:
+            self.coder.encode(self.seen, self.buffers["observation"][self.rows])

@@ -82,7 +82,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         mask = np.zeros(game.table.size, dtype=np.int8)
         if not game.over and seat == game.turn:
             game.table.mask(game.legal, mask)
-        return {"observation": self.coder.encode(game.seen_by(seat))[0], "action_mask": mask}
+        return {"observation": game.observe(self.coder, seat), "action_mask": mask}
 
     def _others_play(self) -> None:
         game = self.game
