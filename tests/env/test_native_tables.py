@@ -164,8 +164,8 @@ def test_wrong_arrays_and_arguments_are_python_errors() -> None:
         tables.encode_douzero(0, np.zeros(1378, np.int8))
     with pytest.raises(ValueError, match="shape"):
         tables.encode_douzero(0, np.zeros(1377, np.int8))
-    with pytest.raises(ValueError, match="share memory"):
-        tables.encode_douzero(0, arrays[14].reshape(-1)[:1378])
+    with pytest.raises(ValueError, match="observation"):
+        NativeTables(native, plays, arrays, False, 10, "win", outputs, np.zeros((2, 1378), np.int16))
     tables.start(0, bytes(32), 0)
     tables.start(1, bytes(32), 1)
     seeds, dealers = np.zeros((2, 32), np.uint8), np.zeros(2, np.int32)
