@@ -178,19 +178,19 @@ impl DouZeroLayout {
         one_hot(&mut out[at..], i64::from(seen.doublings[row]), BOMB_SLOTS);
     }
 
-    /// The card vector of `counts` (`card_matrix`): for each rank as many leading ones as cards.
+    /// The card vector of `counts` (`card_matrix`): for each rank as many leading ones as cards;
+    /// `out` is zero already, so only the ones are written.
     fn cards(&self, out: &mut [i8], counts: &[i8]) -> usize {
         let mut at = 0;
         for (rank, &count) in counts.iter().enumerate().take(RANKS) {
-            let copies = if rank < BLACK_JOKER {
+            let copies = usize::from(if rank < BLACK_JOKER {
                 4 * self.decks
             } else {
                 self.decks
-            };
-            for threshold in 0..copies {
-                out[at] = i8::from(count > threshold as i8);
-                at += 1;
-            }
+            });
+            let ones = usize::try_from(count).unwrap_or(0).min(copies);
+            out[at..at + ones].fill(1);
+            at += copies;
         }
         at
     }
