@@ -77,16 +77,28 @@ def _random_actions(rng: np.random.Generator, mask: np.ndarray[Any, Any]) -> np.
     return actions
 
 
-@pytest.mark.parametrize("spring", [False, True])
-def test_the_native_vector_environment_matches_the_reference(variant: str, spring: bool) -> None:
+def _step_by_shards(env: VectorDouDizhuEnv, actions: np.ndarray[Any, Any]) -> dict[str, Any]:
+    """One step of every table through ``send(actions, shard)`` and ``recv_shard``."""
+    for shard, rows in enumerate(env.shards):
+        env.send(actions[rows], shard)
+    done = sorted(env.recv_shard() for _ in env.shards)
+    assert done == list(range(len(env.shards)))
+    return env.buffers
+
+
+@pytest.mark.parametrize(("spring", "workers"), [(False, 0), (True, 0), (True, 2)])
+def test_the_native_vector_environment_matches_the_reference(variant: str, spring: bool, workers: int) -> None:
     kwargs: dict[str, Any] = {"variant": variant, "encoding": "douzero", "reward": "settlement", "spring": spring,
                               "seed": 9}  # fmt: skip
-    with VectorDouDizhuEnv(8, engine="python", **kwargs) as pure, VectorDouDizhuEnv(8, engine="native", **kwargs) as native:
+    with VectorDouDizhuEnv(8, engine="python", **kwargs) as pure, \
+            VectorDouDizhuEnv(8, engine="native", workers=workers, **kwargs) as native:  # fmt: skip
+        assert len(native.shards) == max(1, workers)
         rng = np.random.default_rng(4)
         ended = 0
-        for _ in range(250):
+        for turn in range(250):
             actions = _random_actions(rng, pure.action_mask)
-            one, two = pure.step(actions), native.step(actions)
+            one = pure.step(actions)
+            two = _step_by_shards(native, actions) if turn % 2 else native.step(actions)
             for name in ("observation", "action_mask", "legal_actions", "legal_count", "seat", "rewards", "terminated"):
                 assert np.array_equal(one[name], two[name]), name
             ended += int(one["terminated"].sum())

@@ -26,6 +26,7 @@ __all__ = [
     "EngineMissing",
     "Rules",
     "available_engines",
+    "has_native_tables",
     "default_engine",
     "native_required",
     "native_tables",
@@ -105,12 +106,15 @@ def rules(name: str | None = None) -> Rules:
     raise ValueError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
 
 
+def has_native_tables(engine: Rules, variant: Variant) -> bool:
+    """Whether ``engine`` is the native engine and plays ``variant``: its tables then play in Rust."""
+    return getattr(engine, "name", None) == "native" and offered_native_rules(variant) is not None
+
+
 def native_tables(engine: Rules, variant: Variant, arguments: tuple[Any, ...]) -> Any | None:
     """``dizhu._engine.NativeTables(rules, *arguments)`` for ``variant`` when ``engine`` is the native
     engine and plays ``variant`` (its tables play whole rounds inside the engine); else None."""
-    if getattr(engine, "name", None) != "native":
-        return None
-    native = offered_native_rules(variant)
+    native = offered_native_rules(variant) if has_native_tables(engine, variant) else None
     if native is None:
         return None
     module = native_module()

@@ -23,6 +23,7 @@ Table ``i`` is seeded with ``seed + i``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import multiprocessing
 import multiprocessing.connection
@@ -33,10 +34,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dizhu.env.encodings import encoding
-from dizhu.env.engine import rules
+from dizhu.env.engine import has_native_tables, rules
 from dizhu.env.game import Game
 from dizhu.env.info import Seen
-from dizhu.env.native import NativeShard
+from dizhu.env.native import NATIVE_ENCODING, NativeShard
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
 __all__ = ["VectorDouDizhuEnv"]
@@ -155,13 +156,16 @@ class VectorDouDizhuEnv:
             "terminated": ((num_envs,), np.bool_),
             "actions": ((num_envs,), np.int32),
         }
+        #: Native tables writing the DouZero encoding step with the interpreter's lock released:
+        #: their shards run on threads of this process, with no copies and no messages.
+        threaded = bool(workers) and encoding == NATIVE_ENCODING and has_native_tables(rules(engine), self.variant)
         self._memories: list[shared_memory.SharedMemory] = []
         self._connections: list[multiprocessing.connection.Connection] = []
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self.buffers: dict[str, npt.NDArray[Any]] = {}
         layout: dict[str, tuple[str, tuple[int, ...], str]] = {}
         for name, (shape, dtype) in shapes.items():
-            if workers:
+            if workers and not threaded:
                 size = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
                 memory = shared_memory.SharedMemory(create=True, size=size)
                 self._memories.append(memory)
@@ -172,14 +176,25 @@ class VectorDouDizhuEnv:
                 self.buffers[name] = np.zeros(shape, dtype=dtype)
         self._local: _Tables | NativeShard | None = None
         self._pending: set[int] = set()
+        self._threaded: list[NativeShard] = []
+        self._running: dict[int, concurrent.futures.Future[None]] = {}
+        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         #: The tables each worker steps, as row slices of the buffers (one shard without workers).
         self.shards: list[slice] = [slice(0, num_envs)]
         if not workers:
             self._local = _shard(config, 0, num_envs, self.buffers)
             return
         self.shards = []
-        context = multiprocessing.get_context("spawn")
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
+        if threaded:
+            for first, last in itertools.pairwise(bounds):
+                shard = NativeShard.make(rules(engine), config, int(first), int(last - first), self.buffers)
+                assert shard is not None  # has_native_tables said so
+                self._threaded.append(shard)
+                self.shards.append(slice(int(first), int(last)))
+            self._threads = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="dizhu-tables")
+            return
+        context = multiprocessing.get_context("spawn")
         for first, last in itertools.pairwise(bounds):
             ours, theirs = context.Pipe()
             process = context.Process(target=_worker, args=(theirs, config, int(first), int(last - first), layout),
@@ -210,7 +225,9 @@ class VectorDouDizhuEnv:
         self.buffers["actions"][rows] = actions
         for started in shards:
             self._pending.add(started)
-            if self._local is not None:
+            if self._threads is not None:
+                self._running[started] = self._threads.submit(self._threaded[started].step)
+            elif self._local is not None:
                 self._local.step()
             else:
                 self._connections[started].send("step")
@@ -220,7 +237,9 @@ class VectorDouDizhuEnv:
         if not self._pending:
             raise RuntimeError("send() a step first")
         for shard in sorted(self._pending):
-            if self._local is None:
+            if self._threads is not None:
+                self._running.pop(shard).result()
+            elif self._local is None:
                 self._connections[shard].recv()
         self._pending.clear()
         return self.buffers
@@ -233,7 +252,12 @@ class VectorDouDizhuEnv:
         """
         if not self._pending:
             raise RuntimeError("send() a step first")
-        if self._local is not None:
+        if self._threads is not None:
+            running = {self._running[shard]: shard for shard in self._pending}
+            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            shard = min(running[future] for future in done)
+            self._running.pop(shard).result()
+        elif self._local is not None:
             shard = min(self._pending)
         else:
             waiting = {self._connections[shard]: shard for shard in self._pending}
@@ -249,6 +273,9 @@ class VectorDouDizhuEnv:
         return self.recv()
 
     def close(self) -> None:
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+            self._threads = None
         for connection in self._connections:
             connection.send("close")
         for process in self._processes:
