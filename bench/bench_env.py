@@ -43,7 +43,10 @@ def timed(run: Callable[[float], int], seconds: float) -> float:
     return decisions / (clock() - start)
 
 
-def ours(variant: str, encoding: str, engine: str) -> Callable[[float], int]:
+def ours(variant: str, encoding: str, engine: str, masks: bool = False) -> Callable[[float], int]:
+    """Random legal decisions of ``dou_dizhu_v0``, chosen from ``info["legal_actions"]`` as the peers'
+    from their legal lists (``masks``: from the observation's mask)."""
+
     def run(deadline: float) -> int:
         env = dou_dizhu_v0.raw_env(variant=variant, encoding=encoding, engine=engine)
         env.reset(seed=1)
@@ -52,8 +55,9 @@ def ours(variant: str, encoding: str, engine: str) -> Callable[[float], int]:
         while clock() < deadline:
             if all(env.terminations.values()):
                 env.reset()
-            observed = env.observe(env.agent_selection)
-            env.step(rng.choice(np.flatnonzero(observed["action_mask"]).tolist()))
+            observed, _, _, _, info = env.last()
+            legal = np.flatnonzero(observed["action_mask"]).tolist() if masks else info["legal_actions"]
+            env.step(rng.choice(legal))
             decisions += 1
         return decisions
 
@@ -162,6 +166,7 @@ def main() -> None:
     for engine in engines:
         for variant, encoding in (("3p", "douzero"), ("3p", "compact"), ("4p", "douzero")):
             figures[f"dou_dizhu_v0 {variant} {encoding}, {engine}"] = timed(ours(variant, encoding, engine), seconds)
+    figures[f"dou_dizhu_v0 3p douzero, {engines[0]}, policy on masks"] = timed(ours("3p", "douzero", engines[0], True), seconds)
     for name, run in (("RLCard doudizhu env", rlcard_env), ("OpenSpiel dou_dizhu", openspiel_env)):
         try:
             figures[name] = timed(run, seconds)

@@ -6,7 +6,8 @@ environment, not parallelisable). An observation is ``{"observation": Box(int8),
 action table (``dizhu.env.actions``); the mask is all zeros for a seat not to act. An
 episode is one round; see ``dizhu.env.game`` for deals and redeals and ``dizhu.env.rewards``
 for the reward schemes. An illegal action is replaced by the pass when the seat may pass,
-else by its lowest legal action, and ``infos[agent]["illegal_action"]`` says so.
+else by its lowest legal action, and ``infos[agent]["illegal_action"]`` says so. The agent to
+act finds its legal actions, ascending, in ``infos[agent]["legal_actions"]`` (the mask's ones).
 
 ``reset(seed=s)`` draws the round seed (32 bytes) and the dealer from ``s``;
 ``reset(options={"round_seed": bytes, "dealer": d})`` deals exactly what a referee table
@@ -116,6 +117,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self.game.turn]
+        self.infos[self.agent_selection]["legal_actions"] = self.game.legal
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.possible_agents.index(agent)
@@ -141,6 +143,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
         else:
             self.rewards = dict.fromkeys(self.agents, 0.0)
         self.agent_selection = self.possible_agents[game.turn]
+        if not game.over:
+            self.infos[self.agent_selection]["legal_actions"] = game.legal
         self._accumulate_rewards()
 
     def render(self) -> str | None:

@@ -8,7 +8,7 @@ so ``reset(seed=...)`` fixes the whole episode.
 
 An illegal action (one the mask forbids) is replaced, deterministically, by the pass when
 the seat may pass, else by its lowest legal action; ``info["illegal_action"]`` is then
-True. The same rule holds for a policy's illegal answer.
+True. ``info["legal_actions"]`` lists the learner's legal actions, ascending (the mask's ones). The same rule holds for a policy's illegal answer.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         self._opponents = dict(zip(others, policies, strict=True))
         self.game.start(*round_seed_option(options, self.np_random, self.variant.players))
         self._others_play()
-        return self._observe(self.seat), {}
+        return self._observe(self.seat), {"legal_actions": self.game.legal}
 
     def step(self, action: int) -> tuple[dict[str, npt.NDArray[np.int8]], SupportsFloat, bool, bool, dict[str, Any]]:
         game = self.game
@@ -108,7 +108,8 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         legal = game.step(int(action))
         self._others_play()
         reward = game.rewards()[self.seat]
-        return self._observe(self.seat), reward, game.over, False, {"illegal_action": not legal}
+        info = {"illegal_action": not legal, "legal_actions": [] if game.over else game.legal}
+        return self._observe(self.seat), reward, game.over, False, info
 
     def render(self) -> str | None:
         return render_text(self.game) if self.render_mode == "ansi" else None
