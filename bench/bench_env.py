@@ -166,7 +166,9 @@ def main() -> None:
     for engine in engines:
         for variant, encoding in (("3p", "douzero"), ("3p", "compact"), ("4p", "douzero")):
             figures[f"dou_dizhu_v0 {variant} {encoding}, {engine}"] = timed(ours(variant, encoding, engine), seconds)
-    figures[f"dou_dizhu_v0 3p douzero, {engines[0]}, policy on masks"] = timed(ours("3p", "douzero", engines[0], True), seconds)
+    figures[f"dou_dizhu_v0 3p douzero, {engines[0]}, policy on masks"] = timed(
+        ours("3p", "douzero", engines[0], True), seconds
+    )
     for name, run in (("RLCard doudizhu env", rlcard_env), ("OpenSpiel dou_dizhu", openspiel_env)):
         try:
             figures[name] = timed(run, seconds)
@@ -186,7 +188,8 @@ def main() -> None:
         print(f"{name:<72} {rate:>12,.0f} {ratio:>10}")
     for engine in engines:
         sync = figures[f"batched sync, {tables} tables, douzero, {engine}"]
-        print(f"async / sync, {engine}: {figures[f'batched async, 2 workers, {tables} tables, douzero, {engine}'] / sync:.2f}x")
+        asynchronous = figures[f"batched async, 2 workers, {tables} tables, douzero, {engine}"]
+        print(f"async / sync, {engine}: {asynchronous / sync:.2f}x")
 
 
 if __name__ == "__main__":

@@ -103,7 +103,9 @@ def test_the_native_vector_environment_matches_the_reference(variant: str, sprin
                 assert np.array_equal(one[name], two[name]), name
             ended += int(one["terminated"].sum())
             listed = [one["legal_actions"][i, : one["legal_count"][i]] for i in range(8)]
-            assert all(np.array_equal(np.flatnonzero(mask), ids) for mask, ids in zip(one["action_mask"], listed, strict=True))
+            assert all(
+                np.array_equal(np.flatnonzero(mask), ids) for mask, ids in zip(one["action_mask"], listed, strict=True)
+            )
         assert ended >= 4
 
 
@@ -134,7 +136,7 @@ def test_wrong_arrays_and_arguments_are_python_errors() -> None:
     from dizhu._engine import NativeTables  # type: ignore[attr-defined]
 
     native = _native_rules("3p")
-    seen, arrays, outputs, plays = _arrays("3p")
+    _, arrays, outputs, plays = _arrays("3p")
 
     def make(arrays: list[Any] = arrays, outputs: Any = outputs, plays: list[list[int]] = plays, **changes: Any) -> Any:
         arguments = {"spring": False, "redeal_cap": 10, "reward": "win"} | changes
@@ -154,13 +156,13 @@ def test_wrong_arrays_and_arguments_are_python_errors() -> None:
         make([*arrays[:4], readonly, *arrays[5:]])
     with pytest.raises(ValueError, match="share memory"):
         make(outputs=(*outputs[:3], arrays[0], *outputs[4:]))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="action_mask has shape"):
         make(outputs=(outputs[0][:, :-1], *outputs[1:]))
     with pytest.raises(ValueError, match="reward"):
         make(reward="gold")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="twice"):
         make(plays=[*plays, plays[-1]])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no rank 99"):
         make(plays=[*plays[:-1], [99]])
     with pytest.raises(ValueError, match="not been started"):
         tables.step(0, 0)

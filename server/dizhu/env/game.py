@@ -185,4 +185,5 @@ class Game:
 
     def observe(self, coder: Encoding, seat: int) -> npt.NDArray[np.int8]:
         """``seat``'s observation now, in ``coder``'s encoding."""
-        return coder.encode(self.seen_by(seat))[0]
+        encoded: npt.NDArray[np.int8] = coder.encode(self.seen_by(seat))[0]
+        return encoded

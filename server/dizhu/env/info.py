@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from dizhu.rules import Bid, Phase, RoundState, Variant, view_for
 
-__all__ = ["AUCTION", "NONE", "OVER", "PLAY", "SEENSEEN_ARRAYS", "Seen", "from_state", "rank_counts", "record_moves"]
+__all__ = ["AUCTION", "NONE", "OVER", "PLAY", "SEEN_ARRAYS", "Seen", "from_state", "rank_counts", "record_moves"]
 
 #: ``Seen.phase`` values.
 AUCTION, PLAY, OVER = 0, 1, 2

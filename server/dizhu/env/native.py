@@ -37,7 +37,8 @@ NATIVE_ENCODING = "douzero"
 
 
 def _tables(engine: Rules, variant: Variant, seen: Seen, house_rules: HouseRules, reward: str,
-            outputs: tuple[Any, ...] | None = None, observation: npt.NDArray[np.int8] | None = None) -> Any | None:  # fmt: skip
+            outputs: tuple[Any, ...] | None = None,
+            observation: npt.NDArray[np.int8] | None = None) -> Any | None:  # fmt: skip
     table = action_table(variant)
     arrays = [getattr(seen, name) for name in SEEN_ARRAYS]
     plays = [list(ranks) for ranks in table.plays]
@@ -122,7 +123,8 @@ class NativeGame:
     def observe(self, coder: Encoding, seat: int) -> npt.NDArray[np.int8]:
         """``seat``'s observation in ``coder``'s encoding (the ``douzero`` one written by the engine)."""
         if coder.name != NATIVE_ENCODING:
-            return coder.encode(self.seen_by(seat))[0]
+            encoded: npt.NDArray[np.int8] = coder.encode(self.seen_by(seat))[0]
+            return encoded
         observation = np.empty(coder.size, dtype=np.int8)
         self.seen.seat[0] = seat
         self._tables.encode_douzero(0, observation)
@@ -195,7 +197,9 @@ class NativeShard:
             buffers["terminated"][rows].view(np.uint8),
         )
         observation = buffers["observation"][rows] if config["encoding"] == NATIVE_ENCODING else None
-        tables = _tables(engine, variant, seen, HouseRules(spring=config["spring"]), config["reward"], outputs, observation)
+        tables = _tables(
+            engine, variant, seen, HouseRules(spring=config["spring"]), config["reward"], outputs, observation
+        )
         if tables is None:
             return None
         rngs = [np.random.default_rng(config["seed"] + first + i) for i in range(count)]

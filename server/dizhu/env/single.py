@@ -8,7 +8,8 @@ so ``reset(seed=...)`` fixes the whole episode.
 
 An illegal action (one the mask forbids) is replaced, deterministically, by the pass when
 the seat may pass, else by its lowest legal action; ``info["illegal_action"]`` is then
-True. ``info["legal_actions"]`` lists the learner's legal actions, ascending (the mask's ones). The same rule holds for a policy's illegal answer.
+True. The same rule holds for a policy's illegal answer. ``info["legal_actions"]`` lists the
+learner's legal actions, ascending (the ones of the mask).
 """
 
 from __future__ import annotations

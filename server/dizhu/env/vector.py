@@ -100,7 +100,9 @@ class _Tables:
         self._write()
 
 
-def _shard(config: dict[str, Any], first: int, count: int, buffers: dict[str, npt.NDArray[Any]]) -> _Tables | NativeShard:
+def _shard(
+    config: dict[str, Any], first: int, count: int, buffers: dict[str, npt.NDArray[Any]]
+) -> _Tables | NativeShard:
     """Native tables where the engine has them, else the ``Game``s of the reference."""
     native = NativeShard.make(rules(config["engine"]), config, first, count, buffers)
     return native if native is not None else _Tables(config, first, count, buffers)
