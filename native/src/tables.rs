@@ -649,52 +649,41 @@ pub struct Outputs<'a> {
     pub observation: Option<&'a mut [i8]>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::moves::legal_moves;
-    use crate::round::SplitMix64;
+/// A `Seen`'s arrays owned by Rust (for callers without numpy: the tests, Rust users).
+pub struct OwnedSeen {
+    small: Vec<Vec<i16>>,
+    cards: Vec<Vec<i8>>,
+}
 
-    /// The plays of a whole deck in a fixed order: enough of an action table for these tests.
-    fn codes(variant: &Variant) -> ActionCodes {
-        let deck: Counts = std::array::from_fn(|rank| variant.copies(rank));
-        let mut counts = vec![[0; RANKS]; FIRST_PLAY];
-        let mut plays: Vec<Counts> = legal_moves(&deck, None, variant)
-            .iter()
-            .map(|play| play.counts())
-            .collect();
-        plays.sort_unstable();
-        plays.dedup();
-        counts.extend(plays);
-        ActionCodes::new(counts).expect("a valid table")
-    }
+/// The fields of a `Seen` held as int8 (the others are int16), by their position.
+const CARD_FIELDS: [usize; 7] = [0, 2, 11, 12, 13, 14, 15];
 
-    struct Owned {
-        fields: Vec<Vec<i16>>,
-        cards: Vec<Vec<i8>>,
-    }
-
-    fn owned(players: usize, rows: usize) -> Owned {
+impl OwnedSeen {
+    pub fn zeros(players: usize, rows: usize) -> OwnedSeen {
         let widths = seen_widths(players);
-        let cards = [0, 2, 11, 12, 13, 14, 15];
-        Owned {
-            fields: (0..19)
-                .filter(|i| !cards.contains(i))
-                .map(|i| vec![0; rows * widths[i]])
+        let (cards, small): (Vec<usize>, Vec<usize>) =
+            (0..widths.len()).partition(|field| CARD_FIELDS.contains(field));
+        OwnedSeen {
+            small: small
+                .iter()
+                .map(|&field| vec![0; rows * widths[field]])
                 .collect(),
-            cards: cards.iter().map(|&i| vec![0; rows * widths[i]]).collect(),
+            cards: cards
+                .iter()
+                .map(|&field| vec![0; rows * widths[field]])
+                .collect(),
         }
     }
 
-    fn rows(data: &mut Owned) -> SeenRows<'_> {
-        let [phase, hands, kitty, played, last_moves, history, to_beat] = &mut data.cards[..]
+    pub fn rows(&mut self) -> SeenRows<'_> {
+        let [phase, hands, kitty, played, last_moves, history, to_beat] = &mut self.cards[..]
         else {
-            unreachable!()
+            unreachable!("seven int8 fields")
         };
         let [seat, hand_sizes, dealer, face_up_rank, face_up_seat, bid, bidder, landlord, calls, to_beat_kind, last_player, doublings] =
-            &mut data.fields[..]
+            &mut self.small[..]
         else {
-            unreachable!()
+            unreachable!("twelve int16 fields")
         };
         SeenRows {
             phase,
@@ -718,87 +707,16 @@ mod tests {
             doublings,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn derive_seed_matches_the_python_core() {
         // dizhu.rules.derive_seed(bytes(32), "redeal", 1)[:8]
         let derived = derive_seed(&[0; 32], "redeal", 1);
         assert_eq!(derived[..8], [40, 71, 227, 226, 27, 169, 15, 23]);
-    }
-
-    #[test]
-    fn random_tables_keep_their_rows_consistent_and_settle_zero_sum() {
-        for (variant, spring) in [
-            (Variant::three_player(), false),
-            (Variant::four_player(), true),
-        ] {
-            let players = variant.players;
-            let config = Config {
-                codes: codes(&variant),
-                variant,
-                spring,
-                redeal_cap: 10,
-                reward: Reward::Settlement,
-            };
-            let mut data = owned(players, 2);
-            let mut tables = Tables::new(config, 2);
-            let mut rng = SplitMix64::new(11);
-            let mut finished = 0;
-            while finished < 40 {
-                let row = rng.below(2);
-                let mut seen = rows(&mut data);
-                if tables.table(row).map_or(true, Table::is_over) {
-                    let seed: [u8; 32] = std::array::from_fn(|_| rng.next_u64() as u8);
-                    tables
-                        .start(row, &seed, rng.below(players), &mut seen)
-                        .expect("a start");
-                }
-                let legal = tables.table(row).expect("started").legal().to_vec();
-                let action = if rng.below(10) == 0 {
-                    1_000_000
-                } else {
-                    i64::from(legal[rng.below(legal.len())])
-                };
-                let was_legal = tables.step(row, action, &mut seen).expect("a step");
-                assert_eq!(was_legal, action < 1_000_000);
-                let table = tables.table(row).expect("started");
-                for seat in 0..players {
-                    let counts = &seen.hands[(row * players + seat) * RANKS..][..RANKS];
-                    let held: i16 = counts.iter().map(|&n| i16::from(n)).sum();
-                    assert_eq!(held, seen.hand_sizes[row * players + seat]);
-                    assert_eq!(held as usize, table.round().hands[seat].len());
-                }
-                if let Some(settlement) = table.settlement() {
-                    finished += 1;
-                    assert_eq!(seen.phase[row], OVER);
-                    let rewards = tables.config().reward.of(settlement, players);
-                    assert_eq!(rewards.iter().sum::<f64>(), 0.0);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn wrong_tables_and_rows_are_refused() {
-        assert!(ActionCodes::new(vec![[0; RANKS]; 3]).is_err());
-        let mut doubled = vec![[0; RANKS]; FIRST_PLAY];
-        doubled.extend([[1; RANKS], [1; RANKS]]);
-        assert!(ActionCodes::new(doubled).is_err());
-        let variant = Variant::three_player();
-        let config = Config {
-            codes: codes(&variant),
-            variant,
-            spring: false,
-            redeal_cap: 10,
-            reward: Reward::Win,
-        };
-        let mut data = owned(3, 1);
-        let mut tables = Tables::new(config, 1);
-        let mut seen = rows(&mut data);
-        assert!(tables.step(0, 0, &mut seen).is_err());
-        assert!(tables.start(1, &[0; 32], 0, &mut seen).is_err());
-        assert!(tables.start(0, &[0; 31], 0, &mut seen).is_err());
-        assert!(tables.start(0, &[0; 32], 3, &mut seen).is_err());
-        assert!(tables.start(0, &[0; 32], 0, &mut seen).is_ok());
     }
 }
