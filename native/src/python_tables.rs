@@ -240,10 +240,6 @@ pub struct NativeTables {
     outputs: Option<OutputColumns>,
 }
 
-fn refused(message: String) -> PyErr {
-    invalid(message)
-}
-
 /// The four output arrays: masks, seats, rewards, terminated flags.
 type OutputArrays<'py> = (
     Bound<'py, PyAny>,
@@ -294,7 +290,7 @@ impl NativeTables {
                 }
                 counts.push(play);
             }
-            let codes = ActionCodes::new(counts).map_err(refused)?;
+            let codes = ActionCodes::new(counts).map_err(invalid)?;
             let rows = match seen.first().map(PyBuffer::<i8>::get) {
                 Some(Ok(phase)) if phase.dimensions() == 1 && phase.item_count() > 0 => {
                     phase.item_count()
@@ -355,7 +351,7 @@ impl NativeTables {
         guard(|| {
             self.tables
                 .start(row, seed, dealer, &mut self.seen.rows())
-                .map_err(refused)
+                .map_err(invalid)
         })
     }
 
@@ -364,7 +360,7 @@ impl NativeTables {
         guard(|| {
             self.tables
                 .step(row, action, &mut self.seen.rows())
-                .map_err(refused)
+                .map_err(invalid)
         })
     }
 
@@ -397,7 +393,7 @@ impl NativeTables {
             guard(|| {
                 tables
                     .step_all(&actions, (&seeds, &dealers), &mut rows, &mut out)
-                    .map_err(refused)
+                    .map_err(invalid)
             })
         })
     }
@@ -415,7 +411,7 @@ impl NativeTables {
         guard(|| {
             tables
                 .write_outputs(&mut seen.rows(), &mut out.rows())
-                .map_err(refused)
+                .map_err(invalid)
         })
     }
 
@@ -425,7 +421,7 @@ impl NativeTables {
         let size = self.tables.douzero().size;
         let mut written = Column::<i8>::new("out", out, &[size])?;
         check_apart([self.seen.spans(), vec![written.span()]].concat())?;
-        self.tables.table(row).map_err(refused)?;
+        self.tables.table(row).map_err(invalid)?;
         let seen = self.seen.rows();
         guard(|| {
             self.tables.douzero().encode(&seen, row, written.slice());
@@ -435,24 +431,24 @@ impl NativeTables {
 
     /// The legal action ids of table `row`'s seat to act, ascending (empty once over).
     fn legal(&self, row: usize) -> PyResult<Vec<u32>> {
-        Ok(self.tables.table(row).map_err(refused)?.legal().to_vec())
+        Ok(self.tables.table(row).map_err(invalid)?.legal().to_vec())
     }
 
     fn turn(&self, row: usize) -> PyResult<usize> {
-        Ok(self.tables.table(row).map_err(refused)?.turn())
+        Ok(self.tables.table(row).map_err(invalid)?.turn())
     }
 
     fn over(&self, row: usize) -> PyResult<bool> {
-        Ok(self.tables.table(row).map_err(refused)?.is_over())
+        Ok(self.tables.table(row).map_err(invalid)?.is_over())
     }
 
     fn redeals(&self, row: usize) -> PyResult<u32> {
-        Ok(self.tables.table(row).map_err(refused)?.redeals())
+        Ok(self.tables.table(row).map_err(invalid)?.redeals())
     }
 
     /// Each seat's reward for table `row` (zeros while its round is on).
     fn rewards(&self, row: usize) -> PyResult<Vec<f64>> {
-        let table = self.tables.table(row).map_err(refused)?;
+        let table = self.tables.table(row).map_err(invalid)?;
         let config = self.tables.config();
         let players = config.variant.players;
         Ok(table.settlement().map_or_else(
@@ -463,7 +459,7 @@ impl NativeTables {
 
     /// `(stake, deltas, landlord, landlord won, doublings, spring)` of table `row`, or None while on.
     fn settlement(&self, row: usize) -> PyResult<Option<SettlementTuple>> {
-        let table = self.tables.table(row).map_err(refused)?;
+        let table = self.tables.table(row).map_err(invalid)?;
         Ok(table.settlement().map(|s| {
             (
                 s.stake,
@@ -482,7 +478,7 @@ impl NativeTables {
         &self,
         row: usize,
     ) -> PyResult<(&'static str, usize, Option<usize>, u8, i64, Vec<Vec<u8>>)> {
-        let table = self.tables.table(row).map_err(refused)?;
+        let table = self.tables.table(row).map_err(invalid)?;
         let round = table.round();
         Ok((
             round.phase.value(),
