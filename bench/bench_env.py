@@ -12,9 +12,10 @@ workers run in parallel; other load counts there), so compare the ratios of one 
   ``dou_dizhu`` (C++; chance nodes not counted as decisions), and PettingZoo's own
   ``performance_benchmark`` on ``dou_dizhu_v0``;
 * batched decisions with the DouZero encoding: ``VectorDouDizhuEnv`` stepped synchronously
-  in this process, and asynchronously (``send``/``recv_shard``) over two worker processes, on
-  each engine, a random policy choosing from the legal-action lists (``legal_actions``) in
-  both, and once from the masks (its cost counts: it is the learner's).
+  in this process, and asynchronously (``send``/``recv_shard``) over two shards (threads for
+  the native tables, worker processes for the pure ones), on each engine, a random policy
+  choosing from the legal-action lists (``legal_actions``) in both, and once from the masks
+  (its cost counts: it is the learner's).
 """
 
 from __future__ import annotations

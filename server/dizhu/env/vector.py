@@ -13,9 +13,11 @@ for that table. The results land in buffers allocated once (EnvPool's layout):
   table then starts its next round at once, and the observation is the new round's).
 
 ``step(actions)`` is synchronous. ``send(actions)`` / ``recv()`` is asynchronous: with
-``workers=k`` the tables are split into ``k`` shards, each stepped by a process of its own
-writing into the shared buffers; ``send`` returns at once, and ``recv`` waits for every
-shard. ``send(actions, shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's
+``workers=k`` the tables are split into ``k`` shards, each stepped apart: on a thread of
+this process where the native engine plays the tables and writes the DouZero observations
+(its step holds no interpreter lock, ``dizhu.env.native``), else by a process of its own
+writing into shared buffers; ``send`` returns at once, and ``recv`` waits for every shard.
+``send(actions, shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's
 asynchronous mode): the caller chooses the actions of one shard while the others move.
 Illegal actions follow the environments' rule (the pass, else the lowest legal action).
 Table ``i`` is seeded with ``seed + i``.
