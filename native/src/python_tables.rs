@@ -471,22 +471,4 @@ impl NativeTables {
             )
         }))
     }
-
-    /// `(phase, dealer, landlord, bid, stake, hands as card ids)` of table `row`: what a rendering shows.
-    #[allow(clippy::type_complexity)]
-    fn summary(
-        &self,
-        row: usize,
-    ) -> PyResult<(&'static str, usize, Option<usize>, u8, i64, Vec<Vec<u8>>)> {
-        let table = self.tables.table(row).map_err(invalid)?;
-        let round = table.round();
-        Ok((
-            round.phase.value(),
-            table.dealer(),
-            round.landlord,
-            round.bid,
-            round.stake(),
-            round.hands.clone(),
-        ))
-    }
 }

@@ -331,10 +331,6 @@ impl Table {
         &self.round
     }
 
-    pub fn dealer(&self) -> usize {
-        self.dealer
-    }
-
     pub fn redeals(&self) -> u32 {
         self.redeals
     }
@@ -371,10 +367,6 @@ impl Tables {
     /// The layout of the `douzero` observations these tables write.
     pub fn douzero(&self) -> &DouZeroLayout {
         &self.douzero
-    }
-
-    pub fn rows(&self) -> usize {
-        self.tables.len()
     }
 
     /// The table of `row`, once started.

@@ -3,7 +3,8 @@
 With the native engine a table's whole round -- deal, redeals, auction, play, settlement,
 rewards, the action ids and the illegal-action rule -- runs in Rust, which writes what the
 seats see straight into the numpy arrays of a ``Seen`` (and, for a vector environment, the
-masks, seats, rewards and terminations); ``tests/env/test_native_tables.py`` plays seeded
+masks, legal lists, seats, rewards, terminations and DouZero observations), with the
+interpreter's lock released; ``tests/env/test_native_tables.py`` plays seeded
 random games on both and finds every array equal. ``Game`` stays the readable reference.
 
 * ``NativeGame``: ``Game``'s interface over one native table (the single environments and
@@ -26,12 +27,10 @@ from dizhu.env.game import Game
 from dizhu.env.info import SEEN_ARRAYS, Seen
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules, RoundState, Settlement, Variant
 
-__all__ = ["NativeGame", "NativeShard", "make_game"]
+__all__ = ["NATIVE_ENCODING", "NativeGame", "NativeShard", "make_game"]
 
 #: Action ids past this cannot be legal; clamped so that the engine's 64-bit argument always fits.
 _LARGEST_ID = 2**31
-
-
 #: The encoding the native tables also write (the others are computed by numpy, per batch).
 NATIVE_ENCODING = "douzero"
 
