@@ -15,13 +15,11 @@ import pytest
 
 from dizhu.env import VectorDouDizhuEnv
 from dizhu.env.encodings import encoding
-from dizhu.env.engine import available_engines, rules
+from dizhu.env.engine import rules
 from dizhu.env.game import Game
 from dizhu.env.info import SEEN_ARRAYS, Seen
 from dizhu.env.native import NativeGame, make_game
 from dizhu.rules import VARIANTS, HouseRules
-
-pytestmark = pytest.mark.skipif("native" not in available_engines(), reason="the native engine is not built")
 
 
 def _same_seen(pure: Seen, native: Seen) -> None:
