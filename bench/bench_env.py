@@ -6,13 +6,16 @@ Measured for ``--seconds`` each: the single-process figures in this process's CP
 shared machine's other load does not count), the batched ones in wall-clock time (their
 workers run in parallel; other load counts there), so compare the ratios of one run:
 
-* single environment, random legal decisions: ``dou_dizhu_v0`` (3p, both encodings, and 4p),
+* single environment, random legal decisions: ``dou_dizhu_v0`` (3p, both encodings, and 4p)
+  on each rules engine built (the native one plays its tables in Rust),
   RLCard's ``doudizhu`` environment (which encodes an observation every step), OpenSpiel's
   ``dou_dizhu`` (C++; chance nodes not counted as decisions), and PettingZoo's own
   ``performance_benchmark`` on ``dou_dizhu_v0``;
 * batched decisions with the DouZero encoding: ``VectorDouDizhuEnv`` stepped synchronously
-  in this process, and asynchronously (``send``/``recv_shard``) over two worker processes,
-  a random policy choosing from the masks in both (its cost counts: it is the learner's).
+  in this process, and asynchronously (``send``/``recv_shard``) over two shards (threads for
+  the native tables, worker processes for the pure ones), on each engine, a random policy
+  choosing from the legal-action lists (``legal_actions``) in both, and once from the masks
+  (its cost counts: it is the learner's).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dizhu.env import VectorDouDizhuEnv, dou_dizhu_v0
+from dizhu.env import VectorDouDizhuEnv, available_engines, dou_dizhu_v0
 
 #: The clock of the single-process figures: this process's CPU time, so that on a shared machine
 #: the time spent waiting for a core counts against nobody (as bench/peers.py measures).
@@ -41,17 +44,21 @@ def timed(run: Callable[[float], int], seconds: float) -> float:
     return decisions / (clock() - start)
 
 
-def ours(variant: str, encoding: str) -> Callable[[float], int]:
+def ours(variant: str, encoding: str, engine: str, masks: bool = False) -> Callable[[float], int]:
+    """Random legal decisions of ``dou_dizhu_v0``, chosen from ``info["legal_actions"]`` as the peers'
+    from their legal lists (``masks``: from the observation's mask)."""
+
     def run(deadline: float) -> int:
-        env = dou_dizhu_v0.raw_env(variant=variant, encoding=encoding)
+        env = dou_dizhu_v0.raw_env(variant=variant, encoding=encoding, engine=engine)
         env.reset(seed=1)
         rng = random.Random(1)
         decisions = 0
         while clock() < deadline:
             if all(env.terminations.values()):
                 env.reset()
-            observed = env.observe(env.agent_selection)
-            env.step(rng.choice(np.flatnonzero(observed["action_mask"]).tolist()))
+            observed, _, _, _, info = env.last()
+            legal = np.flatnonzero(observed["action_mask"]).tolist() if masks else info["legal_actions"]
+            env.step(rng.choice(legal))
             decisions += 1
         return decisions
 
@@ -109,28 +116,41 @@ def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return actions[starts + (rng.random(len(masks)) * counts).astype(np.intp)]
 
 
-def batched(workers: int, tables: int, seconds: float) -> float:
-    """Decisions per second of a vector environment and a random policy choosing from its masks
-    (the environment's start, worker processes included, is not counted).
+def random_listed(listed: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row, from the legal-action lists (no pass over the masks)."""
+    return listed[np.arange(len(counts)), (rng.random(len(counts)) * counts).astype(np.intp)]
+
+
+def batched(workers: int, tables: int, seconds: float, engine: str, masks: bool = False) -> float:
+    """Decisions per second of a vector environment and a random policy choosing from its legal
+    lists (``masks``: from its masks); the environment's start, worker processes included, is
+    not counted.
 
     Without workers: ``step`` every table, then choose. With workers: the asynchronous loop,
     choosing for the shard just received while the other shards step.
     """
-    with VectorDouDizhuEnv(tables, variant="3p", encoding="douzero", workers=workers, seed=1) as env:
+    with VectorDouDizhuEnv(tables, variant="3p", encoding="douzero", workers=workers, seed=1, engine=engine) as env:
         rng = np.random.default_rng(1)
+        buffers = env.buffers
+
+        def choose(rows: slice) -> np.ndarray:
+            if masks:
+                return random_legal(buffers["action_mask"][rows], rng)
+            return random_listed(buffers["legal_actions"][rows], buffers["legal_count"][rows], rng)
+
         decisions = 0
         start = time.perf_counter()
         if not workers:
             while time.perf_counter() < start + seconds:
-                env.step(random_legal(env.action_mask, rng))
+                env.step(choose(slice(None)))
                 decisions += tables
             return decisions / (time.perf_counter() - start)
         for shard, rows in enumerate(env.shards):
-            env.send(random_legal(env.action_mask[rows], rng), shard)
+            env.send(choose(rows), shard)
         while time.perf_counter() < start + seconds:
             shard = env.recv_shard()
             rows = env.shards[shard]
-            env.send(random_legal(env.action_mask[rows], rng), shard)
+            env.send(choose(rows), shard)
             decisions += rows.stop - rows.start
         env.recv()
         return decisions / (time.perf_counter() - start)
@@ -142,24 +162,35 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=64)
     seconds = parser.parse_args().seconds
     tables = parser.parse_args().tables
+    engines = available_engines()[::-1]  # the native engine first where it is built
     figures: dict[str, float] = {}
-    for variant, encoding in (("3p", "douzero"), ("3p", "compact"), ("4p", "douzero")):
-        figures[f"dou_dizhu_v0 {variant} {encoding}"] = timed(ours(variant, encoding), seconds)
+    for engine in engines:
+        for variant, encoding in (("3p", "douzero"), ("3p", "compact"), ("4p", "douzero")):
+            figures[f"dou_dizhu_v0 {variant} {encoding}, {engine}"] = timed(ours(variant, encoding, engine), seconds)
+    figures[f"dou_dizhu_v0 3p douzero, {engines[0]}, policy on masks"] = timed(
+        ours("3p", "douzero", engines[0], True), seconds
+    )
     for name, run in (("RLCard doudizhu env", rlcard_env), ("OpenSpiel dou_dizhu", openspiel_env)):
         try:
             figures[name] = timed(run, seconds)
         except ImportError as missing:
             print(f"{name}: not installed ({missing}); pip install -e '.[bench]'")
-    figures["PettingZoo performance_benchmark (dou_dizhu_v0 3p douzero)"] = pettingzoo_benchmark()
-    figures[f"batched sync, {tables} tables, douzero"] = batched(0, tables, seconds)
-    figures[f"batched async send/recv, 2 workers, {tables} tables, douzero"] = batched(2, tables, seconds)
+    figures[f"PettingZoo performance_benchmark (dou_dizhu_v0 3p douzero, {engines[0]})"] = pettingzoo_benchmark()
+    for engine in engines:
+        figures[f"batched sync, {tables} tables, douzero, {engine}"] = batched(0, tables, seconds, engine)
+        figures[f"batched async, 2 workers, {tables} tables, douzero, {engine}"] = batched(2, tables, seconds, engine)
+    figures[f"batched sync, {tables} tables, douzero, {engines[0]}, policy on masks"] = batched(
+        0, tables, seconds, engines[0], masks=True
+    )
     rlcard = figures.get("RLCard doudizhu env")
-    print(f"{'environment':<62} {'decisions/s':>12} {'vs RLCard':>10}")
+    print(f"{'environment':<72} {'decisions/s':>12} {'vs RLCard':>10}")
     for name, rate in figures.items():
         ratio = f"{rate / rlcard:.2f}x" if rlcard else "-"
-        print(f"{name:<62} {rate:>12,.0f} {ratio:>10}")
-    sync = figures[f"batched sync, {tables} tables, douzero"]
-    print(f"async / sync: {figures[f'batched async send/recv, 2 workers, {tables} tables, douzero'] / sync:.2f}x")
+        print(f"{name:<72} {rate:>12,.0f} {ratio:>10}")
+    for engine in engines:
+        sync = figures[f"batched sync, {tables} tables, douzero, {engine}"]
+        asynchronous = figures[f"batched async, 2 workers, {tables} tables, douzero, {engine}"]
+        print(f"async / sync, {engine}: {asynchronous / sync:.2f}x")
 
 
 if __name__ == "__main__":

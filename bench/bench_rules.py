@@ -6,7 +6,10 @@
     uniformly random legal actions), against RLCard's environment and bare game and
     OpenSpiel's C++ ``dou_dizhu`` driven from Python;
 (c) batched random rounds played inside the native engine (``dizhu.engine.random_rounds``,
-    many rounds per call), against OpenSpiel and the pure core's rounds of (b).
+    many rounds per call), against OpenSpiel and the pure core's rounds of (b);
+(d) complete random rounds through the environments' per-action API (``dizhu.env``'s game of
+    a table: ``start``, ``legal``, ``step(action id)``, a redeal when all pass), on each engine
+    (the native one plays the whole round in Rust), against OpenSpiel.
 
 Every dizhu measurement of (a) and (b) is taken once per rules engine (``--engines``, both by
 default: the native engine and the pure-Python core, docs/engine.md), each beside the peers.
@@ -110,6 +113,39 @@ def _batched_rounds(variant: Variant, seconds: float) -> float:
         return engine.random_rounds(variant, seed, 200).rounds
 
     return _rate(run, seconds)
+
+
+def _table_rounds(variant: Variant, engine_name: str, seconds: float) -> float:
+    """Random rounds per CPU second through the environments' per-action API (section d)."""
+    from dizhu.env.engine import rules
+    from dizhu.env.native import make_game
+
+    game = make_game(variant, rules(engine_name))
+    rng = random.Random(5)
+
+    def run() -> int:
+        game.start(rng.randbytes(32), rng.randrange(variant.players))
+        while not game.over:
+            legal = game.legal
+            game.step(legal[int(rng.random() * len(legal))])
+        return 1
+
+    return _rate(run, seconds)
+
+
+def _measure_tables(seconds: float, turns: int) -> None:
+    """Section (d): random rounds through the environments' per-action API, on each engine."""
+    print("\n(d) complete random rounds through the per-action API (dizhu.env: start, legal, step)")
+    for name in engine.available():
+        for variant in (THREE_PLAYER, FOUR_PLAYER):
+            rate = _table_rounds(variant, name, seconds * turns / 2)
+            print(f"  dizhu {variant.name} per action, {name:<6} engine     {rate:>9,.0f} rounds/s")
+    for name in engine.available():
+
+        def tables(name: str = name) -> float:
+            return _table_rounds(THREE_PLAYER, name, seconds)
+
+        _compare(f"OpenSpiel 3p vs {name} per action", tables, lambda: _openspiel_rounds(seconds), "rounds/s", turns)
 
 
 def _peer_rate(run: Callable[[int], float], per_run: int, seconds: float) -> float:
@@ -241,6 +277,7 @@ def main() -> None:
         _measure_batched(seconds, turns)
     else:
         print(f"(c) batched random rounds: not run: {engine.native_error()}")
+    _measure_tables(seconds, turns)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,13 @@
 //! `dizhu._engine` with the `python` feature (docs/engine.md).
 
 pub mod deal;
+pub mod douzero;
 pub mod moves;
 pub mod round;
 pub mod rules;
+pub mod tables;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_tables;

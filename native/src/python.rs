@@ -27,7 +27,7 @@ create_exception!(
 );
 
 /// Runs `body`, turning a panic into an `EngineFault` with the panic's message.
-fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<&str>()
@@ -40,7 +40,7 @@ fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     })
 }
 
-fn invalid(message: impl Into<String>) -> PyErr {
+pub(crate) fn invalid(message: impl Into<String>) -> PyErr {
     PyValueError::new_err(message.into())
 }
 
@@ -134,7 +134,7 @@ fn write_varint(out: &mut Vec<u8>, mut value: usize) {
 /// One variant's rules: built once per `Variant` by `dizhu.rules`.
 #[pyclass(frozen, module = "dizhu._engine")]
 pub struct Rules {
-    variant: Variant,
+    pub(crate) variant: Variant,
     plays: Mutex<Plays>,
     /// The encoded play of every key `legal_moves_message` wrote so far.
     entries: Mutex<HashMap<u64, Vec<u8>, BuildHasherDefault<KeyHasher>>>,
@@ -509,6 +509,7 @@ fn engine_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<Rules>()?;
     module.add_class::<NativeRound>()?;
+    module.add_class::<crate::python_tables::NativeTables>()?;
     module.add_function(wrap_pyfunction!(beats, module)?)?;
     module.add_function(wrap_pyfunction!(panic_for_testing, module)?)?;
     Ok(())

@@ -364,8 +364,13 @@ fn remove_from_hand(hand: &[u8], cards: &[u8]) -> Option<Vec<u8>> {
 
 /// Concrete cards from `hand` that make up `play`: the first of each rank, as `pick_cards`.
 pub fn pick_cards(hand: &[u8], play: &Combo) -> Vec<u8> {
-    let mut needed = play.counts();
-    let mut picked = Vec::with_capacity(usize::from(play.size));
+    pick_counts(hand, &play.counts())
+}
+
+/// Concrete cards from `hand` of these rank counts: the first of each rank.
+pub fn pick_counts(hand: &[u8], counts: &Counts) -> Vec<u8> {
+    let mut needed = *counts;
+    let mut picked = Vec::with_capacity(counts.iter().map(|&n| usize::from(n)).sum());
     for &card in hand {
         let need = &mut needed[rank_of(card)];
         if *need > 0 {

@@ -6,7 +6,8 @@ environment, not parallelisable). An observation is ``{"observation": Box(int8),
 action table (``dizhu.env.actions``); the mask is all zeros for a seat not to act. An
 episode is one round; see ``dizhu.env.game`` for deals and redeals and ``dizhu.env.rewards``
 for the reward schemes. An illegal action is replaced by the pass when the seat may pass,
-else by its lowest legal action, and ``infos[agent]["illegal_action"]`` says so.
+else by its lowest legal action, and ``infos[agent]["illegal_action"]`` says so. The agent to
+act finds its legal actions, ascending, in ``infos[agent]["legal_actions"]`` (the mask's ones).
 
 ``reset(seed=s)`` draws the round seed (32 bytes) and the dealer from ``s``;
 ``reset(options={"round_seed": bytes, "dealer": d})`` deals exactly what a referee table
@@ -27,7 +28,7 @@ from pettingzoo.utils import wrappers
 from dizhu.env.encodings import Encoding
 from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
-from dizhu.env.game import Game
+from dizhu.env.native import make_game
 from dizhu.env.render import render_text
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
@@ -89,7 +90,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
             raise ValueError(f"render_mode {render_mode!r}: only 'ansi' is offered")
         self.render_mode = render_mode
         self.variant = VARIANTS[variant]
-        self.game = Game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
+        self.game = make_game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
         self.coder = make_encoding(encoding, self.variant)
         self.possible_agents = [f"seat_{seat}" for seat in range(self.variant.players)]
         self.agents = list(self.possible_agents)
@@ -116,6 +117,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self.game.turn]
+        self.infos[self.agent_selection]["legal_actions"] = self.game.legal
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.possible_agents.index(agent)
@@ -123,7 +125,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
         mask = np.zeros(game.table.size, dtype=np.int8)
         if not game.over and seat == game.turn:
             game.table.mask(game.legal, mask)
-        return {"observation": self.coder.encode(game.seen_by(seat))[0], "action_mask": mask}
+        return {"observation": game.observe(self.coder, seat), "action_mask": mask}
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
@@ -141,6 +143,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]  #
         else:
             self.rewards = dict.fromkeys(self.agents, 0.0)
         self.agent_selection = self.possible_agents[game.turn]
+        if not game.over:
+            self.infos[self.agent_selection]["legal_actions"] = game.legal
         self._accumulate_rewards()
 
     def render(self) -> str | None:

@@ -19,8 +19,19 @@ from typing import Any, Protocol, cast
 
 from dizhu import rules as _pure
 from dizhu.rules import Action, Card, Combination, Deal, HouseRules, RoundState, Settlement, Transition, Variant
+from dizhu.rules.engines import native_module, offered_native_rules
 
-__all__ = ["ENGINES", "EngineMissing", "Rules", "available_engines", "default_engine", "native_required", "rules"]
+__all__ = [
+    "ENGINES",
+    "EngineMissing",
+    "Rules",
+    "available_engines",
+    "default_engine",
+    "has_native_tables",
+    "native_required",
+    "native_tables",
+    "rules",
+]
 
 #: Every engine name an environment accepts.
 ENGINES = ("python", "native")
@@ -93,3 +104,19 @@ def rules(name: str | None = None) -> Rules:
             )
         return native
     raise ValueError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
+
+
+def has_native_tables(engine: Rules, variant: Variant) -> bool:
+    """Whether ``engine`` is the native engine and plays ``variant``: its tables then play in Rust."""
+    return getattr(engine, "name", None) == "native" and offered_native_rules(variant) is not None
+
+
+def native_tables(engine: Rules, variant: Variant, arguments: tuple[Any, ...]) -> Any | None:
+    """``dizhu._engine.NativeTables(rules, *arguments)`` for ``variant`` when ``engine`` is the native
+    engine and plays ``variant`` (its tables play whole rounds inside the engine); else None."""
+    native = offered_native_rules(variant) if has_native_tables(engine, variant) else None
+    if native is None:
+        return None
+    module = native_module()
+    assert module is not None  # the native rules above come from it
+    return module.NativeTables(native, *arguments)

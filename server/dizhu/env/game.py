@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dizhu.env.actions import PASS, ActionTable, action_table
+from dizhu.env.encodings import Encoding
 from dizhu.env.engine import Rules
 from dizhu.env.info import AUCTION, NONE, OVER, PLAY, Seen, rank_counts
 from dizhu.env.rewards import rewards
@@ -181,3 +182,8 @@ class Game:
         """What ``seat`` sees now: the game's row, viewed by ``seat``."""
         self.seen.seat[0] = seat
         return self.seen
+
+    def observe(self, coder: Encoding, seat: int) -> npt.NDArray[np.int8]:
+        """``seat``'s observation now, in ``coder``'s encoding."""
+        encoded: npt.NDArray[np.int8] = coder.encode(self.seen_by(seat))[0]
+        return encoded

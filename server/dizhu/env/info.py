@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from dizhu.rules import Bid, Phase, RoundState, Variant, view_for
 
-__all__ = ["AUCTION", "NONE", "OVER", "PLAY", "Seen", "from_state", "rank_counts", "record_moves"]
+__all__ = ["AUCTION", "NONE", "OVER", "PLAY", "SEEN_ARRAYS", "Seen", "from_state", "rank_counts", "record_moves"]
 
 #: ``Seen.phase`` values.
 AUCTION, PLAY, OVER = 0, 1, 2
@@ -98,24 +98,25 @@ class Seen:
 
     def rows(self, start: int, stop: int) -> Seen:
         """Rows ``start:stop`` as views (writing into them writes into this one)."""
-        return Seen(self.variant, *(getattr(self, name)[start:stop] for name in _ARRAYS))
+        return Seen(self.variant, *(getattr(self, name)[start:stop] for name in SEEN_ARRAYS))
 
     def take(self, rows: npt.NDArray[np.integer]) -> Seen:
         """The rows ``rows`` (copies)."""
-        return Seen(self.variant, *(getattr(self, name)[rows] for name in _ARRAYS))
+        return Seen(self.variant, *(getattr(self, name)[rows] for name in SEEN_ARRAYS))
 
     def copy(self) -> Seen:
-        return Seen(self.variant, *(getattr(self, name).copy() for name in _ARRAYS))
+        return Seen(self.variant, *(getattr(self, name).copy() for name in SEEN_ARRAYS))
 
     def same_as(self, other: Seen) -> bool:
         """Whether both hold the same information, the cards of seats other than the viewer's aside."""
         viewer = np.arange(len(self.seat)), self.seat
         if not np.array_equal(self.hands[viewer], other.hands[viewer]):
             return False
-        return all(np.array_equal(getattr(self, name), getattr(other, name)) for name in _ARRAYS if name != "hands")
+        return all(np.array_equal(getattr(self, name), getattr(other, name)) for name in SEEN_ARRAYS if name != "hands")
 
 
-_ARRAYS = tuple(field.name for field in dataclasses.fields(Seen) if field.name != "variant")
+#: The array fields of a ``Seen``, in order.
+SEEN_ARRAYS = tuple(field.name for field in dataclasses.fields(Seen) if field.name != "variant")
 
 
 def record_moves(seen: Seen, moves: list[tuple[int, list[int]]]) -> None:

@@ -8,11 +8,12 @@ from dizhu.rules import Phase, format_cards
 
 if TYPE_CHECKING:
     from dizhu.env.game import Game
+    from dizhu.env.native import NativeGame
 
 __all__ = ["render_text"]
 
 
-def render_text(game: Game) -> str:
+def render_text(game: Game | NativeGame) -> str:
     """A few lines: phase, stake, cards left per seat, the last moves, the hand of the seat to act."""
     state = game.state
     lines = [

@@ -8,7 +8,8 @@ so ``reset(seed=...)`` fixes the whole episode.
 
 An illegal action (one the mask forbids) is replaced, deterministically, by the pass when
 the seat may pass, else by its lowest legal action; ``info["illegal_action"]`` is then
-True. The same rule holds for a policy's illegal answer.
+True. The same rule holds for a policy's illegal answer. ``info["legal_actions"]`` lists the
+learner's legal actions, ascending (the ones of the mask).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from gymnasium import spaces
 from dizhu.env.dou_dizhu_v0 import observation_space, round_seed_option
 from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
-from dizhu.env.game import Game
+from dizhu.env.native import make_game
 from dizhu.env.render import render_text
 from dizhu.rules import VARIANTS, HouseRules
 
@@ -70,7 +71,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
             raise ValueError(f"render_mode {render_mode!r}: only 'ansi' is offered")
         self.render_mode = render_mode
         self.seat = seat
-        self.game = Game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
+        self.game = make_game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
         self.coder = make_encoding(encoding, self.variant)
         self.observation_space = observation_space(self.coder, self.game.table.size)  # type: ignore[assignment]
         self.action_space = spaces.Discrete(self.game.table.size)  # type: ignore[assignment]
@@ -82,7 +83,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         mask = np.zeros(game.table.size, dtype=np.int8)
         if not game.over and seat == game.turn:
             game.table.mask(game.legal, mask)
-        return {"observation": self.coder.encode(game.seen_by(seat))[0], "action_mask": mask}
+        return {"observation": game.observe(self.coder, seat), "action_mask": mask}
 
     def _others_play(self) -> None:
         game = self.game
@@ -99,7 +100,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         self._opponents = dict(zip(others, policies, strict=True))
         self.game.start(*round_seed_option(options, self.np_random, self.variant.players))
         self._others_play()
-        return self._observe(self.seat), {}
+        return self._observe(self.seat), {"legal_actions": self.game.legal}
 
     def step(self, action: int) -> tuple[dict[str, npt.NDArray[np.int8]], SupportsFloat, bool, bool, dict[str, Any]]:
         game = self.game
@@ -108,7 +109,8 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         legal = game.step(int(action))
         self._others_play()
         reward = game.rewards()[self.seat]
-        return self._observe(self.seat), reward, game.over, False, {"illegal_action": not legal}
+        info = {"illegal_action": not legal, "legal_actions": [] if game.over else game.legal}
+        return self._observe(self.seat), reward, game.over, False, info
 
     def render(self) -> str | None:
         return render_text(self.game) if self.render_mode == "ansi" else None

@@ -4,15 +4,20 @@ Every table plays self-play: at each step, each table's seat to act takes the ac
 for that table. The results land in buffers allocated once (EnvPool's layout):
 
 * ``observation`` ``(num_envs, size)`` int8 and ``action_mask`` ``(num_envs, actions)`` int8:
-  what the seat to act sees next;
+  what the seat to act sees next; ``legal_actions`` ``(num_envs, actions)`` int32 and
+  ``legal_count`` ``(num_envs,)``: the same legal actions as a list, ascending (row ``i``'s are
+  ``legal_actions[i, :legal_count[i]]``; the entries after them are left as they were), for a
+  policy that reads the legal actions rather than scanning a mask;
 * ``seat`` ``(num_envs,)``: that seat; ``rewards`` ``(num_envs, players)`` float32 and
   ``terminated`` ``(num_envs,)``: a round that just ended and what it paid each seat (the
   table then starts its next round at once, and the observation is the new round's).
 
 ``step(actions)`` is synchronous. ``send(actions)`` / ``recv()`` is asynchronous: with
-``workers=k`` the tables are split into ``k`` shards, each stepped by a process of its own
-writing into the shared buffers; ``send`` returns at once, and ``recv`` waits for every
-shard. ``send(actions, shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's
+``workers=k`` the tables are split into ``k`` shards, each stepped apart: on a thread of
+this process where the native engine plays the tables and writes the DouZero observations
+(its step holds no interpreter lock, ``dizhu.env.native``), else by a process of its own
+writing into shared buffers; ``send`` returns at once, and ``recv`` waits for every shard.
+``send(actions, shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's
 asynchronous mode): the caller chooses the actions of one shard while the others move.
 Illegal actions follow the environments' rule (the pass, else the lowest legal action).
 Table ``i`` is seeded with ``seed + i``.
@@ -20,6 +25,7 @@ Table ``i`` is seeded with ``seed + i``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import multiprocessing
 import multiprocessing.connection
@@ -30,9 +36,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dizhu.env.encodings import encoding
-from dizhu.env.engine import rules
+from dizhu.env.engine import has_native_tables, rules
 from dizhu.env.game import Game
 from dizhu.env.info import Seen
+from dizhu.env.native import NATIVE_ENCODING, NativeShard
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
 __all__ = ["VectorDouDizhuEnv"]
@@ -68,9 +75,13 @@ class _Tables:
         """Every table's seat to act, its mask, and all the observations in one call."""
         seats = self.buffers["seat"][self.rows]
         masks = self.buffers["action_mask"][self.rows]
+        listed = self.buffers["legal_actions"][self.rows]
+        counts = self.buffers["legal_count"][self.rows]
         for i, game in enumerate(self.games):
             seats[i] = game.turn
             game.table.mask(game.legal, masks[i])
+            listed[i, : len(game.legal)] = game.legal
+            counts[i] = len(game.legal)
         self.seen.seat[:] = seats
         self.coder.encode(self.seen, self.buffers["observation"][self.rows])
 
@@ -91,6 +102,14 @@ class _Tables:
         self._write()
 
 
+def _shard(
+    config: dict[str, Any], first: int, count: int, buffers: dict[str, npt.NDArray[Any]]
+) -> _Tables | NativeShard:
+    """Native tables where the engine has them, else the ``Game``s of the reference."""
+    native = NativeShard.make(rules(config["engine"]), config, first, count, buffers)
+    return native if native is not None else _Tables(config, first, count, buffers)
+
+
 def _worker(connection: multiprocessing.connection.Connection, config: dict[str, Any], first: int, count: int,
             layout: dict[str, tuple[str, tuple[int, ...], str]]) -> None:  # fmt: skip
     memories = {name: shared_memory.SharedMemory(name=shm) for name, (shm, _, _) in layout.items()}
@@ -98,7 +117,7 @@ def _worker(connection: multiprocessing.connection.Connection, config: dict[str,
         name: np.ndarray(shape, dtype=np.dtype(dtype), buffer=memories[name].buf)
         for name, (_, shape, dtype) in layout.items()
     }
-    tables = _Tables(config, first, count, buffers)
+    tables = _shard(config, first, count, buffers)
     connection.send("ready")
     while connection.recv() == "step":
         tables.step()
@@ -134,18 +153,23 @@ class VectorDouDizhuEnv:
         shapes: dict[str, tuple[tuple[int, ...], Any]] = {
             "observation": ((num_envs, coder.size), np.int8),
             "action_mask": ((num_envs, action_table(self.variant).size), np.int8),
+            "legal_actions": ((num_envs, action_table(self.variant).size), np.int32),
+            "legal_count": ((num_envs,), np.int32),
             "seat": ((num_envs,), np.int8),
             "rewards": ((num_envs, self.variant.players), np.float32),
             "terminated": ((num_envs,), np.bool_),
             "actions": ((num_envs,), np.int32),
         }
+        #: Native tables writing the DouZero encoding step with the interpreter's lock released:
+        #: their shards run on threads of this process, with no copies and no messages.
+        threaded = bool(workers) and encoding == NATIVE_ENCODING and has_native_tables(rules(engine), self.variant)
         self._memories: list[shared_memory.SharedMemory] = []
         self._connections: list[multiprocessing.connection.Connection] = []
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self.buffers: dict[str, npt.NDArray[Any]] = {}
         layout: dict[str, tuple[str, tuple[int, ...], str]] = {}
         for name, (shape, dtype) in shapes.items():
-            if workers:
+            if workers and not threaded:
                 size = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
                 memory = shared_memory.SharedMemory(create=True, size=size)
                 self._memories.append(memory)
@@ -154,16 +178,27 @@ class VectorDouDizhuEnv:
                 layout[name] = (memory.name, shape, np.dtype(dtype).str)
             else:
                 self.buffers[name] = np.zeros(shape, dtype=dtype)
-        self._local: _Tables | None = None
+        self._local: _Tables | NativeShard | None = None
         self._pending: set[int] = set()
+        self._threaded: list[NativeShard] = []
+        self._running: dict[int, concurrent.futures.Future[None]] = {}
+        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         #: The tables each worker steps, as row slices of the buffers (one shard without workers).
         self.shards: list[slice] = [slice(0, num_envs)]
         if not workers:
-            self._local = _Tables(config, 0, num_envs, self.buffers)
+            self._local = _shard(config, 0, num_envs, self.buffers)
             return
         self.shards = []
-        context = multiprocessing.get_context("spawn")
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
+        if threaded:
+            for first, last in itertools.pairwise(bounds):
+                shard = NativeShard.make(rules(engine), config, int(first), int(last - first), self.buffers)
+                assert shard is not None  # has_native_tables said so
+                self._threaded.append(shard)
+                self.shards.append(slice(int(first), int(last)))
+            self._threads = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="dizhu-tables")
+            return
+        context = multiprocessing.get_context("spawn")
         for first, last in itertools.pairwise(bounds):
             ours, theirs = context.Pipe()
             process = context.Process(target=_worker, args=(theirs, config, int(first), int(last - first), layout),
@@ -194,7 +229,9 @@ class VectorDouDizhuEnv:
         self.buffers["actions"][rows] = actions
         for started in shards:
             self._pending.add(started)
-            if self._local is not None:
+            if self._threads is not None:
+                self._running[started] = self._threads.submit(self._threaded[started].step)
+            elif self._local is not None:
                 self._local.step()
             else:
                 self._connections[started].send("step")
@@ -204,7 +241,9 @@ class VectorDouDizhuEnv:
         if not self._pending:
             raise RuntimeError("send() a step first")
         for shard in sorted(self._pending):
-            if self._local is None:
+            if self._threads is not None:
+                self._running.pop(shard).result()
+            elif self._local is None:
                 self._connections[shard].recv()
         self._pending.clear()
         return self.buffers
@@ -217,7 +256,12 @@ class VectorDouDizhuEnv:
         """
         if not self._pending:
             raise RuntimeError("send() a step first")
-        if self._local is not None:
+        if self._threads is not None:
+            running = {self._running[shard]: shard for shard in self._pending}
+            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            shard = min(running[future] for future in done)
+            self._running.pop(shard).result()
+        elif self._local is not None:
             shard = min(self._pending)
         else:
             waiting = {self._connections[shard]: shard for shard in self._pending}
@@ -233,6 +277,9 @@ class VectorDouDizhuEnv:
         return self.recv()
 
     def close(self) -> None:
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+            self._threads = None
         for connection in self._connections:
             connection.send("close")
         for process in self._processes:
