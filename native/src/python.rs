@@ -4,8 +4,6 @@
 //! and runs under `guard`, so that a panic never unwinds into the interpreter: it becomes an
 //! `EngineFault` (a `RuntimeError`), which the referee reports like any other internal error.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -15,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::deal::shuffle;
-use crate::moves::legal_moves;
+use crate::moves::{generate, Sink, PLAYS};
 use crate::round::{random_rounds, Event, Round, Settlement};
 use crate::rules::{Combo, Counts, Kind, Variant, MAX_OF_A_RANK, RANKS};
 
@@ -56,7 +54,7 @@ fn rank(value: u8) -> PyResult<usize> {
 /// The rank of a hand's item: a `Card` (a tuple whose first item is its rank) or a bare rank.
 fn rank_of_item(item: &Bound<'_, PyAny>) -> PyResult<usize> {
     let value: u8 = match item.cast::<PyTuple>() {
-        Ok(card) => card.get_item(0)?.extract()?,
+        Ok(card) => card.get_borrowed_item(0)?.extract()?,
         Err(_) => item.extract()?,
     };
     rank(value)
@@ -69,7 +67,13 @@ fn hand_counts(hand: &Bound<'_, PyAny>) -> PyResult<Counts> {
         *count = count.saturating_add(1);
         Ok(())
     };
+    // Tuples and lists (every hand the project passes) without an iterator object or a
+    // reference count per card.
     if let Ok(items) = hand.cast::<PyTuple>() {
+        for item in items.iter_borrowed() {
+            add(&item)?;
+        }
+    } else if let Ok(items) = hand.cast::<PyList>() {
         for item in items.iter() {
             add(&item)?;
         }
@@ -99,28 +103,69 @@ fn combo_tuple(combo: &Combo) -> (u8, u8, u8, u64) {
     (combo.kind as u8, combo.main, combo.size, combo.key)
 }
 
-/// Hashes a play's key with one multiplication: keys are distinct small integers, not hostile input.
-#[derive(Default)]
-struct KeyHasher(u64);
+/// A play's key as Python sees it: rank counts in bits 0-59, the kind in bits 60-63.
+fn python_key(play: &Combo) -> u64 {
+    play.key | u64::from(play.kind as u8) << 60
+}
 
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
+/// A value per distinct play (`PLAYS` slots, by the play's index), made the first time the play
+/// is listed and kept: finding it costs an index, not a hash.
+struct PerPlay<T>(Vec<Option<T>>);
+
+impl<T> PerPlay<T> {
+    const fn new() -> Self {
+        PerPlay(Vec::new())
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3);
+    /// The value of the play `index`, made by `make` if it has none yet.
+    fn get_or_make(&mut self, index: usize, make: impl FnOnce() -> PyResult<T>) -> PyResult<&T> {
+        if self.0.is_empty() {
+            self.0.resize_with(PLAYS, || None);
         }
-    }
-
-    fn write_u64(&mut self, key: u64) {
-        self.0 = (key ^ key >> 29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = self
+            .0
+            .get_mut(index)
+            .ok_or_else(|| invalid(format!("no play has index {index}")))?;
+        if slot.is_none() {
+            *slot = Some(make()?);
+        }
+        slot.as_ref()
+            .ok_or_else(|| invalid("a play's value was not kept"))
     }
 }
 
-/// The Python value of every play listed so far, by key: a few tens of thousands at most.
-type Plays = HashMap<u64, Py<PyAny>, BuildHasherDefault<KeyHasher>>;
+/// The state `legal_moves` keeps between calls.
+struct Listings {
+    plays: PerPlay<Py<PyAny>>,
+    /// The list being built: kept so that its buffer is allocated once.
+    listed: Vec<Py<PyAny>>,
+}
+
+/// The sink of `legal_moves`: each play's Python value, made by `play_of_key` the first time.
+struct Listing<'a, 'py> {
+    play_of_key: &'a Bound<'py, PyAny>,
+    listings: &'a mut Listings,
+    failure: Option<PyErr>,
+}
+
+impl Sink for Listing<'_, '_> {
+    fn push(&mut self, play: Combo, index: usize) {
+        if self.failure.is_some() {
+            return;
+        }
+        let py = self.play_of_key.py();
+        let made = self.listings.plays.get_or_make(index, || {
+            Ok(self.play_of_key.call1((python_key(&play),))?.unbind())
+        });
+        match made {
+            Ok(value) => {
+                let value = value.clone_ref(py);
+                self.listings.listed.push(value);
+            }
+            Err(failure) => self.failure = Some(failure),
+        }
+    }
+}
 
 /// A protobuf varint.
 fn write_varint(out: &mut Vec<u8>, mut value: usize) {
@@ -131,13 +176,76 @@ fn write_varint(out: &mut Vec<u8>, mut value: usize) {
     out.push(value as u8);
 }
 
+/// The hand's card ids by rank, and every card's encoded entry by id.
+struct HandCards<'a> {
+    by_rank: &'a [Vec<u8>],
+    entries: &'a [Vec<u8>],
+}
+
+/// The sink of `legal_moves_message`: each play as a length-delimited field 1 of the message.
+struct Message<'a, 'py> {
+    entry_of_key: &'a Bound<'py, PyAny>,
+    entries: &'a mut PerPlay<Vec<u8>>,
+    /// The cards of the plays, when they list them.
+    cards: Option<HandCards<'a>>,
+    out: Vec<u8>,
+    /// The field being written, and its second-deck cards, which come after the first deck's.
+    body: Vec<u8>,
+    second: Vec<u8>,
+    plays: usize,
+    failure: Option<PyErr>,
+}
+
+impl Message<'_, '_> {
+    fn write(&mut self, play: &Combo, index: usize) -> PyResult<()> {
+        let entry = self.entries.get_or_make(index, || {
+            self.entry_of_key.call1((python_key(play),))?.extract()
+        })?;
+        self.body.clear();
+        self.body.extend_from_slice(entry);
+        if let Some(cards) = &self.cards {
+            self.second.clear();
+            for (rank, ids) in cards.by_rank.iter().enumerate() {
+                let count = usize::try_from(play.key >> (4 * rank) & 0xF).unwrap_or(0);
+                let held = ids
+                    .get(..count)
+                    .ok_or_else(|| invalid("a play holds more cards than the hand"))?;
+                for &id in held {
+                    let entry = &cards.entries[usize::from(id)];
+                    if id < 54 {
+                        self.body.extend_from_slice(entry);
+                    } else {
+                        self.second.extend_from_slice(entry);
+                    }
+                }
+            }
+            self.body.extend_from_slice(&self.second);
+        }
+        self.out.push(0x0A);
+        write_varint(&mut self.out, self.body.len());
+        self.out.extend_from_slice(&self.body);
+        self.plays += 1;
+        Ok(())
+    }
+}
+
+impl Sink for Message<'_, '_> {
+    fn push(&mut self, play: Combo, index: usize) {
+        if self.failure.is_none() {
+            if let Err(failure) = self.write(&play, index) {
+                self.failure = Some(failure);
+            }
+        }
+    }
+}
+
 /// One variant's rules: built once per `Variant` by `dizhu.rules`.
 #[pyclass(frozen, module = "dizhu._engine")]
 pub struct Rules {
     variant: Variant,
-    plays: Mutex<Plays>,
-    /// The encoded play of every key `legal_moves_message` wrote so far.
-    entries: Mutex<HashMap<u64, Vec<u8>, BuildHasherDefault<KeyHasher>>>,
+    listings: Mutex<Listings>,
+    /// The encoded play of every play `legal_moves_message` wrote so far.
+    entries: Mutex<PerPlay<Vec<u8>>>,
 }
 
 #[pymethods]
@@ -175,8 +283,11 @@ impl Rules {
         };
         Ok(Rules {
             variant,
-            plays: Mutex::new(Plays::default()),
-            entries: Mutex::new(HashMap::default()),
+            listings: Mutex::new(Listings {
+                plays: PerPlay::new(),
+                listed: Vec::new(),
+            }),
+            entries: Mutex::new(PerPlay::new()),
         })
     }
 
@@ -209,25 +320,22 @@ impl Rules {
         guard(|| {
             let counts = hand_counts(hand)?;
             let to_beat = to_beat.map(combo_of).transpose()?;
-            let moves = legal_moves(&counts, to_beat.as_ref(), &self.variant);
-            let mut plays = self
-                .plays
+            let mut listings = self
+                .listings
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let mut listed = Vec::with_capacity(moves.len());
-            for combo in &moves {
-                let key = combo.key | u64::from(combo.kind as u8) << 60;
-                let play = match plays.get(&key) {
-                    Some(play) => play.clone_ref(py),
-                    None => {
-                        let play = play_of_key.call1((key,))?.unbind();
-                        plays.insert(key, play.clone_ref(py));
-                        play
-                    }
-                };
-                listed.push(play);
+            listings.listed.clear();
+            let mut listing = Listing {
+                play_of_key,
+                listings: &mut listings,
+                failure: None,
+            };
+            generate(&counts, to_beat.as_ref(), &self.variant, &mut listing);
+            if let Some(failure) = listing.failure {
+                listings.listed.clear();
+                return Err(failure);
             }
-            PyList::new(py, listed)
+            PyList::new(py, listings.listed.drain(..))
         })
     }
 
@@ -264,49 +372,29 @@ impl Rules {
                 }
                 by_rank[entry_rank].push(id);
             }
-            let moves = legal_moves(&counts, to_beat.as_ref(), &self.variant);
             let mut entries = self
                 .entries
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let mut out = Vec::with_capacity(moves.len() * 64 + tail.len());
-            let mut body = Vec::with_capacity(256);
-            let mut second = Vec::with_capacity(128);
-            for combo in &moves {
-                let key = combo.key | u64::from(combo.kind as u8) << 60;
-                body.clear();
-                match entries.get(&key) {
-                    Some(entry) => body.extend_from_slice(entry),
-                    None => {
-                        let entry: Vec<u8> = entry_of_key.call1((key,))?.extract()?;
-                        body.extend_from_slice(&entry);
-                        entries.insert(key, entry);
-                    }
-                }
-                if !card_ids.is_empty() {
-                    second.clear();
-                    for (rank, ids) in by_rank.iter().enumerate() {
-                        let count = usize::try_from(combo.key >> (4 * rank) & 0xF).unwrap_or(0);
-                        if count > ids.len() {
-                            return Err(invalid("a play holds more cards than the hand"));
-                        }
-                        for &id in &ids[..count] {
-                            let entry = &card_entries[usize::from(id)];
-                            if id < 54 {
-                                body.extend_from_slice(entry);
-                            } else {
-                                second.extend_from_slice(entry);
-                            }
-                        }
-                    }
-                    body.extend_from_slice(&second);
-                }
-                out.push(0x0A);
-                write_varint(&mut out, body.len());
-                out.extend_from_slice(&body);
+            let mut message = Message {
+                entry_of_key,
+                entries: &mut entries,
+                cards: (!card_ids.is_empty()).then_some(HandCards {
+                    by_rank: &by_rank,
+                    entries: &card_entries,
+                }),
+                out: Vec::with_capacity(8 * 1024),
+                body: Vec::with_capacity(256),
+                second: Vec::with_capacity(128),
+                plays: 0,
+                failure: None,
+            };
+            generate(&counts, to_beat.as_ref(), &self.variant, &mut message);
+            if let Some(failure) = message.failure {
+                return Err(failure);
             }
-            out.extend_from_slice(tail);
-            Ok((PyBytes::new(py, &out), moves.len()))
+            message.out.extend_from_slice(tail);
+            Ok((PyBytes::new(py, &message.out), message.plays))
         })
     }
 
@@ -476,9 +564,9 @@ fn combo_of(play: &Bound<'_, PyAny>) -> PyResult<Combo> {
     let (kind, main, size): (u8, u8, u8) = {
         let items = play.cast::<PyTuple>()?;
         (
-            items.get_item(0)?.extract()?,
-            items.get_item(1)?.extract()?,
-            items.get_item(2)?.extract()?,
+            items.get_borrowed_item(0)?.extract()?,
+            items.get_borrowed_item(1)?.extract()?,
+            items.get_borrowed_item(2)?.extract()?,
         )
     };
     let kind =
