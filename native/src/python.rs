@@ -5,12 +5,13 @@
 //! `EngineFault` (a `RuntimeError`), which the referee reports like any other internal error.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::sync::MutexExt;
+use pyo3::types::{PyBytes, PyInt, PyList, PyString, PyTuple};
 
 use crate::deal::shuffle;
 use crate::moves::{generate, Sink, PLAYS};
@@ -51,38 +52,114 @@ fn rank(value: u8) -> PyResult<usize> {
     }
 }
 
-/// The rank of a hand's item: a `Card` (a tuple whose first item is its rank) or a bare rank.
-fn rank_of_item(item: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let value: u8 = match item.cast::<PyTuple>() {
-        Ok(card) => card.get_borrowed_item(0)?.extract()?,
-        Err(_) => item.extract()?,
+/// The rank of a hand's item, a `Card` (a tuple whose first item is its rank) or a bare rank,
+/// and whether it can be remembered by the item's identity: a tuple holding an `int`, or an
+/// `int`, is immutable, so its rank is too.
+fn rank_of_item(item: &Bound<'_, PyAny>) -> PyResult<(usize, bool)> {
+    let (value, immutable) = match item.cast::<PyTuple>() {
+        Ok(card) => {
+            let value = card.get_borrowed_item(0)?;
+            (value.extract()?, value.is_instance_of::<PyInt>())
+        }
+        Err(_) => (item.extract()?, item.is_instance_of::<PyInt>()),
     };
-    rank(value)
+    Ok((rank(value)?, immutable))
 }
 
-fn hand_counts(hand: &Bound<'_, PyAny>) -> PyResult<Counts> {
-    let mut counts = [0u8; RANKS];
-    let mut add = |item: &Bound<'_, PyAny>| -> PyResult<()> {
-        let count = &mut counts[rank_of_item(item)?];
-        *count = count.saturating_add(1);
-        Ok(())
-    };
-    // Tuples and lists (every hand the project passes) without an iterator object or a
-    // reference count per card.
-    if let Ok(items) = hand.cast::<PyTuple>() {
-        for item in items.iter_borrowed() {
-            add(&item)?;
-        }
-    } else if let Ok(items) = hand.cast::<PyList>() {
-        for item in items.iter() {
-            add(&item)?;
-        }
-    } else {
-        for item in hand.try_iter()? {
-            add(&item?)?;
+/// The rank of every card read so far, by the card object's address: reading a `Card`'s rank
+/// through the C API costs several calls, finding it here none. The cards are held, so that
+/// an address stays theirs; hands are made of one deck's cards, so a few hundred suffice.
+struct RankCache {
+    /// Open addressing by address; an empty slot has address 0.
+    slots: Box<[(usize, u8); RankCache::SLOTS]>,
+    held: Vec<Py<PyAny>>,
+}
+
+impl RankCache {
+    const SLOTS: usize = 512;
+    /// Half the slots at most, so that a probe ends soon; then the cache starts again.
+    const MOST_HELD: usize = RankCache::SLOTS / 2;
+
+    fn new() -> Self {
+        RankCache {
+            slots: Box::new([(0, 0); RankCache::SLOTS]),
+            held: Vec::new(),
         }
     }
-    Ok(counts)
+
+    fn slot_of(address: usize) -> usize {
+        (address >> 4).wrapping_mul(0x9E37_79B9) % RankCache::SLOTS
+    }
+
+    fn find(&self, address: usize) -> Option<usize> {
+        let mut slot = RankCache::slot_of(address);
+        loop {
+            match self.slots[slot] {
+                (0, _) => return None,
+                (held, rank) if held == address => return Some(usize::from(rank)),
+                _ => slot = (slot + 1) % RankCache::SLOTS,
+            }
+        }
+    }
+
+    fn insert(&mut self, item: &Bound<'_, PyAny>, rank: usize) {
+        if self.held.len() >= RankCache::MOST_HELD {
+            return;
+        }
+        let address = item.as_ptr() as usize;
+        let mut slot = RankCache::slot_of(address);
+        while self.slots[slot].0 != 0 {
+            slot = (slot + 1) % RankCache::SLOTS;
+        }
+        self.slots[slot] = (address, rank as u8);
+        self.held.push(item.clone().unbind());
+    }
+
+    /// Empties a full cache, handing back the cards it held (to be released outside its lock).
+    fn take_if_full(&mut self) -> Vec<Py<PyAny>> {
+        if self.held.len() < RankCache::MOST_HELD {
+            return Vec::new();
+        }
+        self.slots.fill((0, 0));
+        std::mem::take(&mut self.held)
+    }
+}
+
+/// Adds the rank of each item of `hand` to `counts`, through `cache` where it is given.
+fn count_items(
+    hand: &Bound<'_, PyAny>,
+    mut cache: Option<&mut RankCache>,
+    counts: &mut Counts,
+) -> PyResult<()> {
+    let mut add = |item: &Bound<'_, PyAny>| -> PyResult<()> {
+        let known = cache
+            .as_deref()
+            .and_then(|cache| cache.find(item.as_ptr() as usize));
+        let rank = match known {
+            Some(rank) => rank,
+            None => {
+                let (rank, immutable) = rank_of_item(item)?;
+                if let (Some(cache), true) = (cache.as_deref_mut(), immutable) {
+                    cache.insert(item, rank);
+                }
+                rank
+            }
+        };
+        counts[rank] = counts[rank].saturating_add(1);
+        Ok(())
+    };
+    // A tuple's items cannot change while it is read, so they are read without a reference
+    // count each; a list is read as the tuple of its items.
+    if let Ok(items) = hand.cast::<PyTuple>() {
+        items.iter_borrowed().try_for_each(|item| add(&item))
+    } else if let Ok(items) = hand.cast::<PyList>() {
+        items
+            .to_tuple()
+            .iter_borrowed()
+            .try_for_each(|item| add(&item))
+    } else {
+        hand.try_iter()?.try_for_each(|item| add(&item?))
+    }
 }
 
 fn card_ids(cards: &[u8], variant: &Variant) -> PyResult<Vec<u8>> {
@@ -239,10 +316,41 @@ impl Sink for Message<'_, '_> {
     }
 }
 
+impl Rules {
+    /// How many cards of each rank `hand` (cards or ranks) holds.
+    fn hand_counts(&self, hand: &Bound<'_, PyAny>) -> PyResult<Counts> {
+        let mut counts = [0u8; RANKS];
+        // Reading an item may run Python code (an `__index__`), which may read a hand too: the
+        // cache is used only when it is free, never waited for.
+        let mut cache = match self.ranks.try_lock() {
+            Ok(cache) => cache,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                count_items(hand, None, &mut counts)?;
+                return Ok(counts);
+            }
+        };
+        let released = cache.take_if_full();
+        let read = count_items(hand, Some(&mut cache), &mut counts);
+        // Releasing cards may run Python code too (a finaliser): not while the cache is locked.
+        drop(cache);
+        drop(released);
+        read.map(|()| counts)
+    }
+
+    /// The state `legal_moves` keeps, waited for without holding the interpreter.
+    fn listings(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, Listings> {
+        self.listings
+            .lock_py_attached(py)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 /// One variant's rules: built once per `Variant` by `dizhu.rules`.
 #[pyclass(frozen, module = "dizhu._engine")]
 pub struct Rules {
     variant: Variant,
+    ranks: Mutex<RankCache>,
     listings: Mutex<Listings>,
     /// The encoded play of every play `legal_moves_message` wrote so far.
     entries: Mutex<PerPlay<Vec<u8>>>,
@@ -283,6 +391,7 @@ impl Rules {
         };
         Ok(Rules {
             variant,
+            ranks: Mutex::new(RankCache::new()),
             listings: Mutex::new(Listings {
                 plays: PerPlay::new(),
                 listed: Vec::new(),
@@ -318,12 +427,9 @@ impl Rules {
         play_of_key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         guard(|| {
-            let counts = hand_counts(hand)?;
+            let counts = self.hand_counts(hand)?;
             let to_beat = to_beat.map(combo_of).transpose()?;
-            let mut listings = self
-                .listings
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut listings = self.listings(py);
             listings.listed.clear();
             let mut listing = Listing {
                 play_of_key,
@@ -358,7 +464,7 @@ impl Rules {
         tail: &[u8],
     ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
         guard(|| {
-            let counts = hand_counts(hand)?;
+            let counts = self.hand_counts(hand)?;
             let to_beat = to_beat.map(combo_of).transpose()?;
             let mut by_rank: Vec<Vec<u8>> = vec![Vec::new(); RANKS];
             for &id in &card_ids {
@@ -374,7 +480,7 @@ impl Rules {
             }
             let mut entries = self
                 .entries
-                .lock()
+                .lock_py_attached(py)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             let mut message = Message {
                 entry_of_key,
