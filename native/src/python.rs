@@ -87,8 +87,10 @@ impl RankCache {
         }
     }
 
+    /// Fibonacci hashing: the product's top bits depend on every bit of the address.
     fn slot_of(address: usize) -> usize {
-        (address >> 4).wrapping_mul(0x9E37_79B9) % RankCache::SLOTS
+        let product = (address as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (product >> (64 - RankCache::SLOTS.trailing_zeros())) as usize
     }
 
     fn find(&self, address: usize) -> Option<usize> {
@@ -253,22 +255,55 @@ fn write_varint(out: &mut Vec<u8>, mut value: usize) {
     out.push(value as u8);
 }
 
-/// The hand's card ids by rank, and every card's encoded entry by id.
-struct HandCards<'a> {
-    by_rank: &'a [Vec<u8>],
-    entries: &'a [Vec<u8>],
+/// The encoded cards of one rank of the hand, for any number of them: a play holding `n`
+/// cards of the rank lists the rank's `n` lowest ids, which are its first-deck cards (ids below
+/// 54) before its second-deck ones; the message lists every first-deck card of a play before
+/// any second-deck card.
+#[derive(Default)]
+struct RankCards {
+    /// The entries of the rank's first-deck cards, then of its second-deck cards, lowest id first.
+    first: Vec<u8>,
+    second: Vec<u8>,
+    /// `first_ends[n]`: where the first `n` first-deck entries end in `first`; the same for `second`.
+    first_ends: Vec<usize>,
+    second_ends: Vec<usize>,
+}
+
+impl RankCards {
+    fn add(&mut self, id: u8, entry: &[u8]) {
+        let (bytes, ends) = if id < 54 {
+            (&mut self.first, &mut self.first_ends)
+        } else {
+            (&mut self.second, &mut self.second_ends)
+        };
+        if ends.is_empty() {
+            ends.push(0);
+        }
+        bytes.extend_from_slice(entry);
+        ends.push(bytes.len());
+    }
+
+    fn held(&self) -> usize {
+        self.first_ends.len().saturating_sub(1) + self.second_ends.len().saturating_sub(1)
+    }
+
+    /// The entries of `count` of the rank's cards: the first deck's, then the second deck's.
+    fn parts(&self, count: usize) -> (&[u8], &[u8]) {
+        let firsts = count.min(self.first_ends.len().saturating_sub(1));
+        let first = &self.first[..self.first_ends.get(firsts).copied().unwrap_or(0)];
+        let seconds = count - firsts;
+        let second = &self.second[..self.second_ends.get(seconds).copied().unwrap_or(0)];
+        (first, second)
+    }
 }
 
 /// The sink of `legal_moves_message`: each play as a length-delimited field 1 of the message.
 struct Message<'a, 'py> {
     entry_of_key: &'a Bound<'py, PyAny>,
     entries: &'a mut PerPlay<Vec<u8>>,
-    /// The cards of the plays, when they list them.
-    cards: Option<HandCards<'a>>,
+    /// The hand's cards by rank, when the plays list their cards.
+    cards: Option<&'a [RankCards; RANKS]>,
     out: Vec<u8>,
-    /// The field being written, and its second-deck cards, which come after the first deck's.
-    body: Vec<u8>,
-    second: Vec<u8>,
     plays: usize,
     failure: Option<PyErr>,
 }
@@ -278,29 +313,32 @@ impl Message<'_, '_> {
         let entry = self.entries.get_or_make(index, || {
             self.entry_of_key.call1((python_key(play),))?.extract()
         })?;
-        self.body.clear();
-        self.body.extend_from_slice(entry);
-        if let Some(cards) = &self.cards {
-            self.second.clear();
-            for (rank, ids) in cards.by_rank.iter().enumerate() {
-                let count = usize::try_from(play.key >> (4 * rank) & 0xF).unwrap_or(0);
-                let held = ids
-                    .get(..count)
+        // The play's ranks, lowest first, with their cards' entries: a play holds a few ranks.
+        let mut parts = [(&[][..], &[][..]); RANKS];
+        let mut held = 0;
+        let mut length = entry.len();
+        if let Some(cards) = self.cards {
+            let mut nibbles = play.key;
+            while nibbles != 0 {
+                let rank = (nibbles.trailing_zeros() / 4) as usize;
+                let count = (nibbles >> (4 * rank) & 0xF) as usize;
+                nibbles &= !(0xF << (4 * rank));
+                let rank_cards = cards
+                    .get(rank)
+                    .filter(|rank_cards| count <= rank_cards.held())
                     .ok_or_else(|| invalid("a play holds more cards than the hand"))?;
-                for &id in held {
-                    let entry = &cards.entries[usize::from(id)];
-                    if id < 54 {
-                        self.body.extend_from_slice(entry);
-                    } else {
-                        self.second.extend_from_slice(entry);
-                    }
-                }
+                let part = rank_cards.parts(count);
+                length += part.0.len() + part.1.len();
+                parts[held] = part;
+                held += 1;
             }
-            self.body.extend_from_slice(&self.second);
         }
+        let parts = &parts[..held];
         self.out.push(0x0A);
-        write_varint(&mut self.out, self.body.len());
-        self.out.extend_from_slice(&self.body);
+        write_varint(&mut self.out, length);
+        self.out.extend_from_slice(entry);
+        parts.iter().for_each(|(first, _)| self.out.extend_from_slice(first));
+        parts.iter().for_each(|(_, second)| self.out.extend_from_slice(second));
         self.plays += 1;
         Ok(())
     }
@@ -447,7 +485,7 @@ impl Rules {
 
     /// Every play `hand` can make on `to_beat`, written as one protobuf message: for each play
     /// a length-delimited field 1 holding `entry_of_key(key)` (the play's own field, cached by
-    /// key) and then, when `card_ids` (the exact hand, ascending) is not empty, the play's cards
+    /// key) and then, when `card_ids` (the exact hand) is not empty, the play's cards
     /// as `card_entries[id]`: for each rank in ascending order its lowest ids, every first-deck
     /// card (id below 54) before every second-deck one; `tail` ends the message. Returns the bytes
     /// and the number of plays, so that a caller answers without a Python value per play.
@@ -458,25 +496,23 @@ impl Rules {
         py: Python<'py>,
         hand: &Bound<'py, PyAny>,
         to_beat: Option<&Bound<'py, PyAny>>,
-        card_ids: Vec<u8>,
-        card_entries: Vec<Vec<u8>>,
+        mut card_ids: Vec<u8>,
+        card_entries: &Bound<'py, PyAny>,
         entry_of_key: &Bound<'py, PyAny>,
         tail: &[u8],
     ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
         guard(|| {
             let counts = self.hand_counts(hand)?;
             let to_beat = to_beat.map(combo_of).transpose()?;
-            let mut by_rank: Vec<Vec<u8>> = vec![Vec::new(); RANKS];
+            card_ids.sort_unstable();
+            let mut by_rank: [RankCards; RANKS] = Default::default();
             for &id in &card_ids {
-                let entry_rank = if usize::from(id) % 54 >= 52 {
-                    usize::from(id) % 54 - 52 + 13
-                } else {
-                    usize::from(id) % 54 / 4
-                };
-                if card_entries.get(usize::from(id)).is_none() {
-                    return Err(invalid(format!("no card entry for id {id}")));
-                }
-                by_rank[entry_rank].push(id);
+                let card = usize::from(id) % 54;
+                let card_rank = if card >= 52 { card - 52 + 13 } else { card / 4 };
+                let entry = card_entries
+                    .get_item(id)
+                    .map_err(|_| invalid(format!("no card entry for id {id}")))?;
+                by_rank[card_rank].add(id, entry.cast::<PyBytes>()?.as_bytes());
             }
             let mut entries = self
                 .entries
@@ -485,13 +521,8 @@ impl Rules {
             let mut message = Message {
                 entry_of_key,
                 entries: &mut entries,
-                cards: (!card_ids.is_empty()).then_some(HandCards {
-                    by_rank: &by_rank,
-                    entries: &card_entries,
-                }),
+                cards: (!card_ids.is_empty()).then_some(&by_rank),
                 out: Vec::with_capacity(8 * 1024),
-                body: Vec::with_capacity(256),
-                second: Vec::with_capacity(128),
                 plays: 0,
                 failure: None,
             };
