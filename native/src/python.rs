@@ -227,8 +227,10 @@ struct Listing<'a, 'py> {
     failure: Option<PyErr>,
 }
 
-impl Sink for Listing<'_, '_> {
-    fn push(&mut self, play: Combo, index: usize) {
+impl Listing<'_, '_> {
+    /// A play listed for the first time since these rules were made (or one past a failure).
+    #[cold]
+    fn push_new(&mut self, play: Combo, index: usize) {
         if self.failure.is_some() {
             return;
         }
@@ -242,6 +244,21 @@ impl Sink for Listing<'_, '_> {
                 self.listings.listed.push(value);
             }
             Err(failure) => self.failure = Some(failure),
+        }
+    }
+}
+
+impl Sink for Listing<'_, '_> {
+    /// Nearly every play has its value already: finding it is an index (after a failure the
+    /// list is thrown away, so listing more does no harm).
+    #[inline]
+    fn push(&mut self, play: Combo, index: usize) {
+        match self.listings.plays.0.get(index) {
+            Some(Some(value)) => {
+                let value = value.clone_ref(self.play_of_key.py());
+                self.listings.listed.push(value);
+            }
+            _ => self.push_new(play, index),
         }
     }
 }
