@@ -10,14 +10,16 @@
 
 Every dizhu measurement of (a) and (b) is taken once per rules engine (``--engines``, both by
 default: the native engine and the pure-Python core, docs/engine.md), each beside the peers.
+Where both engines are built, (a) is first measured with the native engine against the pure
+core in alternating turns (``--moves-only`` stops there).
 
 Each comparison alternates dizhu and the peer in short turns (``--turns`` of ``--seconds``
 each) and prints the median of the per-turn ratios and the middle half of them: on a shared
 machine the ratio of one turn is steadier than either rate. Every rate is per CPU second of this process
 (``peers.clock``), so time spent waiting for a core on a shared machine counts for nobody.
 
-Run: ``python bench/bench_rules.py [--seconds S] [--turns N] [--engines native,python]``. Peers that are not
-installed are reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
+Run: ``python bench/bench_rules.py [--seconds S] [--turns N] [--engines native,python] [--moves-only]``.
+Peers that are not installed are reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
 ``pip install --no-deps douzero``). Figures go into ``docs/benchmarks.md``.
 """
 

@@ -22,9 +22,9 @@ from dizhu.rules.variants import VARIANTS, Variant
 
 __all__ = [
     "BACKENDS",
+    "RULES_BY_VARIANT_ID",
     "EngineUnavailable",
     "NativeRules",
-    "RULES_BY_VARIANT_ID",
     "active",
     "native_error",
     "native_module",
