@@ -354,8 +354,12 @@ impl Message<'_, '_> {
         self.out.push(0x0A);
         write_varint(&mut self.out, length);
         self.out.extend_from_slice(entry);
-        parts.iter().for_each(|(first, _)| self.out.extend_from_slice(first));
-        parts.iter().for_each(|(_, second)| self.out.extend_from_slice(second));
+        parts
+            .iter()
+            .for_each(|(first, _)| self.out.extend_from_slice(first));
+        parts
+            .iter()
+            .for_each(|(_, second)| self.out.extend_from_slice(second));
         self.plays += 1;
         Ok(())
     }
