@@ -13,14 +13,16 @@
 
 Every dizhu measurement of (a) and (b) is taken once per rules engine (``--engines``, both by
 default: the native engine and the pure-Python core, docs/engine.md), each beside the peers.
+Where both engines are built, (a) is first measured with the native engine against the pure
+core in alternating turns (``--moves-only`` stops there).
 
 Each comparison alternates dizhu and the peer in short turns (``--turns`` of ``--seconds``
 each) and prints the median of the per-turn ratios and the middle half of them: on a shared
 machine the ratio of one turn is steadier than either rate. Every rate is per CPU second of this process
 (``peers.clock``), so time spent waiting for a core on a shared machine counts for nobody.
 
-Run: ``python bench/bench_rules.py [--seconds S] [--turns N] [--engines native,python]``. Peers that are not
-installed are reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
+Run: ``python bench/bench_rules.py [--seconds S] [--turns N] [--engines native,python] [--moves-only]``.
+Peers that are not installed are reported as such (``pip install -e '.[bench]'`` installs them; DouZero with
 ``pip install --no-deps douzero``). Figures go into ``docs/benchmarks.md``.
 """
 
@@ -239,6 +241,29 @@ def _measure_engine(name: str, seconds: float, turns: int) -> None:
     print()
 
 
+def _measure_engines_side_by_side(seconds: float, turns: int) -> None:
+    """Legal-move generation by the native engine against the pure core, in alternating turns."""
+    print("(a) legal-move generation, native engine against the pure core, side by side")
+    cases: list[tuple[str, Callable[[], float]]] = [
+        ("3p lead, 20-card hands", lambda: _ours_leads(THREE_PLAYER, 20, seconds)[0]),
+        ("4p lead, 33-card hands", lambda: _ours_leads(FOUR_PLAYER, 33, seconds)[0]),
+        ("3p follow, 17-card hands", lambda: _ours_follows(THREE_PLAYER, seconds)),
+        ("4p follow, 25-card hands", lambda: _ours_follows(FOUR_PLAYER, seconds)),
+    ]
+    for label, measure in cases:
+
+        def native(measure: Callable[[], float] = measure) -> float:
+            with engine.using("native"):
+                return measure()
+
+        def pure(measure: Callable[[], float] = measure) -> float:
+            with engine.using("python"):
+                return measure()
+
+        _compare(f"pure core {label}", native, pure, "hands/s", turns)
+    print()
+
+
 def _measure_batched(seconds: float, turns: int) -> None:
     """Section (c): rounds played inside the native engine, beside OpenSpiel and the pure core."""
     print("(c) batched random rounds inside the native engine (200 rounds a call, one core)")
@@ -267,9 +292,16 @@ def main() -> None:
     parser.add_argument(
         "--engines", default=",".join(engine.available()), help="rules engines to measure (default: every one built)"
     )
+    parser.add_argument(
+        "--moves-only", action="store_true", help="only the native engine's legal moves against the pure core's"
+    )
     args = parser.parse_args()
     seconds, turns = args.seconds, args.turns
     print(f"python {platform.python_version()} on {platform.machine()}, {turns} turns of {seconds:g} s\n")
+    if set(engine.available()) >= {"native", "python"}:
+        _measure_engines_side_by_side(seconds, turns)
+    if args.moves_only:
+        return
     for name in args.engines.split(","):
         with engine.using(name):
             _measure_engine(name, seconds, turns)

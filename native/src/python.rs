@@ -4,18 +4,17 @@
 //! and runs under `guard`, so that a panic never unwinds into the interpreter: it becomes an
 //! `EngineFault` (a `RuntimeError`), which the referee reports like any other internal error.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::sync::MutexExt;
+use pyo3::types::{PyBytes, PyInt, PyList, PyString, PyTuple};
 
 use crate::deal::shuffle;
-use crate::moves::legal_moves;
+use crate::moves::{generate, Sink, PLAYS};
 use crate::round::{random_rounds, Event, Round, Settlement};
 use crate::rules::{Combo, Counts, Kind, Variant, MAX_OF_A_RANK, RANKS};
 
@@ -53,32 +52,116 @@ fn rank(value: u8) -> PyResult<usize> {
     }
 }
 
-/// The rank of a hand's item: a `Card` (a tuple whose first item is its rank) or a bare rank.
-fn rank_of_item(item: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let value: u8 = match item.cast::<PyTuple>() {
-        Ok(card) => card.get_item(0)?.extract()?,
-        Err(_) => item.extract()?,
+/// The rank of a hand's item, a `Card` (a tuple whose first item is its rank) or a bare rank,
+/// and whether it can be remembered by the item's identity: a tuple holding an `int`, or an
+/// `int`, is immutable, so its rank is too.
+fn rank_of_item(item: &Bound<'_, PyAny>) -> PyResult<(usize, bool)> {
+    let (value, immutable) = match item.cast::<PyTuple>() {
+        Ok(card) => {
+            let value = card.get_borrowed_item(0)?;
+            (value.extract()?, value.is_instance_of::<PyInt>())
+        }
+        Err(_) => (item.extract()?, item.is_instance_of::<PyInt>()),
     };
-    rank(value)
+    Ok((rank(value)?, immutable))
 }
 
-fn hand_counts(hand: &Bound<'_, PyAny>) -> PyResult<Counts> {
-    let mut counts = [0u8; RANKS];
-    let mut add = |item: &Bound<'_, PyAny>| -> PyResult<()> {
-        let count = &mut counts[rank_of_item(item)?];
-        *count = count.saturating_add(1);
-        Ok(())
-    };
-    if let Ok(items) = hand.cast::<PyTuple>() {
-        for item in items.iter() {
-            add(&item)?;
-        }
-    } else {
-        for item in hand.try_iter()? {
-            add(&item?)?;
+/// The rank of every card read so far, by the card object's address: reading a `Card`'s rank
+/// through the C API costs several calls, finding it here none. The cards are held, so that
+/// an address stays theirs; hands are made of one deck's cards, so a few hundred suffice.
+struct RankCache {
+    /// Open addressing by address; an empty slot has address 0.
+    slots: Box<[(usize, u8); RankCache::SLOTS]>,
+    held: Vec<Py<PyAny>>,
+}
+
+impl RankCache {
+    const SLOTS: usize = 512;
+    /// Half the slots at most, so that a probe ends soon; then the cache starts again.
+    const MOST_HELD: usize = RankCache::SLOTS / 2;
+
+    fn new() -> Self {
+        RankCache {
+            slots: Box::new([(0, 0); RankCache::SLOTS]),
+            held: Vec::new(),
         }
     }
-    Ok(counts)
+
+    /// Fibonacci hashing: the product's top bits depend on every bit of the address.
+    fn slot_of(address: usize) -> usize {
+        let product = (address as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (product >> (64 - RankCache::SLOTS.trailing_zeros())) as usize
+    }
+
+    fn find(&self, address: usize) -> Option<usize> {
+        let mut slot = RankCache::slot_of(address);
+        loop {
+            match self.slots[slot] {
+                (0, _) => return None,
+                (held, rank) if held == address => return Some(usize::from(rank)),
+                _ => slot = (slot + 1) % RankCache::SLOTS,
+            }
+        }
+    }
+
+    fn insert(&mut self, item: &Bound<'_, PyAny>, rank: usize) {
+        if self.held.len() >= RankCache::MOST_HELD {
+            return;
+        }
+        let address = item.as_ptr() as usize;
+        let mut slot = RankCache::slot_of(address);
+        while self.slots[slot].0 != 0 {
+            slot = (slot + 1) % RankCache::SLOTS;
+        }
+        self.slots[slot] = (address, rank as u8);
+        self.held.push(item.clone().unbind());
+    }
+
+    /// Empties a full cache, handing back the cards it held (to be released outside its lock).
+    fn take_if_full(&mut self) -> Vec<Py<PyAny>> {
+        if self.held.len() < RankCache::MOST_HELD {
+            return Vec::new();
+        }
+        self.slots.fill((0, 0));
+        std::mem::take(&mut self.held)
+    }
+}
+
+/// Adds the rank of each item of `hand` to `counts`, through `cache` where it is given.
+fn count_items(
+    hand: &Bound<'_, PyAny>,
+    mut cache: Option<&mut RankCache>,
+    counts: &mut Counts,
+) -> PyResult<()> {
+    let mut add = |item: &Bound<'_, PyAny>| -> PyResult<()> {
+        let known = cache
+            .as_deref()
+            .and_then(|cache| cache.find(item.as_ptr() as usize));
+        let rank = match known {
+            Some(rank) => rank,
+            None => {
+                let (rank, immutable) = rank_of_item(item)?;
+                if let (Some(cache), true) = (cache.as_deref_mut(), immutable) {
+                    cache.insert(item, rank);
+                }
+                rank
+            }
+        };
+        counts[rank] = counts[rank].saturating_add(1);
+        Ok(())
+    };
+    // A tuple's items cannot change while it is read, so they are read without a reference
+    // count each; a list is read as the tuple of its items.
+    if let Ok(items) = hand.cast::<PyTuple>() {
+        items.iter_borrowed().try_for_each(|item| add(&item))
+    } else if let Ok(items) = hand.cast::<PyList>() {
+        items
+            .to_tuple()
+            .iter_borrowed()
+            .try_for_each(|item| add(&item))
+    } else {
+        hand.try_iter()?.try_for_each(|item| add(&item?))
+    }
 }
 
 fn card_ids(cards: &[u8], variant: &Variant) -> PyResult<Vec<u8>> {
@@ -99,28 +182,86 @@ fn combo_tuple(combo: &Combo) -> (u8, u8, u8, u64) {
     (combo.kind as u8, combo.main, combo.size, combo.key)
 }
 
-/// Hashes a play's key with one multiplication: keys are distinct small integers, not hostile input.
-#[derive(Default)]
-struct KeyHasher(u64);
+/// A play's key as Python sees it: rank counts in bits 0-59, the kind in bits 60-63.
+fn python_key(play: &Combo) -> u64 {
+    play.key | u64::from(play.kind as u8) << 60
+}
 
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
+/// A value per distinct play (`PLAYS` slots, by the play's index), made the first time the play
+/// is listed and kept: finding it costs an index, not a hash.
+struct PerPlay<T>(Vec<Option<T>>);
+
+impl<T> PerPlay<T> {
+    const fn new() -> Self {
+        PerPlay(Vec::new())
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3);
+    /// The value of the play `index`, made by `make` if it has none yet.
+    fn get_or_make(&mut self, index: usize, make: impl FnOnce() -> PyResult<T>) -> PyResult<&T> {
+        if self.0.is_empty() {
+            self.0.resize_with(PLAYS, || None);
         }
-    }
-
-    fn write_u64(&mut self, key: u64) {
-        self.0 = (key ^ key >> 29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = self
+            .0
+            .get_mut(index)
+            .ok_or_else(|| invalid(format!("no play has index {index}")))?;
+        if slot.is_none() {
+            *slot = Some(make()?);
+        }
+        slot.as_ref()
+            .ok_or_else(|| invalid("a play's value was not kept"))
     }
 }
 
-/// The Python value of every play listed so far, by key: a few tens of thousands at most.
-type Plays = HashMap<u64, Py<PyAny>, BuildHasherDefault<KeyHasher>>;
+/// The state `legal_moves` keeps between calls.
+struct Listings {
+    plays: PerPlay<Py<PyAny>>,
+    /// The list being built: kept so that its buffer is allocated once.
+    listed: Vec<Py<PyAny>>,
+}
+
+/// The sink of `legal_moves`: each play's Python value, made by `play_of_key` the first time.
+struct Listing<'a, 'py> {
+    play_of_key: &'a Bound<'py, PyAny>,
+    listings: &'a mut Listings,
+    failure: Option<PyErr>,
+}
+
+impl Listing<'_, '_> {
+    /// A play listed for the first time since these rules were made (or one past a failure).
+    #[cold]
+    fn push_new(&mut self, play: Combo, index: usize) {
+        if self.failure.is_some() {
+            return;
+        }
+        let py = self.play_of_key.py();
+        let made = self.listings.plays.get_or_make(index, || {
+            Ok(self.play_of_key.call1((python_key(&play),))?.unbind())
+        });
+        match made {
+            Ok(value) => {
+                let value = value.clone_ref(py);
+                self.listings.listed.push(value);
+            }
+            Err(failure) => self.failure = Some(failure),
+        }
+    }
+}
+
+impl Sink for Listing<'_, '_> {
+    /// Nearly every play has its value already: finding it is an index (after a failure the
+    /// list is thrown away, so listing more does no harm).
+    #[inline]
+    fn push(&mut self, play: Combo, index: usize) {
+        match self.listings.plays.0.get(index) {
+            Some(Some(value)) => {
+                let value = value.clone_ref(self.play_of_key.py());
+                self.listings.listed.push(value);
+            }
+            _ => self.push_new(play, index),
+        }
+    }
+}
 
 /// A protobuf varint.
 fn write_varint(out: &mut Vec<u8>, mut value: usize) {
@@ -131,13 +272,147 @@ fn write_varint(out: &mut Vec<u8>, mut value: usize) {
     out.push(value as u8);
 }
 
+/// The encoded cards of one rank of the hand, for any number of them: a play holding `n`
+/// cards of the rank lists the rank's `n` lowest ids, which are its first-deck cards (ids below
+/// 54) before its second-deck ones; the message lists every first-deck card of a play before
+/// any second-deck card.
+#[derive(Default)]
+struct RankCards {
+    /// The entries of the rank's first-deck cards, then of its second-deck cards, lowest id first.
+    first: Vec<u8>,
+    second: Vec<u8>,
+    /// `first_ends[n]`: where the first `n` first-deck entries end in `first`; the same for `second`.
+    first_ends: Vec<usize>,
+    second_ends: Vec<usize>,
+}
+
+impl RankCards {
+    fn add(&mut self, id: u8, entry: &[u8]) {
+        let (bytes, ends) = if id < 54 {
+            (&mut self.first, &mut self.first_ends)
+        } else {
+            (&mut self.second, &mut self.second_ends)
+        };
+        if ends.is_empty() {
+            ends.push(0);
+        }
+        bytes.extend_from_slice(entry);
+        ends.push(bytes.len());
+    }
+
+    fn held(&self) -> usize {
+        self.first_ends.len().saturating_sub(1) + self.second_ends.len().saturating_sub(1)
+    }
+
+    /// The entries of `count` of the rank's cards: the first deck's, then the second deck's.
+    fn parts(&self, count: usize) -> (&[u8], &[u8]) {
+        let firsts = count.min(self.first_ends.len().saturating_sub(1));
+        let first = &self.first[..self.first_ends.get(firsts).copied().unwrap_or(0)];
+        let seconds = count - firsts;
+        let second = &self.second[..self.second_ends.get(seconds).copied().unwrap_or(0)];
+        (first, second)
+    }
+}
+
+/// The sink of `legal_moves_message`: each play as a length-delimited field 1 of the message.
+struct Message<'a, 'py> {
+    entry_of_key: &'a Bound<'py, PyAny>,
+    entries: &'a mut PerPlay<Vec<u8>>,
+    /// The hand's cards by rank, when the plays list their cards.
+    cards: Option<&'a [RankCards; RANKS]>,
+    out: Vec<u8>,
+    plays: usize,
+    failure: Option<PyErr>,
+}
+
+impl Message<'_, '_> {
+    fn write(&mut self, play: &Combo, index: usize) -> PyResult<()> {
+        let entry = self.entries.get_or_make(index, || {
+            self.entry_of_key.call1((python_key(play),))?.extract()
+        })?;
+        // The play's ranks, lowest first, with their cards' entries: a play holds a few ranks.
+        let mut parts = [(&[][..], &[][..]); RANKS];
+        let mut held = 0;
+        let mut length = entry.len();
+        if let Some(cards) = self.cards {
+            let mut nibbles = play.key;
+            while nibbles != 0 {
+                let rank = (nibbles.trailing_zeros() / 4) as usize;
+                let count = (nibbles >> (4 * rank) & 0xF) as usize;
+                nibbles &= !(0xF << (4 * rank));
+                let rank_cards = cards
+                    .get(rank)
+                    .filter(|rank_cards| count <= rank_cards.held())
+                    .ok_or_else(|| invalid("a play holds more cards than the hand"))?;
+                let part = rank_cards.parts(count);
+                length += part.0.len() + part.1.len();
+                parts[held] = part;
+                held += 1;
+            }
+        }
+        let parts = &parts[..held];
+        self.out.push(0x0A);
+        write_varint(&mut self.out, length);
+        self.out.extend_from_slice(entry);
+        parts
+            .iter()
+            .for_each(|(first, _)| self.out.extend_from_slice(first));
+        parts
+            .iter()
+            .for_each(|(_, second)| self.out.extend_from_slice(second));
+        self.plays += 1;
+        Ok(())
+    }
+}
+
+impl Sink for Message<'_, '_> {
+    fn push(&mut self, play: Combo, index: usize) {
+        if self.failure.is_none() {
+            if let Err(failure) = self.write(&play, index) {
+                self.failure = Some(failure);
+            }
+        }
+    }
+}
+
+impl Rules {
+    /// How many cards of each rank `hand` (cards or ranks) holds.
+    fn hand_counts(&self, hand: &Bound<'_, PyAny>) -> PyResult<Counts> {
+        let mut counts = [0u8; RANKS];
+        // Reading an item may run Python code (an `__index__`), which may read a hand too: the
+        // cache is used only when it is free, never waited for.
+        let mut cache = match self.ranks.try_lock() {
+            Ok(cache) => cache,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                count_items(hand, None, &mut counts)?;
+                return Ok(counts);
+            }
+        };
+        let released = cache.take_if_full();
+        let read = count_items(hand, Some(&mut cache), &mut counts);
+        // Releasing cards may run Python code too (a finaliser): not while the cache is locked.
+        drop(cache);
+        drop(released);
+        read.map(|()| counts)
+    }
+
+    /// The state `legal_moves` keeps, waited for without holding the interpreter.
+    fn listings(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, Listings> {
+        self.listings
+            .lock_py_attached(py)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 /// One variant's rules: built once per `Variant` by `dizhu.rules`.
 #[pyclass(frozen, module = "dizhu._engine")]
 pub struct Rules {
     pub(crate) variant: Variant,
-    plays: Mutex<Plays>,
-    /// The encoded play of every key `legal_moves_message` wrote so far.
-    entries: Mutex<HashMap<u64, Vec<u8>, BuildHasherDefault<KeyHasher>>>,
+    ranks: Mutex<RankCache>,
+    listings: Mutex<Listings>,
+    /// The encoded play of every play `legal_moves_message` wrote so far.
+    entries: Mutex<PerPlay<Vec<u8>>>,
 }
 
 #[pymethods]
@@ -175,8 +450,12 @@ impl Rules {
         };
         Ok(Rules {
             variant,
-            plays: Mutex::new(Plays::default()),
-            entries: Mutex::new(HashMap::default()),
+            ranks: Mutex::new(RankCache::new()),
+            listings: Mutex::new(Listings {
+                plays: PerPlay::new(),
+                listed: Vec::new(),
+            }),
+            entries: Mutex::new(PerPlay::new()),
         })
     }
 
@@ -207,33 +486,27 @@ impl Rules {
         play_of_key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         guard(|| {
-            let counts = hand_counts(hand)?;
+            let counts = self.hand_counts(hand)?;
             let to_beat = to_beat.map(combo_of).transpose()?;
-            let moves = legal_moves(&counts, to_beat.as_ref(), &self.variant);
-            let mut plays = self
-                .plays
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let mut listed = Vec::with_capacity(moves.len());
-            for combo in &moves {
-                let key = combo.key | u64::from(combo.kind as u8) << 60;
-                let play = match plays.get(&key) {
-                    Some(play) => play.clone_ref(py),
-                    None => {
-                        let play = play_of_key.call1((key,))?.unbind();
-                        plays.insert(key, play.clone_ref(py));
-                        play
-                    }
-                };
-                listed.push(play);
+            let mut listings = self.listings(py);
+            listings.listed.clear();
+            let mut listing = Listing {
+                play_of_key,
+                listings: &mut listings,
+                failure: None,
+            };
+            generate(&counts, to_beat.as_ref(), &self.variant, &mut listing);
+            if let Some(failure) = listing.failure {
+                listings.listed.clear();
+                return Err(failure);
             }
-            PyList::new(py, listed)
+            PyList::new(py, listings.listed.drain(..))
         })
     }
 
     /// Every play `hand` can make on `to_beat`, written as one protobuf message: for each play
     /// a length-delimited field 1 holding `entry_of_key(key)` (the play's own field, cached by
-    /// key) and then, when `card_ids` (the exact hand, ascending) is not empty, the play's cards
+    /// key) and then, when `card_ids` (the exact hand) is not empty, the play's cards
     /// as `card_entries[id]`: for each rank in ascending order its lowest ids, every first-deck
     /// card (id below 54) before every second-deck one; `tail` ends the message. Returns the bytes
     /// and the number of plays, so that a caller answers without a Python value per play.
@@ -244,69 +517,42 @@ impl Rules {
         py: Python<'py>,
         hand: &Bound<'py, PyAny>,
         to_beat: Option<&Bound<'py, PyAny>>,
-        card_ids: Vec<u8>,
-        card_entries: Vec<Vec<u8>>,
+        mut card_ids: Vec<u8>,
+        card_entries: &Bound<'py, PyAny>,
         entry_of_key: &Bound<'py, PyAny>,
         tail: &[u8],
     ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
         guard(|| {
-            let counts = hand_counts(hand)?;
+            let counts = self.hand_counts(hand)?;
             let to_beat = to_beat.map(combo_of).transpose()?;
-            let mut by_rank: Vec<Vec<u8>> = vec![Vec::new(); RANKS];
+            card_ids.sort_unstable();
+            let mut by_rank: [RankCards; RANKS] = Default::default();
             for &id in &card_ids {
-                let entry_rank = if usize::from(id) % 54 >= 52 {
-                    usize::from(id) % 54 - 52 + 13
-                } else {
-                    usize::from(id) % 54 / 4
-                };
-                if card_entries.get(usize::from(id)).is_none() {
-                    return Err(invalid(format!("no card entry for id {id}")));
-                }
-                by_rank[entry_rank].push(id);
+                let card = usize::from(id) % 54;
+                let card_rank = if card >= 52 { card - 52 + 13 } else { card / 4 };
+                let entry = card_entries
+                    .get_item(id)
+                    .map_err(|_| invalid(format!("no card entry for id {id}")))?;
+                by_rank[card_rank].add(id, entry.cast::<PyBytes>()?.as_bytes());
             }
-            let moves = legal_moves(&counts, to_beat.as_ref(), &self.variant);
             let mut entries = self
                 .entries
-                .lock()
+                .lock_py_attached(py)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let mut out = Vec::with_capacity(moves.len() * 64 + tail.len());
-            let mut body = Vec::with_capacity(256);
-            let mut second = Vec::with_capacity(128);
-            for combo in &moves {
-                let key = combo.key | u64::from(combo.kind as u8) << 60;
-                body.clear();
-                match entries.get(&key) {
-                    Some(entry) => body.extend_from_slice(entry),
-                    None => {
-                        let entry: Vec<u8> = entry_of_key.call1((key,))?.extract()?;
-                        body.extend_from_slice(&entry);
-                        entries.insert(key, entry);
-                    }
-                }
-                if !card_ids.is_empty() {
-                    second.clear();
-                    for (rank, ids) in by_rank.iter().enumerate() {
-                        let count = usize::try_from(combo.key >> (4 * rank) & 0xF).unwrap_or(0);
-                        if count > ids.len() {
-                            return Err(invalid("a play holds more cards than the hand"));
-                        }
-                        for &id in &ids[..count] {
-                            let entry = &card_entries[usize::from(id)];
-                            if id < 54 {
-                                body.extend_from_slice(entry);
-                            } else {
-                                second.extend_from_slice(entry);
-                            }
-                        }
-                    }
-                    body.extend_from_slice(&second);
-                }
-                out.push(0x0A);
-                write_varint(&mut out, body.len());
-                out.extend_from_slice(&body);
+            let mut message = Message {
+                entry_of_key,
+                entries: &mut entries,
+                cards: (!card_ids.is_empty()).then_some(&by_rank),
+                out: Vec::with_capacity(8 * 1024),
+                plays: 0,
+                failure: None,
+            };
+            generate(&counts, to_beat.as_ref(), &self.variant, &mut message);
+            if let Some(failure) = message.failure {
+                return Err(failure);
             }
-            out.extend_from_slice(tail);
-            Ok((PyBytes::new(py, &out), moves.len()))
+            message.out.extend_from_slice(tail);
+            Ok((PyBytes::new(py, &message.out), message.plays))
         })
     }
 
@@ -476,9 +722,9 @@ fn combo_of(play: &Bound<'_, PyAny>) -> PyResult<Combo> {
     let (kind, main, size): (u8, u8, u8) = {
         let items = play.cast::<PyTuple>()?;
         (
-            items.get_item(0)?.extract()?,
-            items.get_item(1)?.extract()?,
-            items.get_item(2)?.extract()?,
+            items.get_borrowed_item(0)?.extract()?,
+            items.get_borrowed_item(1)?.extract()?,
+            items.get_borrowed_item(2)?.extract()?,
         )
     };
     let kind =

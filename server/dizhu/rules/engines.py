@@ -22,6 +22,7 @@ from dizhu.rules.variants import VARIANTS, Variant
 
 __all__ = [
     "BACKENDS",
+    "RULES_BY_VARIANT_ID",
     "EngineUnavailable",
     "NativeRules",
     "active",
@@ -73,7 +74,9 @@ def _import_native() -> tuple[ModuleType | None, str | None]:
 _NATIVE_MODULE, _NATIVE_ERROR = _import_native()
 #: The rules of each variant in the active native engine, by the variant's identity (with the
 #: variant itself, so that an identity is never reused while it is kept); empty when Python computes.
-_RULES: dict[int, tuple[Variant, NativeRules | None]] = {}
+#: ``native_rules`` looks here first; the hottest callers (``legal_moves``) look here themselves.
+RULES_BY_VARIANT_ID: dict[int, tuple[Variant, NativeRules | None]] = {}
+_RULES = RULES_BY_VARIANT_ID
 
 
 class _Choice:

@@ -18,7 +18,7 @@ from typing import cast
 
 from dizhu.rules.cards import RANKS, Card, Rank
 from dizhu.rules.combinations import KIND_BY_NUMBER, Combination
-from dizhu.rules.engines import NativeRules, native_rules
+from dizhu.rules.engines import RULES_BY_VARIANT_ID, NativeRules, native_rules
 from dizhu.rules.tables import (
     ACE,
     AIRPLANES,
@@ -95,7 +95,9 @@ def legal_moves(
     variant: Variant,
 ) -> list[Combination]:
     """Every play ``hand`` can make on ``to_beat`` (None when leading the trick)."""
-    native = native_rules(variant)
+    # native_rules' first look, made here: a function call is a tenth of a native follow's cost.
+    known = RULES_BY_VARIANT_ID.get(id(variant))
+    native = known[1] if known is not None and known[0] is variant else native_rules(variant)
     if native is not None:
         return native.legal_moves(hand, to_beat, play_of_key)
     return python_legal_moves(hand, to_beat, variant)

@@ -57,21 +57,37 @@ def _rank_from_proto(value: int, field: str) -> Rank:
     return RANKS[value - 1]
 
 
+_MOST_DECKS = max(variant.decks for variant in VARIANTS.values())
+#: Every card of the largest deck by its fields on the wire, ``(rank, suit, copy)``: a valid card
+#: is found here, without an enum call or a new tuple (a 33-card hand cost 0.1 ms built card by card).
+_CARD_OF_FIELDS: dict[tuple[int, int, int], Card] = {
+    (_PB_RANKS[card.rank], _PB_SUITS[card.suit], card.copy): card for card in make_deck(_MOST_DECKS)
+}
+
+
 def cards_from_proto(
     cards: Iterable[cards_pb2.Card], variant: Variant | None, field: str = "cards"
 ) -> tuple[Card, ...]:
     """Canonical cards of ``variant`` (of any variant when None: checks that need no table);
     anything else is INVALID_ARGUMENT naming the card."""
-    decks = max(v.decks for v in VARIANTS.values()) if variant is None else variant.decks
+    decks = _MOST_DECKS if variant is None else variant.decks
     result = []
     for index, card in enumerate(cards):
-        rank = _rank_from_proto(card.rank, f"{field}[{index}].rank")
-        if rank.is_joker != (card.suit == cards_pb2.SUIT_JOKER) or not 1 <= card.suit <= len(_PB_SUITS):
-            raise InvalidArgument(f"{field}[{index}].suit", "jokers have SUIT_JOKER, every other card a real suit")
-        if card.copy >= decks:
-            raise InvalidArgument(f"{field}[{index}].copy", f"the table's variant has {decks} deck(s)")
-        result.append(Card(rank, Suit(card.suit - 1), card.copy))
+        known = _CARD_OF_FIELDS.get((card.rank, card.suit, card.copy))
+        result.append(
+            known if known is not None and known.copy < decks else _card_from_proto(card, decks, field, index)
+        )
     return tuple(result)
+
+
+def _card_from_proto(card: cards_pb2.Card, decks: int, field: str, index: int) -> Card:
+    """The card ``card`` names, or INVALID_ARGUMENT naming its first wrong field."""
+    rank = _rank_from_proto(card.rank, f"{field}[{index}].rank")
+    if rank.is_joker != (card.suit == cards_pb2.SUIT_JOKER) or not 1 <= card.suit <= len(_PB_SUITS):
+        raise InvalidArgument(f"{field}[{index}].suit", "jokers have SUIT_JOKER, every other card a real suit")
+    if card.copy >= decks:
+        raise InvalidArgument(f"{field}[{index}].copy", f"the table's variant has {decks} deck(s)")
+    return Card(rank, Suit(card.suit - 1), card.copy)
 
 
 def cards_of_variant(cards: tuple[Card, ...], variant: Variant, field: str = "cards") -> tuple[Card, ...]:
