@@ -13,8 +13,8 @@ from typing import Any
 import grpc
 import pytest
 
-from dizhu.client import CHANNEL_OPTIONS, RetryPolicy, TableClient
-from dizhu.client.cards import NotationError
+from dizhu.client import CHANNEL_OPTIONS, InvalidArgument, RetryPolicy, TableClient, Unauthenticated
+from dizhu.client.cards import NotationError, format_cards
 from dizhu.v1 import cards_pb2, table_service_pb2
 
 API_KEY = "k" * 32
@@ -144,3 +144,47 @@ class TestRulesHelpersReadTheVariant:
         with pytest.raises(NotationError):
             await four.classify(six_threes, variant="3p")
         await four.close_table()
+
+
+class TestSeatCalls:
+    async def test_leaving_frees_the_seat_and_revokes_the_token_it_was_called_with(self, recorded: Any) -> None:
+        channel, sent = recorded
+        creator = TableClient(channel)
+        created = await creator.create_table(player_names=["a", "b"])
+        seat = creator.for_seat(created.seat_tokens[1].token)
+        view = await seat.leave()
+        request, metadata = sent.last("LeaveTable")
+        assert (request.table_id, _bearer(metadata)) == (creator.table_id, created.seat_tokens[1].token)
+        assert request.request_id
+        assert not view.seats[1].occupied
+        assert (seat.view, seat.version) == (view, view.version)
+        with pytest.raises(Unauthenticated):
+            await seat.get()
+
+    async def test_notation_is_picked_from_the_hand_and_a_pass_plays_no_cards_at_the_version_seen(
+        self, recorded: Any
+    ) -> None:
+        channel, sent = recorded
+        creator = TableClient(channel)
+        created = await creator.create_table(player_names=["a", "b", "c"], first_dealer=0)
+        seats = [creator.for_seat(token.token) for token in created.seat_tokens]
+        view = await seats[0].get()
+        landlord = seats[view.turn_seat]
+        hand = list((await landlord.bid(3)).your_hand)
+        lowest = min(hand, key=lambda card: card.rank)
+        with pytest.raises(InvalidArgument) as refused:
+            await landlord.play("3 3 3 3 3")
+        assert (refused.value.code, refused.value.message) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            str(refused.value.__cause__),
+        )
+        played = await landlord.play(format_cards([lowest]))
+        request, _ = sent.last("Play")
+        assert list(request.cards) == [lowest]  # the hand's own card, suit and all
+        follower = seats[played.table.turn_seat]
+        await follower.get()
+        answer = await follower.pass_()
+        request, _ = sent.last("Play")
+        assert (list(request.cards), request.expected_version) == ([], played.table.version)
+        assert answer.table.version > played.table.version
+        await creator.close_table()
