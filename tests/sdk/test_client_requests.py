@@ -170,6 +170,7 @@ class TestSeatCalls:
         seats = [creator.for_seat(token.token) for token in created.seat_tokens]
         view = await seats[0].get()
         landlord = seats[view.turn_seat]
+        await landlord.get()
         hand = list((await landlord.bid(3)).your_hand)
         lowest = min(hand, key=lambda card: card.rank)
         with pytest.raises(InvalidArgument) as refused:
