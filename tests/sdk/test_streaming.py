@@ -7,16 +7,15 @@ import asyncio
 import contextlib
 import inspect
 import re
-import uuid
 from pathlib import Path
 from typing import Any
 
+from failover import two_referees
 from google.protobuf import duration_pb2
 
 from dizhu.client import BotRunner, Decision, HeuristicBot, RandomBot, StreamingViews, TableClient
 from dizhu.client.client import CardsLike
 from dizhu.config import ServerConfig, add_server_arguments, config_from_args
-from dizhu.testing import local_referee
 from dizhu.v1 import cards_pb2, events_pb2, table_pb2, table_service_pb2
 
 
@@ -186,7 +185,6 @@ class _HeldClient(TableClient):
 class TestFailover:
     async def test_bots_resume_their_streams_on_a_second_referee(self, redis_url: str) -> None:
         """Two referees on one Redis; the first stops mid-game; every bot's stream resumes on the second."""
-        prefix = f"failover-{uuid.uuid4().hex[:8]}"
         decisions: list[Decision] = []
         midgame = asyncio.Event()
         # The game waits while the first referee stops: played to its end within the grace
@@ -201,14 +199,7 @@ class TestFailover:
                 midgame.set()
 
         async with contextlib.AsyncExitStack() as stack:
-            second = await stack.enter_async_context(
-                local_referee(redis_url=redis_url, key_prefix=prefix, log_level=None)
-            )
-            first_referee = contextlib.AsyncExitStack()
-            first = await first_referee.enter_async_context(
-                local_referee(redis_url=redis_url, key_prefix=prefix, log_level=None, grace_s=0.2)
-            )
-            target = "ipv4:" + ",".join((first, second))  # pick_first: the first while it is up
+            target, first_referee = await two_referees(stack, redis_url)
             creator = await stack.enter_async_context(TableClient(target))
             created = await creator.create_table(player_names=["a", "b", "c"], round_limit=2)
             clients = [

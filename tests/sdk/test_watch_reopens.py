@@ -13,13 +13,12 @@ import asyncio
 import contextlib
 import logging
 import socket
-import uuid
 
 import grpc
 import pytest
+from failover import two_referees
 
 from dizhu.client import DizhuError, RetryPolicy, SequenceOutOfRange, TableClient, TableNotFound, Unavailable
-from dizhu.testing import local_referee
 from dizhu.v1 import events_pb2
 
 Reopenings = list[tuple[DizhuError, int | None]]
@@ -112,17 +111,9 @@ class TestReopenings:
         assert lost[0].startswith(f"event stream lost (UNAVAILABLE); resuming after sequence {after} in ")
 
     async def test_a_stream_cut_by_its_referee_goes_on_at_the_other_after_the_last_event(self, redis_url: str) -> None:
-        prefix = f"reopen-{uuid.uuid4().hex[:8]}"
         reopened: Reopenings = []
         async with contextlib.AsyncExitStack() as stack:
-            second = await stack.enter_async_context(
-                local_referee(redis_url=redis_url, key_prefix=prefix, log_level=None)
-            )
-            first_referee = contextlib.AsyncExitStack()
-            first = await first_referee.enter_async_context(
-                local_referee(redis_url=redis_url, key_prefix=prefix, log_level=None, grace_s=0.2)
-            )
-            target = "ipv4:" + ",".join((first, second))  # pick_first: the first while it is up
+            target, first_referee = await two_referees(stack, redis_url)
             creator = await stack.enter_async_context(TableClient(target))
             created = await creator.create_table(player_names=["a", "b", "c"])
             stream = creator.watch(on_reconnect=_noting(reopened))
