@@ -159,9 +159,10 @@ def batched(workers: int, tables: int, seconds: float, engine: str, masks: bool 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--tables", type=int, default=64)
+    parser.add_argument("--tables", type=int, nargs="+", default=[128, 1024],
+                        help="the batched environments' table counts (default: 128 1024)")  # fmt: skip
     seconds = parser.parse_args().seconds
-    tables = parser.parse_args().tables
+    table_counts = parser.parse_args().tables
     engines = available_engines()[::-1]  # the native engine first where it is built
     figures: dict[str, float] = {}
     for engine in engines:
@@ -176,21 +177,25 @@ def main() -> None:
         except ImportError as missing:
             print(f"{name}: not installed ({missing}); pip install -e '.[bench]'")
     figures[f"PettingZoo performance_benchmark (dou_dizhu_v0 3p douzero, {engines[0]})"] = pettingzoo_benchmark()
-    for engine in engines:
-        figures[f"batched sync, {tables} tables, douzero, {engine}"] = batched(0, tables, seconds, engine)
-        figures[f"batched async, 2 workers, {tables} tables, douzero, {engine}"] = batched(2, tables, seconds, engine)
-    figures[f"batched sync, {tables} tables, douzero, {engines[0]}, policy on masks"] = batched(
-        0, tables, seconds, engines[0], masks=True
+    for tables in table_counts:
+        for engine in engines:
+            figures[f"batched sync, {tables} tables, douzero, {engine}"] = batched(0, tables, seconds, engine)
+            figures[f"batched async, 2 workers, {tables} tables, douzero, {engine}"] = batched(
+                2, tables, seconds, engine
+            )
+    figures[f"batched sync, {table_counts[0]} tables, douzero, {engines[0]}, policy on masks"] = batched(
+        0, table_counts[0], seconds, engines[0], masks=True
     )
     rlcard = figures.get("RLCard doudizhu env")
     print(f"{'environment':<72} {'decisions/s':>12} {'vs RLCard':>10}")
     for name, rate in figures.items():
         ratio = f"{rate / rlcard:.2f}x" if rlcard else "-"
         print(f"{name:<72} {rate:>12,.0f} {ratio:>10}")
-    for engine in engines:
-        sync = figures[f"batched sync, {tables} tables, douzero, {engine}"]
-        asynchronous = figures[f"batched async, 2 workers, {tables} tables, douzero, {engine}"]
-        print(f"async / sync, {engine}: {asynchronous / sync:.2f}x")
+    for tables in table_counts:
+        for engine in engines:
+            sync = figures[f"batched sync, {tables} tables, douzero, {engine}"]
+            asynchronous = figures[f"batched async, 2 workers, {tables} tables, douzero, {engine}"]
+            print(f"async / sync, {tables} tables, {engine}: {asynchronous / sync:.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ are illegal on purpose, and some deals are passed out to the redeal cap.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -105,6 +107,38 @@ def test_the_native_vector_environment_matches_the_reference(variant: str, sprin
                 np.array_equal(np.flatnonzero(mask), ids) for mask, ids in zip(one["action_mask"], listed, strict=True)
             )
         assert ended >= 4
+
+
+_LEFT_STEPPING = """
+import numpy as np
+from dizhu.env import VectorDouDizhuEnv
+env = VectorDouDizhuEnv(256, engine="native", workers=2, seed=3)
+for shard, rows in enumerate(env.shards):
+    env.send(np.zeros(rows.stop - rows.start, dtype=np.int32), shard)
+print("left stepping")
+"""
+
+
+def test_an_environment_left_stepping_on_threads_lets_the_interpreter_exit_cleanly() -> None:
+    """The shards' threads are daemons: at exit they are stopped (each finishing the step it has
+    begun) before the interpreter finalises, so a step is never cut short inside the engine."""
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", _LEFT_STEPPING], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "left stepping\n", "")
+
+
+def test_shards_on_threads_are_collected_one_by_one_and_each_step_is_sent_once() -> None:
+    with VectorDouDizhuEnv(64, engine="native", workers=4, seed=5) as env:
+        assert len(env.shards) == 4
+        for shard, rows in enumerate(env.shards):
+            env.send(np.zeros(rows.stop - rows.start, dtype=np.int32), shard)
+        with pytest.raises(RuntimeError, match="recv"):
+            env.send(np.zeros(16, dtype=np.int32), 2)
+        assert sorted(env.recv_shard() for _ in range(4)) == [0, 1, 2, 3]
+        with pytest.raises(RuntimeError, match="send"):
+            env.recv_shard()
 
 
 def _arrays(variant: str, rows: int = 2) -> tuple[Seen, list[Any], tuple[Any, ...], list[list[int]]]:

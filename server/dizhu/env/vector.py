@@ -25,7 +25,6 @@ Table ``i`` is seeded with ``seed + i``.
 
 from __future__ import annotations
 
-import concurrent.futures
 import itertools
 import multiprocessing
 import multiprocessing.connection
@@ -40,6 +39,7 @@ from dizhu.env.engine import has_native_tables, rules
 from dizhu.env.game import Game
 from dizhu.env.info import Seen
 from dizhu.env.native import NATIVE_ENCODING, NativeShard
+from dizhu.env.threads import ShardThreads
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
 __all__ = ["VectorDouDizhuEnv"]
@@ -180,9 +180,7 @@ class VectorDouDizhuEnv:
                 self.buffers[name] = np.zeros(shape, dtype=dtype)
         self._local: _Tables | NativeShard | None = None
         self._pending: set[int] = set()
-        self._threaded: list[NativeShard] = []
-        self._running: dict[int, concurrent.futures.Future[None]] = {}
-        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
+        self._threads: ShardThreads | None = None
         #: The tables each worker steps, as row slices of the buffers (one shard without workers).
         self.shards: list[slice] = [slice(0, num_envs)]
         if not workers:
@@ -191,12 +189,13 @@ class VectorDouDizhuEnv:
         self.shards = []
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
         if threaded:
+            native: list[NativeShard] = []
             for first, last in itertools.pairwise(bounds):
                 shard = NativeShard.make(rules(engine), config, int(first), int(last - first), self.buffers)
                 assert shard is not None  # has_native_tables said so
-                self._threaded.append(shard)
+                native.append(shard)
                 self.shards.append(slice(int(first), int(last)))
-            self._threads = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="dizhu-tables")
+            self._threads = ShardThreads(native)
             return
         context = multiprocessing.get_context("spawn")
         for first, last in itertools.pairwise(bounds):
@@ -230,7 +229,7 @@ class VectorDouDizhuEnv:
         for started in shards:
             self._pending.add(started)
             if self._threads is not None:
-                self._running[started] = self._threads.submit(self._threaded[started].step)
+                self._threads.start(started)
             elif self._local is not None:
                 self._local.step()
             else:
@@ -240,10 +239,11 @@ class VectorDouDizhuEnv:
         """Wait for every step sent; the buffers (the same arrays every time)."""
         if not self._pending:
             raise RuntimeError("send() a step first")
+        if self._threads is not None:
+            while self._pending:
+                self._collect(self._threads)
         for shard in sorted(self._pending):
-            if self._threads is not None:
-                self._running.pop(shard).result()
-            elif self._local is None:
+            if self._local is None:
                 self._connections[shard].recv()
         self._pending.clear()
         return self.buffers
@@ -257,11 +257,8 @@ class VectorDouDizhuEnv:
         if not self._pending:
             raise RuntimeError("send() a step first")
         if self._threads is not None:
-            running = {self._running[shard]: shard for shard in self._pending}
-            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
-            shard = min(running[future] for future in done)
-            self._running.pop(shard).result()
-        elif self._local is not None:
+            return self._collect(self._threads)
+        if self._local is not None:
             shard = min(self._pending)
         else:
             waiting = {self._connections[shard]: shard for shard in self._pending}
@@ -271,6 +268,13 @@ class VectorDouDizhuEnv:
         self._pending.discard(shard)
         return shard
 
+    def _collect(self, threads: ShardThreads) -> int:
+        shard, error = threads.collect()
+        self._pending.discard(shard)
+        if error is not None:
+            raise error
+        return shard
+
     def step(self, actions: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
         """``send(actions)`` then ``recv()``."""
         self.send(actions)
@@ -278,7 +282,7 @@ class VectorDouDizhuEnv:
 
     def close(self) -> None:
         if self._threads is not None:
-            self._threads.shutdown(wait=True)
+            self._threads.close()
             self._threads = None
         for connection in self._connections:
             connection.send("close")
