@@ -235,7 +235,7 @@ def _verify(args: argparse.Namespace) -> int:
         authenticity = f"signed by the referee's key {signed.key_id}: the record is exactly as the referee wrote it."
     elif signed.authenticity is Authenticity.NOT_CHECKED:
         carries = f"it carries a signature by key {signed.key_id}" if signed.key_id else "it carries no signature"
-        authenticity = f"authenticity NOT checked ({carries}; give --key or --target to check it)."
+        authenticity = f"NOT checked ({carries}; give --key or --target to check it)."
     else:
         authenticity = f"{signed.authenticity.value.upper()}."
     try:

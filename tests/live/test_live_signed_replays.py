@@ -235,6 +235,10 @@ class TestForfeitCause:
         result = json.loads(response.json)["result"]
         assert result["forfeit_cause"] == "timeout"
         assert verify(response.json).ok
+        # The clock ended this round, not a seat's call: its record is signed all the same.
+        signed = verify(response.json, await _keys(node))
+        assert signed.ok, signed.problems
+        assert signed.signature.authenticity is Authenticity.VALID
         # Under auto-play the clock never forfeits: the cause contradicts the record's policy.
         edited = _edited(response.json, lambda d: d.update(timeout_policy="auto_play"))
         assert any("forfeit on time needs the forfeit policy" in p for p in verify(edited).problems)
@@ -261,6 +265,8 @@ class TestCommandLine:
         assert printed == SigningKeys.from_pem(private.read_bytes()).public_pem()
         public = tmp_path / "referee.pem"
         public.write_text(printed)
+        stranger = tmp_path / "another-referee.pem"
+        stranger.write_text(SigningKeys.from_pem(new_private_key()).public_pem())
         node = await referees.start(signing_key=private.read_bytes())
         text = await _round(node, 13)
         files = {
@@ -271,12 +277,14 @@ class TestCommandLine:
         for name, content in files.items():
             (tmp_path / f"{name}.json").write_text(content)
         target = f"127.0.0.1:{node.referee.port}"
-        good, by_target, unchecked, edited, unsigned = await asyncio.gather(
+        good, by_target, unchecked, edited, unsigned, unsigned_unchecked, wrong_key = await asyncio.gather(
             run_cli("verify", str(tmp_path / "good.json"), "--key", str(public)),
             run_cli("verify", str(tmp_path / "good.json"), "--target", target),
             run_cli("verify", str(tmp_path / "edited.json")),
             run_cli("verify", str(tmp_path / "edited.json"), "--key", str(public)),
             run_cli("verify", str(tmp_path / "unsigned.json"), "--key", str(public)),
+            run_cli("verify", str(tmp_path / "unsigned.json")),
+            run_cli("verify", str(tmp_path / "good.json"), "--key", str(stranger)),
         )
         key_id = SigningKeys.from_pem(private.read_bytes()).key_id
         for code, output in (good, by_target):
@@ -284,11 +292,18 @@ class TestCommandLine:
             assert f"Authenticity: signed by the referee's key {key_id}" in output
             assert f"Digest: {replay_digest(text)}" in output
         assert unchecked[0] == 0, unchecked[1]
-        assert f"authenticity NOT checked (it carries a signature by key {key_id}" in unchecked[1]
+        assert f"Authenticity: NOT checked (it carries a signature by key {key_id}" in unchecked[1]
         assert edited[0] == 1, edited[1]
         assert edited[1].startswith("NOT VERIFIED (SIGNATURE INVALID)")
         assert unsigned[0] == 1, unsigned[1]
         assert unsigned[1].startswith("NOT VERIFIED (UNSIGNED)")
+        # Without a key, a record stripped of its signature verifies as before, and says so.
+        assert unsigned_unchecked[0] == 0, unsigned_unchecked[1]
+        assert "Authenticity: NOT checked (it carries no signature" in unsigned_unchecked[1]
+        # The untouched record against another referee's key: the signer is named, and unknown.
+        assert wrong_key[0] == 1, wrong_key[1]
+        assert wrong_key[1].startswith("NOT VERIFIED (SIGNED BY AN UNKNOWN KEY)")
+        assert f"signed by key {key_id}, which is none of the keys given" in wrong_key[1]
         code, output = await run_cli("verify", str(tmp_path / "good.json"), "--key", str(tmp_path / "good.json"))
         assert code == 2, output
         assert "no PEM public key" in output
