@@ -57,3 +57,27 @@ class ReversedMovesEngine(CoreEngine):
         if family == "legal_moves":
             return {**found, "moves": found["moves"][::-1]}
         return found
+
+
+class StakeAddingEngine(CoreEngine):
+    """The rules core, except that doublings add the bid once each instead of doubling the stake.
+
+    One doubling gives the same stake either way (twice the bid); only a round of two or more
+    tells them apart, so this engine stands for the mistake the kit must catch there.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("stake-adding")
+
+    def answer(self, family: str, query: Mapping[str, Any]) -> dict[str, Any]:
+        found = super().answer(family, query)
+        if family != "settlement" or not found["doublings"]:
+            return found
+        stake = query["bid"] * (1 + found["doublings"]) * (2 if found["spring"] else 1)
+        # Every payment is the stake times a whole number of seats (1, or players - 1).
+        deltas = [delta // found["stake"] * stake for delta in found["deltas"]]
+        return {**found, "stake": stake, "deltas": deltas}
+
+
+#: An engine as a module attribute (``--engine conformance_helpers:ENGINE_INSTANCE``), not a class.
+ENGINE_INSTANCE = ReversedMovesEngine()

@@ -27,6 +27,16 @@ class TestSchemas:
     def test_every_file_of_the_kit_is_valid_against_its_schema(self) -> None:
         assert KIT.validate() == []
 
+    def test_every_schema_is_a_valid_2020_12_schema(self) -> None:
+        import jsonschema
+
+        schemas = sorted((KIT.root / "schemas").glob("*.schema.json"))
+        assert len(schemas) == len(FAMILIES) + 2  # one per rules family, the protocol cases, known-failing lists
+        for path in schemas:
+            schema = KIT.load(f"schemas/{path.name}")
+            assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema", path.name
+            jsonschema.Draft202012Validator.check_schema(schema)
+
     def test_a_vector_that_breaks_its_schema_is_reported_with_its_place(self, tmp_path: Path) -> None:
         def break_a_case(root: Path) -> None:
             edit_json(root / "rules" / "classify.json", lambda data: data["cases"][3]["query"].update(cards="3 X"))
@@ -63,6 +73,27 @@ class TestCoverage:
         for family in FAMILIES:
             variants = {case["query"]["variant"] for case in KIT.load(f"rules/{family}.json")["cases"]}
             assert variants == {"3p", "4p"}, family
+
+    def test_every_near_miss_of_3p_that_4p_shares_has_a_4p_case(self) -> None:
+        near: dict[str, set[str]] = {"3p": set(), "4p": set()}
+        for case in KIT.load("rules/classify.json")["cases"]:
+            _, variant, name = case["id"].split(".", 2)
+            if name.startswith("near."):
+                near[variant].add(name)
+        # Not near misses in 4p: single wings and quad + two are not played there (4p has
+        # near.airplane-singles and near.quad-two-* instead), and two decks make five 3s a
+        # bomb and two black jokers a pair (classify.4p.bomb-5-not-trio-pair, pair-black-jokers).
+        three_player_only = {
+            "near.airplane-both-jokers",
+            "near.airplane-pair-wing-as-singles",
+            "near.quad-both-jokers",
+            "near.quad-pair-single",
+            "near.five-threes",
+            "near.two-black-jokers",
+            "near.trio-pair-same-rank",
+        }
+        assert three_player_only <= near["3p"]
+        assert near["3p"] - three_player_only <= near["4p"]
 
     def test_case_ids_are_unique_and_every_case_gives_its_reason(self) -> None:
         cases = [case for family in FAMILIES for case in KIT.load(f"rules/{family}.json")["cases"]]
