@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -12,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_helpers import KIT, ReversedMovesEngine, TrioWithSingleBlindEngine, edit_json, kit_copy
+from conformance_helpers import (
+    KIT,
+    ReversedMovesEngine,
+    StakeAddingEngine,
+    TrioWithSingleBlindEngine,
+    edit_json,
+    kit_copy,
+)
 
 from dizhu.conformance import (
     FAMILIES,
@@ -77,6 +85,15 @@ class TestAWrongEngine:
         assert expected
         assert failed == expected
         assert not report.ok
+
+    def test_doublings_that_add_instead_of_multiply_fail_every_round_of_two_or_more(self) -> None:
+        report = run_rules(KIT, StakeAddingEngine(), families=("settlement",))
+        failed = {result.case_id for result in report.results if result.status == "failed"}
+        compound = {
+            case["id"] for case in KIT.load("rules/settlement.json")["cases"] if case["expect"]["doublings"] >= 2
+        }
+        assert {case_id.split(".")[1] for case_id in compound} == {"3p", "4p"}
+        assert failed == compound
 
     def test_its_known_failing_list_makes_the_run_pass_and_a_fixed_case_fails_it(self, tmp_path: Path) -> None:
         failing = sorted(
@@ -169,6 +186,67 @@ class TestPerft:
         # its 6 (out) or passes; after two passes the trick closes and seat 0 leads its last card.
         position = {"hands": ["3 4", "5", "6"], "turn": 0, "to_beat": None, "last_player": None, "passes": 0}
         assert count_lines(CoreEngine(), "3p", position, 4) == [2, 4, 4, 2]
+
+
+#: A stdio engine in a few lines, over the reference's answers, that cannot read beats queries
+#: and exits at the first settlement query: what the runner makes of an engine's own faults.
+_FAULTY_STDIO = """
+import json, sys
+from dizhu.conformance.engines import CoreEngine
+from dizhu.conformance.stdio import answer_line
+engine = CoreEngine()
+for line in sys.stdin:
+    family = json.loads(line)["family"]
+    if family == "settlement":
+        sys.exit(3)
+    answer = {"error": "beats not read yet"} if family == "beats" else answer_line(engine, line)
+    print(json.dumps(answer), flush=True)
+"""
+
+
+class TestTheAdapterInterface:
+    """Third-party engines plug in as docs/conformance.md says: a Python entry point, or stdio JSON lines."""
+
+    def test_a_python_entry_point_is_loaded_by_module_and_class_and_judged(self) -> None:
+        done = subprocess.run(
+            [
+                sys.executable,
+                *("-m", "dizhu.cli", "conformance", "rules", "--json", "--family", "classify"),
+                *("--engine", "conformance_helpers:TrioWithSingleBlindEngine"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+        )
+        assert done.returncode == 1, done.stderr
+        report = json.loads(done.stdout)
+        assert report["implementation"] == "trio-blind"
+        failed = {case["case_id"] for case in report["cases"] if case["status"] == "failed"}
+        assert failed == {
+            case["id"]
+            for case in KIT.load("rules/classify.json")["cases"]
+            if case["expect"].get("kind") == "trio_with_single"
+        }
+
+    def test_an_instance_is_an_entry_point_too(self) -> None:
+        engine = load_engine("conformance_helpers:ENGINE_INSTANCE")
+        assert engine.name == "reversed"
+
+    def test_a_stdio_engine_error_fails_its_cases_and_an_engine_that_exits_fails_the_rest(self) -> None:
+        engine = load_engine(f"cmd:{sys.executable} -c '{_FAULTY_STDIO}'")
+        try:
+            report = run_rules(KIT, engine, families=("classify", "beats", "settlement"), implementation="faulty")
+        finally:
+            engine.close()  # type: ignore[attr-defined]
+        by_family: dict[str, set[str]] = {}
+        for result in report.results:
+            by_family.setdefault(result.group, set()).add(result.detail if result.status == "failed" else "passed")
+        assert by_family["classify"] == {"passed"}
+        assert by_family["beats"] == {"engine error: " + engine.name + ": beats not read yet"}
+        assert by_family["settlement"] == {"engine error: " + engine.name + " exited (status 3) without answering"}
+        assert not report.ok
 
 
 class TestCommandLine:

@@ -19,6 +19,7 @@ cases apart from failures.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import shlex
@@ -251,7 +252,7 @@ class StdioEngine:
         except BrokenPipeError:
             line = ""
         if not line:
-            raise EngineError(f"{self.name} exited (status {self._process.poll()}) without answering")
+            raise EngineError(f"{self.name} {self._how_it_ended()} without answering")
         try:
             answer = json.loads(line)
         except json.JSONDecodeError:
@@ -264,10 +265,20 @@ class StdioEngine:
             raise EngineError(f"{self.name}: {answer['error']}")
         return answer
 
+    def _how_it_ended(self) -> str:
+        """Its exit status, once its output closed: waited for a moment, since a child closes its
+        output just before it exits (asked at once, it would often still be running)."""
+        try:
+            return f"exited (status {self._process.wait(timeout=5)})"
+        except subprocess.TimeoutExpired:
+            return "closed its output"
+
     def close(self) -> None:
         """End the child process (its standard input closes first, so it may finish by itself)."""
         if self._process.stdin is not None:
-            self._process.stdin.close()
+            # An engine that exited before reading what was last written leaves nothing to flush to.
+            with contextlib.suppress(BrokenPipeError):
+                self._process.stdin.close()
         try:
             self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:

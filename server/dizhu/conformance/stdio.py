@@ -1,6 +1,6 @@
 """The rules core behind the kit's stdio engine protocol: ``python -m dizhu.conformance.stdio``.
 
-The reference for an engine in another language (docs/conformance.md, "Your own engine"): it
+The reference for an engine in another language (docs/conformance.md, "Running it against your own implementation"): it
 reads one JSON object ``{"family": ..., "query": ...}`` per line and writes one answer per
 line, ``{"unsupported": "why"}`` for a family it does not answer itself (perft, which the
 runner counts from ``legal_moves``), ``{"error": "why"}`` for a query it cannot read.
