@@ -1,10 +1,13 @@
 """The reference web table in a real browser: Debian's chromium driven by Playwright.
 
-A person creates a table against two bots, plays a whole round through the page (bidding,
-choosing legal moves, one refused play whose reason must show), reloads the page mid-round
-and carries on in the same seat, sees the settlement and the seed checked against its
-commitment, then opens the round's replay (from the referee and from a JSON file). The page
-never shows a card that the seat may not see. A spectator's page shows no hand at all.
+A person creates a table against bots and plays a whole round through the page, in both
+variants, once by mouse and once by keyboard alone (3p by mouse at 1,100 px and by keyboard at
+375 px; 4p by mouse at 375 px and by keyboard at 1,100 px): bidding, choosing legal moves, one
+refused play whose reason must show, a reload mid-round that carries on in the same seat, the
+settlement and the seed checked against its commitment, then the round's replay (from the
+referee and from a JSON file). The page never shows a card that the seat may not see; a
+spectator's page shows no hand at all. Every phase is photographed at both widths, and
+axe-core runs on the lobby, a seat, a spectator's page, the end of a round and the replay.
 
 The browser is the system's ``chromium`` (``$CHROMIUM`` to point elsewhere); Playwright's own
 browser builds are never downloaded. A missing chromium fails the test, saying how to install
@@ -24,7 +27,16 @@ from pathlib import Path
 
 import grpc
 import pytest
-from playwright.async_api import Browser, Page, Request, ViewportSize, async_playwright, expect
+from playwright.async_api import (
+    Browser,
+    FloatRect,
+    Locator,
+    Page,
+    Request,
+    ViewportSize,
+    async_playwright,
+    expect,
+)
 from web_helpers import WebReferee
 
 from dizhu.client import TableClient, to_beat
@@ -114,7 +126,7 @@ async def _new_table(page: Page, browser: Browser, web_referee: WebReferee, play
 
 
 async def _play_the_round(
-    page: Page, spectator: Page, web_referee: WebReferee, table_id: str, screenshots: Path
+    page: Page, spectator: Page, web_referee: WebReferee, table_id: str, screenshots: Path, players: int
 ) -> tuple[bool, bool]:
     """The person plays the round through the page with the mouse, checking at each turn that
     neither page shows a hidden card; when leading first, it tries two unlike cards, and after
@@ -123,7 +135,7 @@ async def _play_the_round(
     plays = 0
     async for _ in _turns(page):
         if await page.locator("[data-testid=bid-0]").is_visible():
-            await _shoot(page, screenshots, "web-auction")
+            await _shoot(page, screenshots, _shot("web-auction", players))
             bid_three = page.locator("[data-testid=bid-3]")
             await (bid_three if await bid_three.is_enabled() else page.locator("[data-testid=bid-0]")).click()
             continue
@@ -153,7 +165,7 @@ async def _play_the_round(
             await expect(page.locator("[data-testid=refusal]")).to_contain_text(
                 "is no combination: a pair needs two cards of the same rank"
             )
-            await _shoot(page, screenshots, "web-refusal")
+            await _shoot(page, screenshots, _shot("web-refusal", players))
             await page.click("[data-testid=clear]")
             refused = True
         if plays == 2 and not reloaded:
@@ -164,13 +176,22 @@ async def _play_the_round(
             await _logs_agree(page, spectator, view)
             reloaded = True
         group = page.locator("[data-testid=legal-group]")
-        if await group.count():
+        if plays >= 3 and await group.count():
+            # Later turns take the hint button's choice: the lowest legal play, selected.
+            await page.click("[data-testid=hint]")
+            await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
+            await page.click("[data-testid=play]")
+        elif await group.count():
             if not await group.first.locator("[data-testid=legal-move]").first.is_visible():
                 await group.first.locator("summary").click()
-            await group.first.locator("[data-testid=legal-move]").first.click()
-            await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
+            move = group.first.locator("[data-testid=legal-move]").first
+            await move.click()
+            # The chosen play shows what it is (its kind and ranks) before it is sent.
+            await expect(page.locator("[data-testid=selection]")).to_have_text(
+                f"{await move.inner_text()}: a legal play"
+            )
             if plays == 1:
-                await _shoot(page, screenshots, "web-table")
+                await _shoot(page, screenshots, _shot("web-table", players))
             await page.click("[data-testid=play]")
         else:
             await page.click("[data-testid=pass]")
@@ -208,6 +229,19 @@ async def _logs_agree(page: Page, spectator: Page, view: table_pb2.TableView) ->
     )
 
 
+def _shot(name: str, players: int) -> str:
+    """A screenshot's name: ``-4p`` for the four-player table (``_shoot`` adds ``-phone``)."""
+    return f"{name}-4p" if players == 4 else name
+
+
+async def _shoot_both(page: Page, screenshots: Path, name: str) -> None:
+    """Screenshots of the page at both widths (ending at the width it had)."""
+    before = page.viewport_size or DESKTOP
+    for viewport in (PHONE, DESKTOP) if before["width"] >= 500 else (DESKTOP, PHONE):
+        await page.set_viewport_size(viewport)
+        await _shoot(page, screenshots, name)
+
+
 async def _shoot(page: Page, screenshots: Path, name: str) -> None:
     """A screenshot of the page as it is now, at the width of the page's viewport (``-phone`` below 500 px)."""
     width = (page.viewport_size or {"width": 1100})["width"]
@@ -216,6 +250,13 @@ async def _shoot(page: Page, screenshots: Path, name: str) -> None:
     assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
         f"{name} scrolls sideways at {width} px"
     )
+    # Nor is anything cut off at the screen's edges (overflow that is clipped does not scroll).
+    outside = await page.evaluate(
+        "[...document.body.querySelectorAll('*')].filter(e => { const r = e.getBoundingClientRect();"
+        " return r.width > 0 && (r.right > window.innerWidth + 0.5 || r.left < -0.5); })"
+        ".map(e => `${e.tagName.toLowerCase()}.${e.className} ${e.dataset.testid ?? ''}`).slice(0, 5)"
+    )
+    assert outside == [], f"{name} at {width} px: {outside} reach past the screen's edge"
 
 
 #: Tables a person plays at most until one lets it lead a trick (a bot may win the auction and
@@ -224,6 +265,7 @@ _TABLES_TRIED = 6
 DESKTOP: ViewportSize = {"width": 1100, "height": 860}
 PHONE: ViewportSize = {"width": 375, "height": 740}
 CJK = re.compile("[\u3000-\u9fff]")
+TIMES = "\N{MULTIPLICATION SIGN}"
 WEB = Path(__file__).resolve().parents[2] / "web"
 
 
@@ -263,20 +305,26 @@ class _Calls:
 
 
 class TestWebTable:
+    @pytest.mark.parametrize(
+        ("players", "viewport"), [(3, DESKTOP), (4, PHONE)], ids=["3p-mouse-desktop", "4p-mouse-phone"]
+    )
     async def test_a_person_plays_a_round_against_bots_by_mouse(
-        self, web_referee: WebReferee, browser: Browser, screenshots: Path, axe_script: Path
+        self,
+        web_referee: WebReferee,
+        browser: Browser,
+        screenshots: Path,
+        axe_script: Path,
+        players: int,
+        viewport: ViewportSize,
     ) -> None:
-        page, errors = await _person_page(browser, DESKTOP)
+        page, errors = await _person_page(browser, viewport)
         await page.goto(web_referee.base_url)
         await expect(page.locator("[data-testid=open-tables]")).to_contain_text("No open table yet")
         await _no_serious_violation(page, axe_script, "the lobby")
-        await page.set_viewport_size(PHONE)
-        await _shoot(page, screenshots, "web-lobby")
-        await page.set_viewport_size(DESKTOP)
         refused = reloaded = False
         for _ in range(_TABLES_TRIED):
-            table_id, spectator = await _new_table(page, browser, web_referee)
-            refused, reloaded = await _play_the_round(page, spectator, web_referee, table_id, screenshots)
+            table_id, spectator = await _new_table(page, browser, web_referee, players)
+            refused, reloaded = await _play_the_round(page, spectator, web_referee, table_id, screenshots, players)
             await spectator.close()
             if refused and reloaded:
                 break
@@ -285,16 +333,16 @@ class TestWebTable:
         result = page.locator("[data-testid=result]")
         await expect(result).to_contain_text("Round 1:")
         await expect(page.locator("[data-testid=seed-check]")).to_contain_text("✓")
-        await expect(page.locator("[data-testid=standings] li")).to_have_count(3)
+        await expect(page.locator("[data-testid=standings] li")).to_have_count(players)
         await _the_end_of_the_round_is_told(page, web_referee, table_id)
         await _no_serious_violation(page, axe_script, "the end of a round")
-        await _shoot(page, screenshots, "web-table-result")
-        phone = await page.context.new_page()  # a second tab, as on a phone: the same seat
-        await phone.set_viewport_size(PHONE)
-        await phone.goto(page.url)
-        await _the_end_of_the_round_is_told(phone, web_referee, table_id)
-        await _shoot(phone, screenshots, "web-table-result")
-        await phone.close()
+        await _shoot(page, screenshots, _shot("web-table-result", players))
+        other = await page.context.new_page()  # a second tab at the other width: the same seat
+        await other.set_viewport_size(DESKTOP if viewport == PHONE else PHONE)
+        await other.goto(page.url)
+        await _the_end_of_the_round_is_told(other, web_referee, table_id)
+        await _shoot(other, screenshots, _shot("web-table-result", players))
+        await other.close()
         async with TableClient(web_referee.target, table_id=table_id) as anyone:
             final = await anyone.get()
         assert final.phase == table_pb2.PHASE_CLOSED
@@ -302,8 +350,9 @@ class TestWebTable:
 
         await page.click("[data-testid=replay-link]")
         await expect(page.locator("[data-testid=replay-step]")).to_contain_text("step 1 /", timeout=STEP_MS)
-        await expect(page.locator("[data-testid=replay-seat-0] .card")).to_have_count(17)
-        await expect(page.locator("[data-testid=replay-name-0]")).to_have_text("Tester")
+        await expect(page.locator("[data-testid=replay-seat-0] .card")).to_have_count(17 if players == 3 else 25)
+        for seat in final.seats:
+            await expect(page.locator(f"[data-testid=replay-name-{seat.seat}]")).to_have_text(seat.player_name)
         await expect(page.locator("[data-testid=replay-text]")).to_contain_text("drew the face-up card")
         await page.click("[data-testid=replay-next]")
         await expect(page.locator("[data-testid=replay-step]")).to_contain_text("step 2 /")
@@ -311,71 +360,84 @@ class TestWebTable:
         await page.click("[data-testid=replay-last]")
         await expect(page.locator("[data-testid=replay-result]")).to_be_visible()
         await expect(page.locator("[data-testid=replay-seed-check]")).to_contain_text("✓")
+        await expect(page.locator(".replay-page")).not_to_contain_text(re.compile(r"\bseat \d"))
         await _no_serious_violation(page, axe_script, "the replay viewer")
-        await _shoot(page, screenshots, "web-replay")
-        await page.set_viewport_size(PHONE)
-        await _shoot(page, screenshots, "web-replay")
+        await _shoot_both(page, screenshots, _shot("web-replay", players))
         assert not CJK.search(await page.locator("body").inner_text())
         assert errors == []
 
-    async def test_a_person_plays_a_four_player_round_by_keyboard_alone(
-        self, web_referee: WebReferee, browser: Browser, screenshots: Path, axe_script: Path
+    @pytest.mark.parametrize(
+        ("players", "viewport"), [(4, DESKTOP), (3, PHONE)], ids=["4p-keyboard-desktop", "3p-keyboard-phone"]
+    )
+    async def test_a_person_plays_a_round_by_keyboard_alone(
+        self,
+        web_referee: WebReferee,
+        browser: Browser,
+        screenshots: Path,
+        axe_script: Path,
+        players: int,
+        viewport: ViewportSize,
     ) -> None:
-        page, errors = await _person_page(browser, PHONE)
-        table_id, spectator = await _new_table(page, browser, web_referee, players=4)
-        # The spectator finds the table in the lobby's list of open tables, and watches it.
-        await spectator.set_viewport_size(DESKTOP)
+        page, errors = await _person_page(browser, viewport)
+        mine = _Calls(page)
+        table_id, spectator = await _new_table(page, browser, web_referee, players=players)
+        # The spectator (at the other width) finds the table in the lobby's list of open
+        # tables, and watches it.
+        await spectator.set_viewport_size(DESKTOP if viewport == PHONE else PHONE)
         await spectator.goto(web_referee.base_url)
         listed = spectator.locator(f'[data-testid=open-table][data-table="{table_id}"]')
-        await expect(listed).to_contain_text("4 players", timeout=STEP_MS)
+        await expect(listed).to_contain_text(f"{players} players", timeout=STEP_MS)
         await expect(listed).to_contain_text("Tester")
         await _no_serious_violation(spectator, axe_script, "the lobby with open tables")
-        await _shoot(spectator, screenshots, "web-lobby")
+        await _shoot_both(spectator, screenshots, _shot("web-lobby", players))
         calls = _Calls(spectator)
         await listed.locator("[data-testid=watch-table]").click()
         await spectator.wait_for_url(f"**/?table={table_id}&spectate=1", timeout=STEP_MS)
         await expect(spectator.locator("[data-testid=seats]")).to_contain_text("Tester", timeout=STEP_MS)
         events = await _count_events(web_referee, table_id)
         await _no_serious_violation(spectator, axe_script, "a spectator's page")
-        await _shoot(spectator, screenshots, "web-spectator")
+        await _shoot_both(spectator, screenshots, _shot("web-spectator", players))
         refused = checked = selected_by_keys = False
+        decisions = play_turns = 0
         async for _ in _turns(page):
             view = await _seat_view(web_referee, page, table_id)
             if not checked:
+                await _seats_sit_around_the_table(page, view)
                 await _copies_look_apart(page, view)
                 await _no_serious_violation(page, axe_script, "a seat")
                 checked = True
             await _shows_the_table_as_it_is(spectator, await _spectator_view(web_referee, table_id))
+            decisions += 1
             if await page.locator("[data-testid=bid-0]").is_visible():
-                await _shoot(page, screenshots, "web-auction")
+                await _shoot(page, screenshots, _shot("web-auction", players))
                 await page.keyboard.press("3" if await page.locator("[data-testid=bid-3]").is_enabled() else "0")
                 continue
+            play_turns += 1
             await expect(page.locator("[data-testid=legal-group], [data-testid=legal-moves] p").first).to_be_visible(
                 timeout=STEP_MS
             )
+            await _shows_the_table_as_it_is(page, view)
             shown = await page.locator("[data-testid=hand] .card").evaluate_all(
                 "cards => cards.map(card => card.dataset.card)"
             )
             if not refused and not await page.locator("[data-testid=pass]").is_enabled():
                 for card in _two_unlike_cards(view):
                     await _select_by_keyboard(page, shown.index(format_cards([card])))
-                await _shoot(page, screenshots, "web-table")
                 await page.keyboard.press("p")
                 await expect(page.locator("[data-testid=refusal]")).to_contain_text(
                     "a pair needs two cards of the same rank", timeout=STEP_MS
                 )
+                await _shoot(page, screenshots, _shot("web-refusal", players))
                 await page.keyboard.press("c")
                 await expect(page.locator("[data-testid=hand] .card.selected")).to_have_count(0)
                 refused = True
             if not selected_by_keys and await page.locator("[data-testid=legal-move]").count():
-                shown = await page.locator("[data-testid=hand] .card").evaluate_all(
-                    "cards => cards.map(card => card.dataset.card)"
-                )
                 async with TableClient(web_referee.target, table_id=table_id) as anyone:
                     legal = await anyone.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
                 for card in legal.moves[0].cards:
                     await _select_by_keyboard(page, shown.index(format_cards([card])))
                 await expect(page.locator("[data-testid=selection]")).to_contain_text("a legal play")
+                await _shoot(page, screenshots, _shot("web-table", players))
                 await page.keyboard.press("p")
                 selected_by_keys = True
             elif await page.locator("[data-testid=legal-move]").count():
@@ -384,23 +446,54 @@ class TestWebTable:
                 await page.keyboard.press("p")
             else:
                 await page.keyboard.press("s")
-        await expect(page.locator("[data-testid=standings] li")).to_have_count(4, timeout=STEP_MS)
+        await expect(page.locator("[data-testid=standings] li")).to_have_count(players, timeout=STEP_MS)
         await _the_end_of_the_round_is_told(page, web_referee, table_id)
-        await _shoot(page, screenshots, "web-table-result-4p")
-        await expect(spectator.locator("[data-testid=standings] li")).to_have_count(4, timeout=STEP_MS)
+        await _shoot(page, screenshots, _shot("web-table-result", players))
+        await expect(spectator.locator("[data-testid=standings] li")).to_have_count(players, timeout=STEP_MS)
         await _the_end_of_the_round_is_told(spectator, web_referee, table_id)
-        await _shoot(spectator, screenshots, "web-table-result-4p")
+        await _no_serious_violation(spectator, axe_script, "a spectator's page at the end of a round")
+        await _shoot(spectator, screenshots, _shot("web-spectator-result", players))
         events = await _count_events(web_referee, table_id) - events
-        # The spectator reads the table at the start and once the table is closed; every
-        # other change comes from its one stream.
-        print(f"a spectator's page over one 4p round: {events} events, calls {dict(calls.by_method)}")
+        # Both pages read the table at the start and once the table is closed; every other
+        # change comes from their one stream. The person's page asks for the legal plays once
+        # per turn to play, and sends one call per decision (and the one refused play).
+        print(
+            f"{players}p by keyboard, one round of {events} events: the spectator's calls {dict(calls.by_method)};"
+            f" the person's ({decisions} decisions, {play_turns} turns to play) {dict(mine.by_method)}"
+        )
         assert selected_by_keys, "the person never had a play to make"
         assert calls.by_method["GetTable"] <= 2, calls.by_method
         assert calls.by_method["WatchTable"] == 1, calls.by_method
         assert calls.by_method["GetReplay"] == 1, calls.by_method
+        assert mine.by_method["GetTable"] <= 2, mine.by_method
+        assert mine.by_method["WatchTable"] == 1, mine.by_method
+        assert mine.by_method["ListLegalMoves"] == play_turns, mine.by_method
+        assert mine.by_method["Bid"] + mine.by_method["Play"] == decisions + refused, mine.by_method
         assert events > 20
         assert not CJK.search(await page.locator("body").inner_text())
         assert errors == []
+
+    async def test_the_lobby_lists_open_tables_a_page_at_a_time(
+        self, web_referee: WebReferee, browser: Browser, axe_script: Path
+    ) -> None:
+        """The lobby shows 20 open tables (ListTables' page), then more on demand, each to watch or join."""
+        async with TableClient(web_referee.target) as creator:
+            made = [(await creator.create_table(player_names=[f"p{n}"], round_limit=1)).table_id for n in range(23)]
+        page = await browser.new_page(viewport=PHONE)
+        await page.goto(web_referee.base_url)
+        listed = page.locator("[data-testid=open-table]")
+        await expect(listed).to_have_count(20, timeout=STEP_MS)
+        await expect(page.locator("[data-testid=more-tables]")).to_be_visible()
+        await _no_serious_violation(page, axe_script, "the lobby's open tables")
+        await page.click("[data-testid=more-tables]")
+        await expect(listed).to_have_count(23, timeout=STEP_MS)
+        await expect(page.locator("[data-testid=more-tables]")).to_be_hidden()
+        shown = await listed.evaluate_all("items => items.map(item => item.dataset.table)")
+        assert sorted(shown) == sorted(made)
+        assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        # A free seat is joined from the list: the table's id goes to the join form.
+        await listed.first.locator("[data-testid=join-table]").click()
+        await expect(page.locator("[data-testid=table-id-input]")).to_have_value(shown[0])
 
     async def test_a_replay_json_file_opens_in_the_viewer(self, web_referee: WebReferee, browser: Browser) -> None:
         table_id = await _landlord_wins_a_round(web_referee)
@@ -426,9 +519,20 @@ async def _shows_the_table_as_it_is(page: Page, view: table_pb2.TableView) -> No
         await expect(page.locator(f"[data-testid=cards-left-{seat.seat}]")).to_have_text(
             re.compile(rf"^{seat.cards_left} cards · balance {seat.balance}$")
         )
-    await expect(page.locator(f"[data-testid=seat-{view.turn_seat}]")).to_have_attribute("aria-current", "true")
+    turn = page.locator(f"[data-testid=seat-{view.turn_seat}]")
+    await expect(turn).to_have_attribute("aria-current", "true")
+    await expect(page.locator("[aria-current=true]")).to_have_count(1)
+    # The clock counts down on the seat to act (the tests' tables have 300 s per decision).
+    await expect(turn.locator(".clock")).to_have_text(re.compile(r"^\d+ s left$"))
     if view.phase == table_pb2.PHASE_PLAY:
         await expect(page.locator("[data-testid=trick] > li")).to_have_count(len(view.trick.plays))
+        # The landlord is marked (on its seat only) and the kitty lies on the felt, face up.
+        await expect(page.locator("[data-testid=seats] [data-testid=landlord-badge]")).to_have_count(1)
+        await expect(
+            page.locator(f"[data-testid=seat-{view.landlord_seat}] [data-testid=landlord-badge]")
+        ).to_have_count(1)
+        await expect(page.locator("[data-testid=kitty] .card")).to_have_count(len(view.kitty))
+        await expect(page.locator("[data-testid=kitty]")).to_contain_text(view.seats[view.landlord_seat].player_name)
 
 
 async def _spectator_view(web_referee: WebReferee, table_id: str) -> table_pb2.TableView:
@@ -459,9 +563,39 @@ async def _select_by_keyboard(page: Page, index: int) -> None:
     await expect(card).to_be_focused()
 
 
+async def _seats_sit_around_the_table(page: Page, view: table_pb2.TableView) -> None:
+    """The viewer's seat at the bottom, the next in turn to its right, the one after across
+    (4p) or to the left, and the last to its left: in the page's classes and on the screen."""
+    places = ["bottom", "right", "left"] if len(view.seats) == 3 else ["bottom", "right", "top", "left"]
+    boxes: dict[str, FloatRect] = {}
+    for seat in view.seats:
+        place = places[(seat.seat - view.your_seat) % len(view.seats)]
+        located = page.locator(f"[data-testid=seat-{seat.seat}]")
+        await expect(located).to_have_class(re.compile(rf"\b{place}\b"))
+        boxes[place] = await _box(located)
+    felt = await _box(page.locator("[data-testid=center]"))
+    # Left of the felt's middle, right of it, across above it; the viewer below it.
+    assert boxes["left"]["x"] < felt["x"] + felt["width"] / 2 < boxes["right"]["x"] + boxes["right"]["width"], boxes
+    assert boxes["left"]["x"] < boxes["right"]["x"], boxes
+    assert boxes["bottom"]["y"] > felt["y"], boxes
+    if "top" in boxes:
+        assert boxes["left"]["x"] < boxes["top"]["x"] < boxes["right"]["x"], boxes
+        assert boxes["top"]["y"] < felt["y"], boxes
+
+
+async def _box(located: Locator) -> FloatRect:
+    box = await located.bounding_box()
+    assert box is not None, f"{located} is not shown"
+    return box
+
+
 async def _copies_look_apart(page: Page, view: table_pb2.TableView) -> None:
-    """In 4p the second deck's copies carry a mark and a colour of their own."""
+    """In 4p the second deck's copies carry a mark and a colour of their own (3p has none)."""
     second = [card for card in view.your_hand if card.copy]
+    if len(view.seats) == 3:
+        assert not second
+        await expect(page.locator("[data-testid=hand] .card.copy")).to_have_count(0)
+        return
     assert second, "a 4p hand of 25 cards holds some of the second deck"
     await expect(page.locator("[data-testid=hand] .card.copy")).to_have_count(len(second))
     first = next(card for card in view.your_hand if not card.copy)
@@ -485,9 +619,23 @@ async def _the_end_of_the_round_is_told(page: Page, web_referee: WebReferee, tab
     counts = [await cells.locator(".card").count() for cells in held]
     assert sum(counts) > 0, counts
     await expect(page.locator("[data-testid=last-trick] .card").first).to_be_visible()
-    await expect(page.locator("[data-testid=payout]")).to_contain_text(
-        f"Stake {settlement.stake} per farmer: bid {settlement.bid}"
-    )
+    payout = page.locator("[data-testid=payout]")
+    await expect(payout).to_contain_text(f"Stake {settlement.stake} per farmer: bid {settlement.bid}")
+    # Why: every doubling and the spring, when there were any.
+    if settlement.doublings:
+        await expect(payout).to_contain_text(f"{TIMES} {2**settlement.doublings} for {settlement.doublings} bomb")
+    else:
+        await expect(payout).not_to_contain_text(TIMES)
+    if settlement.spring:
+        await expect(payout).to_contain_text(f"{TIMES} 2 for the spring")
+    else:
+        await expect(payout).not_to_contain_text("spring")
+    # In 4p a bomb of four or five cards doubles nothing: the page says so, since one may have been played.
+    small_bombs = "In 4p only a rocket or a bomb of 6 or more cards doubles the stake."
+    if len(view.seats) == 4:
+        await expect(payout).to_contain_text(small_bombs)
+    else:
+        await expect(payout).not_to_contain_text(small_bombs)
     for seat, change in enumerate(settlement.balance_changes):
         await expect(page.locator(f"[data-testid=change-{seat}]")).to_contain_text(f"{change:+d}" if change else "0")
 

@@ -131,7 +131,12 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
         view.yourHand = view.yourHand.filter((card) => !gone.has(cardId(card)));
       }
       view.turnDeadline = undefined;
-      if (played.trickClosed) {
+      if (played.cardsLeft === 0) {
+        // The seat went out: the round is over and nobody is to act, though the RoundEnded
+        // event that says so comes next. Handing the turn on here would make the next seat's
+        // page ask for its legal plays in a round that has ended (the browser test counts them).
+        view.turnSeat = undefined;
+      } else if (played.trickClosed) {
         const leader = lastPlayer(view.trick.plays) ?? played.seat;
         view.tricksCompleted += 1;
         view.trick = create(TrickSchema, { leaderSeat: leader, plays: [] });

@@ -259,7 +259,7 @@ export class ReplayPage {
               "section",
               { class: "result", "data-testid": "replay-result" },
               h("h2", {}, `Result: ${doc.result.outcome.replaceAll("_", " ")}`),
-              h("p", {}, payout(doc.result)),
+              h("p", {}, payout(doc.result, doc.variant === "4p" ? 4 : 3)),
               h("p", {}, `changes: ${doc.result.changes.map((c, seat) => `${this.name(seat)} ${c > 0 ? "+" : ""}${c}`).join(", ")}`),
             )
           : null,

@@ -92,11 +92,16 @@ export function describe(
 }
 
 /** What a round paid and why: "8 per farmer: bid 2, × 2 for 1 bomb or rocket, × 2 for the spring". */
-export function payout(result: { bid: number; doublings: number; spring: boolean; stake: number | bigint }): string {
+export function payout(
+  result: { bid: number; doublings: number; spring: boolean; stake: number | bigint },
+  players = 3,
+): string {
   if (!Number(result.stake)) return "Nothing was paid: the round settled nothing.";
   const why = [`bid ${result.bid}`];
   if (result.doublings)
     why.push(`× ${2 ** result.doublings} for ${result.doublings} ${result.doublings === 1 ? "bomb or rocket" : "bombs or rockets"}`);
   if (result.spring) why.push("× 2 for the spring (one side never played)");
-  return `Stake ${result.stake} per farmer: ${why.join(", ")}.`;
+  // A person who saw a bomb of four played in 4p and no doubling asks why: say the rule.
+  const rule = players === 4 ? " (In 4p only a rocket or a bomb of 6 or more cards doubles the stake.)" : "";
+  return `Stake ${result.stake} per farmer: ${why.join(", ")}.${rule}`;
 }

@@ -743,7 +743,7 @@ export class TablePage {
     const landlord = settlement.landlordSeat;
     const parts: (Node | null)[] = [
       h("h2", {}, `Round ${settlement.round}: ${OUTCOMES[settlement.outcome] ?? "over"}`),
-      h("p", { "data-testid": "payout" }, payout({ ...settlement })),
+      h("p", { "data-testid": "payout" }, payout({ ...settlement }, view.seats.length)),
       h(
         "table",
         { class: "changes", "data-testid": "changes" },
