@@ -20,6 +20,8 @@ from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 
 FAST = {"presence_window_s": 0.5, "presence_lease_s": 3.0}
+#: A window of an hour: a seat that called stays connected for the whole test.
+QUIET = {"presence_window_s": 3600.0, "presence_lease_s": 1800.0}
 #: The other process's lease: renewed every 5/3 s, so that only a process stalled for seconds lets it lapse.
 FAR_FLAGS = ["--presence-window", "0.5", "--presence-lease", "5"]
 
@@ -166,6 +168,68 @@ class TestCalls:
         assert kind(log[-1]) == "table_closed"
         assert sum(kind(event) == "seat_presence" for event in log) == 3  # the three streams' arrivals
         assert _connected(await _spectate(node.tables, table.table_id)) == [False, False, False]
+
+    async def test_taking_a_seat_counts_as_the_joiners_call_and_no_one_elses(self, referees: Referees) -> None:
+        node = await referees.start(**QUIET)
+        table = await create(node.tables, THREE, players=1)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")  # announcements after it are events
+        joined = await node.tables.JoinTable(
+            pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="p1")
+        )
+        assert joined.seat == 1
+        assert _connected(joined.table) == [False, True, False]
+        await _presence(spectator, 1, True)
+        # Seat 0 calls; the next seat taken finds it announced, and the newcomer here too.
+        read = await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(0))
+        assert _connected(read.table) == [True, True, False]
+        await _presence(spectator, 0, True)
+        last = await node.tables.JoinTable(
+            pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="p2")
+        )
+        assert last.seat == 2
+        assert _connected(last.table) == [True, True, True]
+        await _presence(spectator, 2, True)
+        assert _connected(await _spectate(node.tables, table.table_id)) == [True, True, True]
+        # No seat was ever announced gone (the window is an hour).
+        assert [
+            (m.seat_presence.seat, m.seat_presence.connected) for m in spectator.messages if kind(m) == "seat_presence"
+        ] == [(1, True), (0, True), (2, True)]
+        # Closing: the creator's answer shows nobody connected.
+        closed = await node.tables.CloseTable(
+            pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator
+        )
+        assert _connected(closed.table) == [False, False, False]
+        await spectator.cancel()
+
+    async def test_a_move_announces_its_seat_and_leaving_announces_only_the_leaver_gone(
+        self, referees: Referees
+    ) -> None:
+        node = await referees.start(**QUIET)
+        table = await create(node.tables, THREE, first_dealer=0)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")
+        view = await _spectate(node.tables, table.table_id)
+        turn = view.turn_seat
+        await node.tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=view.version, amount=1),
+            metadata=table.seat(turn),
+        )
+        await _presence(spectator, turn, True)
+        other = (turn + 1) % 3
+        await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(other))
+        await _presence(spectator, other, True)
+        await node.tables.LeaveTable(
+            pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.seat(other)
+        )
+        await _presence(spectator, other, False)
+        expected = [seat in (turn,) for seat in range(3)]
+        assert _connected(await _spectate(node.tables, table.table_id)) == expected
+        announced = [
+            (m.seat_presence.seat, m.seat_presence.connected) for m in spectator.messages if kind(m) == "seat_presence"
+        ]
+        assert announced == [(turn, True), (other, True), (other, False)]
+        await spectator.cancel()
 
 
 class TestProcesses:

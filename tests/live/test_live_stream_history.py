@@ -41,6 +41,13 @@ class _StoreOfASlowClock(TableStore):
         return await super().save(*args, time_ms=None if time_ms is None else time_ms - _BEHIND_MS, **kwargs)
 
 
+class _StoreOfAFastClock(TableStore):
+    """The store of a referee whose clock reads ``_BEHIND_MS`` later than the others'."""
+
+    async def save(self, *args: Any, time_ms: int | None = None, **kwargs: Any) -> Saved:
+        return await super().save(*args, time_ms=None if time_ms is None else time_ms + _BEHIND_MS, **kwargs)
+
+
 @dataclasses.dataclass
 class _Referee:
     referee: Referee
@@ -90,6 +97,30 @@ class TestEventTimes:
         assert times == sorted(times), times
         # The slow referee's events took the previous event's time, not their own clock's.
         assert max(times) - min(times) < _BEHIND_MS / 2, times
+
+    async def test_an_events_time_is_the_one_its_store_stamped_not_the_one_its_writer_encoded(
+        self, redis_url: str
+    ) -> None:
+        client = redis.asyncio.Redis.from_url(redis_url)
+        store = _StoreOfAFastClock(client)
+        try:
+            async with _referee(store) as node:
+                table = await create(node.tables, THREE)
+                watcher = watch(node.tables, table.table_id)
+                await watcher.wait_kind("snapshot")
+                rng = random.Random(11)
+                for _ in range(3):
+                    await act(node.tables, node.rules, table, rng)
+                latest = await store.last_sequence(table.table_id)
+                await watcher.wait_for(lambda ms: ms[-1].sequence == latest, f"the events up to sequence {latest}")
+                await watcher.cancel()
+                log = await store.read_entries(table.table_id, 0)
+        finally:
+            await client.aclose()
+        streamed = {event.sequence: millis(event.time) for event in watcher.events[1:]}
+        assert len(streamed) >= 3
+        # The store stamped them a minute ahead of the time their writer encoded in them.
+        assert streamed == {entry.sequence: entry.time_ms for entry in log if entry.sequence in streamed}
 
 
 def _free_port() -> int:

@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 
 import grpc
+import pytest
 import redis.asyncio
 from grpc_helpers import (
     FOUR,
     THREE,
     act,
+    as_seat,
     cards_in,
     play_round,
     rid,
@@ -26,9 +29,12 @@ from live_helpers import (
     Event,
     Node,
     Referees,
+    Watcher,
     create,
     kind,
+    millis,
     stream_refused,
+    utc_now_ms,
     watch,
 )
 from redis_servers import redis_of_each_version
@@ -47,6 +53,12 @@ def _serialized(events: list[Event]) -> list[bytes]:
 def _assert_consecutive(events: list[Event], start: int) -> None:
     sequences = [event.sequence for event in events]
     assert sequences == list(range(start + 1, start + 1 + len(events))), sequences
+
+
+def _watch_after(node: Node, table_id: str, sequence: int, write: int, token: str | None = None) -> Watcher:
+    """A stream resumed after ``sequence``, whose event the caller holds as write ``write``."""
+    request = pb.WatchTableRequest(table_id=table_id, after_sequence=sequence, after_write_id=write)
+    return Watcher(node.tables.WatchTable(request, metadata=as_seat(token) if token is not None else ()))
 
 
 class TestFirstMessage:
@@ -79,6 +91,40 @@ class TestFirstMessage:
             assert first.snapshot.phase == table_pb2.PHASE_AUCTION
             assert first.sequence == 5
             await watcher.cancel()
+
+    async def test_a_snapshots_time_is_utc_whatever_the_machines_time_zone(
+        self, referees: Referees, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE)
+        monkeypatch.setenv("TZ", "Asia/Shanghai")  # eight hours ahead of UTC
+        time.tzset()
+        try:
+            before = utc_now_ms()
+            watcher = watch(node.tables, table.table_id)
+            snapshot = await watcher.wait_kind("snapshot")
+            after = utc_now_ms()
+            await watcher.cancel()
+        finally:
+            monkeypatch.undo()
+            time.tzset()
+        assert before <= millis(snapshot.time) <= after
+
+    async def test_seat_0s_stream_read_from_the_start_shows_its_hand_in_the_deal_after_the_joins(
+        self, referees: Referees
+    ) -> None:
+        # Seat 0 is the seat an event without a seat names by default: every event before the
+        # deal must leave its stream a seat's, not a spectator's.
+        node = await referees.start()
+        table = await create(node.tables, THREE)
+        mine = await view(node.tables, table, 0)
+        watcher = watch(node.tables, table.table_id, table.tokens[0], after=0)
+        dealt = await watcher.wait_kind("deal_started")
+        kinds = watcher.kinds()
+        assert kinds[: kinds.index("deal_started")] == ["seat_joined"] * 3
+        assert len(dealt.deal_started.your_hand) == 17
+        assert cards_in(dealt.deal_started.your_hand) == cards_in(mine.your_hand)
+        await watcher.cancel()
 
 
 class TestEvents:
@@ -274,6 +320,37 @@ class TestResume:
         )
         assert metadata["latest_sequence"] == str(latest)
         assert metadata["table_id"] == table.table_id
+
+    async def test_a_resume_with_its_last_events_write_id_goes_on_and_with_another_starts_from_a_snapshot(
+        self, referees: Referees
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE)
+        rng = random.Random(9)
+        for _ in range(3):
+            await act(node.tables, node.rules, table, rng)
+        log = await node.store.read_entries(table.table_id, 0)
+        latest = log[-1]
+        assert [entry.sequence for entry in log] == list(range(1, latest.sequence + 1))
+        # A snapshot stands for the log's latest event: its sequence and its write id.
+        fresh = watch(node.tables, table.table_id)
+        snapshot = await fresh.wait_kind("snapshot")
+        await fresh.cancel()
+        assert latest.write
+        assert (snapshot.sequence, snapshot.write_id) == (latest.sequence, latest.write)
+        for entry in (log[0], log[-3]):
+            # The caller's last event is still the table's: the events after it follow.
+            kept = _watch_after(node, table.table_id, entry.sequence, entry.write)
+            await kept.wait_for(lambda ms: bool(ms) and ms[-1].sequence == latest.sequence, "the events after it")
+            await kept.cancel()
+            later = log[entry.sequence :]
+            assert [(m.sequence, m.write_id) for m in kept.messages] == [(e.sequence, e.write) for e in later]
+            # Another write at that sequence: the caller followed another history, a snapshot first.
+            other = _watch_after(node, table.table_id, entry.sequence, entry.write + 1)
+            first = await other.wait_kind("snapshot")
+            await other.cancel()
+            assert other.messages[0] is first
+            assert (first.sequence, first.write_id) == (latest.sequence, latest.write)
 
 
 class TestRefusals:
