@@ -408,6 +408,12 @@ fn read_quad(
         }
         return make(Kind::QuadWithTwoPairs, quad);
     }
+    if !variant.has(Kind::QuadWithTwoSingles) && !variant.has(Kind::QuadWithTwoPairs) {
+        // Where four of a rank never takes kickers (4p), talking of kickers would mislead.
+        return Err(
+            "four of a rank take no kickers in this variant: alone they are a bomb".to_owned(),
+        );
+    }
     Err("four of a rank take two singles or two pairs, of two other ranks".to_owned())
 }
 

@@ -380,6 +380,11 @@ class TestSplitting:
         )
 
 
+QUAD_KICKERS = "four of a rank take two singles or two pairs, of two other ranks"
+#: In 4p four of a rank never takes kickers: the refusal says so rather than name kickers.
+NO_QUAD_KICKERS = "four of a rank take no kickers in this variant: alone they are a bomb"
+
+
 class TestReasons:
     """``explain`` says why a card set is no combination; ``classify`` raises ``NotACombination`` with it."""
 
@@ -420,6 +425,9 @@ class TestReasons:
             pytest.param(FOUR_PLAYER, "3 4 5 6", "a straight needs at least 5 consecutive ranks", id="4p-3-4-5-6"),
             pytest.param(THREE_PLAYER, "33 44", "a pair sequence needs at least 3 consecutive ranks", id="3p-33-44"),
             pytest.param(FOUR_PLAYER, "3 5 6 7 8", "a straight needs consecutive ranks", id="4p-3-5-6-7-8"),
+            pytest.param(THREE_PLAYER, "6666 3", QUAD_KICKERS, id="3p-6666-3"),
+            pytest.param(FOUR_PLAYER, "6666 3", NO_QUAD_KICKERS, id="4p-6666-3"),
+            pytest.param(FOUR_PLAYER, "6666 33", NO_QUAD_KICKERS, id="4p-6666-33"),
         ],
     )
     def test_a_refusal_explains_the_reading_most_plausibly_meant(

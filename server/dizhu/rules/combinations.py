@@ -223,6 +223,9 @@ def _read_quad(
         if Kind.QUAD_WITH_TWO_PAIRS not in kinds:
             return "four with two pairs is not played in this variant"
         return Combination(Kind.QUAD_WITH_TWO_PAIRS, RANKS[quad], n, ranks)
+    if Kind.QUAD_WITH_TWO_SINGLES not in kinds and Kind.QUAD_WITH_TWO_PAIRS not in kinds:
+        # Where four of a rank never takes kickers (4p), talking of kickers would mislead.
+        return "four of a rank take no kickers in this variant: alone they are a bomb"
     return "four of a rank take two singles or two pairs, of two other ranks"
 
 
