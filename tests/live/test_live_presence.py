@@ -12,6 +12,7 @@ import os
 import signal
 
 import grpc
+import redis.asyncio
 from grpc_helpers import THREE, as_seat, rid
 from live_helpers import SOON_S, Referees, Watcher, create, full_log, kind, watch
 
@@ -90,6 +91,37 @@ class TestStreams:
         assert (first.seat_presence.seat, first.seat_presence.connected) == (2, True)
         await creator.cancel()
         await spectator.cancel()
+
+    async def test_an_open_streams_lease_is_renewed_and_given_up_when_the_stream_ends(
+        self, referees: Referees, redis_client: redis.asyncio.Redis
+    ) -> None:
+        node = await referees.start(**FAST)  # a 3 s lease, renewed every second
+        table = await create(node.tables, THREE)
+        key = node.store.keys(table.table_id).presence
+        seat = watch(node.tables, table.table_id, table.tokens[1])
+        await seat.wait_kind("snapshot")
+
+        async def stream_lease() -> tuple[bytes, float] | None:
+            held = [(m, s) for m, s in await redis_client.zrange(key, 0, -1, withscores=True) if m != b"1:act"]
+            assert len(held) <= 1, held
+            return held[0] if held else None
+
+        taken = await stream_lease()
+        assert taken is not None
+        assert taken[0].startswith(b"1:")
+        member, first = taken
+        # Renewed while the stream is open: its expiry moves on (waited for, never timed).
+        loop = asyncio.get_running_loop()
+        until = loop.time() + SOON_S
+        while (await redis_client.zscore(key, member) or 0) <= first:
+            assert loop.time() < until, "the stream's lease was never renewed"
+            await asyncio.sleep(0.1)
+        await seat.cancel()
+        # Given up as the stream ends, not left to lapse.
+        until = loop.time() + SOON_S
+        while await stream_lease() is not None:
+            assert loop.time() < until, "the stream's lease was not given up"
+            await asyncio.sleep(0.05)
 
 
 class TestCalls:

@@ -316,6 +316,21 @@ class TestTampering:
                 missed.append(name)
         assert not missed, f"tampering not caught: {missed}"
 
+    async def test_each_problem_names_the_deal_and_the_action_it_was_found_in(self, referees: Referees) -> None:
+        node = await referees.start()
+        original = json.loads(await _one_round(node, 17, THREE))
+        deal = original["deals"][-1]["deal_number"]
+        expected = {
+            "hand": f"deal {deal}: the seed does not deal the recorded hands and kitty",
+            "kitty": f"deal {deal}: the seed does not deal the recorded hands and kitty",
+            "commitment": f"deal {deal}: sha256(seed) is not the published commitment",
+            "time": f"deal {deal}, action 2: times go backwards",
+        }
+        for name, problem in expected.items():
+            document = copy.deepcopy(original)
+            TAMPERINGS[name](document)
+            assert verify(json.dumps(document)).problems == (problem,), name
+
 
 async def _timed_out_round(node: Node) -> pb.GetReplayResponse:
     """A finished round where the first bidder never moves: the clock passes and plays for it (auto-play)."""
