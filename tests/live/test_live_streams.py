@@ -434,6 +434,19 @@ class TestLeaving:
 
 
 class TestFeedNotifications:
+    async def test_a_tables_very_first_event_reaches_a_stream_opened_before_it(self, referees: Referees) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE, players=0)
+        assert await node.store.last_sequence(table.table_id) == 0
+        watcher = watch(node.tables, table.table_id)
+        snapshot = await watcher.wait_kind("snapshot")
+        assert snapshot.sequence == 0
+        await node.tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="first"))
+        joined = await watcher.wait_kind("seat_joined")
+        assert joined.sequence == 1
+        assert joined.seat_joined.seat == 0
+        await watcher.cancel()
+
     async def test_a_move_made_while_the_notification_connection_is_down_still_reaches_the_stream(
         self, referees: Referees, redis_client: redis.asyncio.Redis
     ) -> None:
