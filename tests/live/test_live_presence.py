@@ -263,6 +263,33 @@ class TestCalls:
         assert announced == [(turn, True), (other, True), (other, False)]
         await spectator.cancel()
 
+    async def test_a_seat_with_an_open_stream_calls_and_moves_without_a_second_announcement(
+        self, referees: Referees
+    ) -> None:
+        node = await referees.start(**QUIET)
+        table = await create(node.tables, THREE, first_dealer=0)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")
+        view = await _spectate(node.tables, table.table_id)
+        turn = view.turn_seat
+        stream = watch(node.tables, table.table_id, table.tokens[turn])
+        await _presence(spectator, turn, True)
+        for _ in range(2):
+            read = await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(turn))
+            assert _connected(read.table) == [seat == turn for seat in range(3)]
+        answer = await node.tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=view.version, amount=1),
+            metadata=table.seat(turn),
+        )
+        assert _connected(answer.table) == [seat == turn for seat in range(3)]
+        await spectator.wait_kind("bid_made")
+        announced = [
+            (m.seat_presence.seat, m.seat_presence.connected) for m in spectator.messages if kind(m) == "seat_presence"
+        ]
+        assert announced == [(turn, True)]
+        await stream.cancel()
+        await spectator.cancel()
+
 
 class TestProcesses:
     async def test_a_stream_on_another_process_counts_and_its_death_is_noticed(
