@@ -756,6 +756,7 @@ fn engine_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Rules>()?;
     module.add_class::<NativeRound>()?;
     module.add_class::<crate::python_tables::NativeTables>()?;
+    module.add_class::<crate::python_tables::ShardSignals>()?;
     module.add_function(wrap_pyfunction!(beats, module)?)?;
     module.add_function(wrap_pyfunction!(panic_for_testing, module)?)?;
     Ok(())

@@ -4,7 +4,12 @@
 //! The arrays are given once, at construction, and checked there: item type, C order,
 //! writable, the exact shape of their field, and no two sharing memory. The object keeps
 //! each array's buffer (so its memory stays where it is), and `step_all` writes into them
-//! with the interpreter's lock released, so that threads of the caller's overlap.
+//! with the interpreter's lock released, so that threads of the caller's overlap. `serve`
+//! keeps a thread inside the engine, stepping its shard whenever `ShardSignals` ask, so that
+//! handing a step over never waits for the interpreter.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::prelude::*;
@@ -232,6 +237,136 @@ fn check_apart(mut spans: Vec<(usize, usize)>) -> PyResult<()> {
     Ok(())
 }
 
+/// A copy of an input array of `NativeTables.serve`, taken while its step runs.
+fn read_between_steps<T: Element + Copy>(buffer: &PyBuffer<T>) -> Vec<T> {
+    if buffer.item_count() == 0 {
+        return Vec::new(); // an empty buffer's pointer may be null, which no slice may hold
+    }
+    // SAFETY: `serve` checked the buffer to be C-contiguous, and PyBuffer::get checked its item
+    // type, size and alignment; the exporter keeps the memory in place while `buffer` holds it.
+    // Its owner writes it only between a step's `collect` and the next `ask` (`serve`'s
+    // contract), and both go through the signals' mutex, so no write is under way while this
+    // copy is made; the slice lives only for the copy.
+    unsafe { std::slice::from_raw_parts(buffer.buf_ptr().cast::<T>(), buffer.item_count()) }
+        .to_vec()
+}
+
+/// What the shards of a vector environment say to the threads that serve them and back: each
+/// shard's "step now", and the steps done, in the order they ended.
+#[derive(Default)]
+struct Signals {
+    /// A step asked for and not yet begun, per shard.
+    asked: Vec<bool>,
+    /// A step asked for and not yet collected, per shard.
+    busy: Vec<bool>,
+    done: VecDeque<(usize, Option<PyErr>)>,
+    closed: bool,
+}
+
+/// The signals between a vector environment's thread and the threads serving its shards
+/// (`NativeTables.serve`): `ask(shard)` starts a shard's step, `collect()` waits for the next
+/// step done, `close()` ends every `serve`. Waits release the interpreter's lock.
+#[pyclass(module = "dizhu._engine", frozen)]
+pub struct ShardSignals {
+    state: Mutex<Signals>,
+    changed: Condvar,
+}
+
+impl ShardSignals {
+    fn lock(&self) -> MutexGuard<'_, Signals> {
+        // A panic while the lock is held can only be `guard`'s to report: carry on with the state.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn check(&self, shard: usize) -> PyResult<()> {
+        if shard < self.lock().asked.len() {
+            Ok(())
+        } else {
+            Err(invalid(format!("no shard {shard}")))
+        }
+    }
+
+    /// Waits until `shard` is asked for a step (true) or the signals close (false).
+    fn next_step(&self, shard: usize) -> bool {
+        let mut state = self.lock();
+        loop {
+            if state.closed {
+                return false;
+            }
+            if state.asked[shard] {
+                state.asked[shard] = false;
+                return true;
+            }
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn done(&self, shard: usize, error: Option<PyErr>) {
+        self.lock().done.push_back((shard, error));
+        self.changed.notify_all();
+    }
+}
+
+#[pymethods]
+impl ShardSignals {
+    #[new]
+    fn new(shards: usize) -> ShardSignals {
+        ShardSignals {
+            state: Mutex::new(Signals {
+                asked: vec![false; shards],
+                busy: vec![false; shards],
+                ..Signals::default()
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Starts `shard`'s next step.
+    fn ask(&self, shard: usize) -> PyResult<()> {
+        let mut state = self.lock();
+        let busy = state
+            .busy
+            .get_mut(shard)
+            .ok_or_else(|| invalid(format!("no shard {shard}")))?;
+        if *busy {
+            return Err(invalid(format!(
+                "shard {shard}'s step is not collected yet"
+            )));
+        }
+        *busy = true;
+        state.asked[shard] = true;
+        drop(state);
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    /// Waits for the next step done: its shard, and what the step raised (None: it went well).
+    fn collect(&self, py: Python<'_>) -> (usize, Option<PyErr>) {
+        py.detach(|| {
+            let mut state = self.lock();
+            loop {
+                if let Some(done) = state.done.pop_front() {
+                    state.busy[done.0] = false;
+                    return done;
+                }
+                state = self
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        })
+    }
+
+    /// Ends every `serve` of these signals once its current step is done.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.changed.notify_all();
+    }
+}
+
 /// A batch of the environments' tables over the rows of a `Seen` (see the module docstring).
 #[pyclass(module = "dizhu._engine")]
 pub struct NativeTables {
@@ -396,6 +531,66 @@ impl NativeTables {
                     .map_err(invalid)
             })
         })
+    }
+
+    /// Serves shard `shard` of `signals` until they close: one `step_all` each time the shard is
+    /// asked (`ShardSignals.ask`), reading `actions`, `next_seeds` and `next_dealers` (the arrays
+    /// `step_all` takes) as they are at that moment, then telling `ShardSignals.collect` it is
+    /// done. The interpreter's lock is released from start to end, so a thread of the caller's
+    /// that calls this never waits for the interpreter between steps; meanwhile these tables
+    /// take no other call. The caller writes those arrays only between a step's `collect` and
+    /// the next `ask`.
+    fn serve(
+        &mut self,
+        py: Python<'_>,
+        signals: Py<ShardSignals>,
+        shard: usize,
+        actions: PyBuffer<i32>,
+        next_seeds: PyBuffer<u8>,
+        next_dealers: PyBuffer<i32>,
+    ) -> PyResult<()> {
+        let inputs = [
+            ("actions", actions.is_c_contiguous()),
+            ("next_seeds", next_seeds.is_c_contiguous()),
+            ("next_dealers", next_dealers.is_c_contiguous()),
+        ];
+        if let Some((name, _)) = inputs.iter().find(|(_, contiguous)| !contiguous) {
+            return Err(invalid(format!("{name} must be a C-ordered array")));
+        }
+        if self.outputs.is_none() {
+            return Err(invalid("these tables were made without outputs"));
+        }
+        let signals = signals.get();
+        signals.check(shard)?;
+        let NativeTables {
+            tables,
+            seen,
+            outputs,
+        } = self;
+        py.detach(|| {
+            while signals.next_step(shard) {
+                let result = guard(|| {
+                    let out = outputs
+                        .as_mut()
+                        .ok_or_else(|| invalid("these tables were made without outputs"))?;
+                    let (actions, seeds, dealers) = (
+                        read_between_steps(&actions),
+                        read_between_steps(&next_seeds),
+                        read_between_steps(&next_dealers),
+                    );
+                    tables
+                        .step_all(
+                            &actions,
+                            (&seeds, &dealers),
+                            &mut seen.rows(),
+                            &mut out.rows(),
+                        )
+                        .map_err(invalid)
+                });
+                signals.done(shard, result.err());
+            }
+        });
+        Ok(())
     }
 
     /// Writes every table's seat to act and mask into the outputs (and the seats into `Seen.seat`).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -225,3 +226,40 @@ def test_wrong_arrays_and_arguments_are_python_errors() -> None:
     without_outputs = make(outputs=None)
     with pytest.raises(ValueError, match="without outputs"):
         without_outputs.step_all(np.zeros(2, np.int32), seeds, dealers)
+
+
+def test_a_served_shard_reports_its_steps_faults_to_the_collector() -> None:
+    """``NativeTables.serve`` on a thread: a step refused by the engine comes back from
+    ``ShardSignals.collect`` as the Python error ``step_all`` would raise, the thread keeps
+    serving, and closing the signals ends it."""
+    from dizhu._engine import NativeTables, ShardSignals  # type: ignore[attr-defined]
+
+    _, arrays, outputs, plays = _arrays("3p")
+    tables = NativeTables(_native_rules("3p"), plays, arrays, False, 10, "win", outputs)
+    tables.start(0, bytes(32), 0)
+    tables.start(1, bytes(32), 1)
+    actions, seeds, dealers = np.zeros(2, np.int32), np.zeros((2, 32), np.uint8), np.zeros(2, np.int32)
+    signals = ShardSignals(1)
+    with pytest.raises(ValueError, match="no shard 1"):
+        tables.serve(signals, 1, actions, seeds, dealers)
+    with pytest.raises(ValueError, match="C-ordered"):
+        tables.serve(signals, 0, np.zeros(4, np.int32)[::2], seeds, dealers)
+    thread = threading.Thread(target=tables.serve, args=(signals, 0, actions, seeds, dealers))
+    thread.start()
+    dealers[:] = 7
+    signals.ask(0)
+    index, error = signals.collect()
+    assert index == 0
+    assert isinstance(error, ValueError)
+    assert "no seat 7" in str(error)
+    dealers[:] = 0
+    signals.ask(0)
+    with pytest.raises(ValueError, match="not collected yet"):
+        signals.ask(0)
+    assert signals.collect() == (0, None)
+    assert outputs[2].min() > 0  # every table lists its legal actions after the step
+    with pytest.raises(ValueError, match="no shard"):
+        signals.ask(3)
+    signals.close()
+    thread.join(timeout=60)
+    assert not thread.is_alive()

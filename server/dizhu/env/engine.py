@@ -31,6 +31,7 @@ __all__ = [
     "native_required",
     "native_tables",
     "rules",
+    "shard_signals",
 ]
 
 #: Every engine name an environment accepts.
@@ -120,3 +121,12 @@ def native_tables(engine: Rules, variant: Variant, arguments: tuple[Any, ...]) -
     module = native_module()
     assert module is not None  # the native rules above come from it
     return module.NativeTables(native, *arguments)
+
+
+def shard_signals(shards: int) -> Any:
+    """``dizhu._engine.ShardSignals(shards)``: how a vector environment asks its native shards'
+    threads for steps (``dizhu.env.threads``). Only for shards of native tables."""
+    module = native_module()
+    if module is None:
+        raise EngineMissing("the native rules engine is not installed: its shards cannot be served")
+    return module.ShardSignals(shards)

@@ -219,6 +219,12 @@ class NativeShard:
         on the caller's)."""
         self.tables.step_all(self.buffers["actions"][self.rows], self.next_seeds, self.next_dealers)
 
+    def serve(self, signals: Any, index: int) -> None:
+        """Step this shard each time ``signals`` ask for shard ``index``, until they close
+        (``dizhu._engine.ShardSignals``): a thread's whole work, with no interpreter lock held
+        from start to end. ``settle`` must follow each step, on the caller's thread."""
+        self.tables.serve(signals, index, self.buffers["actions"][self.rows], self.next_seeds, self.next_dealers)
+
     def settle(self) -> None:
         """The Python part of a step, after ``advance``: the next round's seed and dealer of
         every table whose round just ended (its generator's next draws), and the observations
