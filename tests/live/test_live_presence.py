@@ -264,7 +264,7 @@ class TestCalls:
         await spectator.cancel()
 
     async def test_a_seat_with_an_open_stream_calls_and_moves_without_a_second_announcement(
-        self, referees: Referees
+        self, referees: Referees, redis_client: redis.asyncio.Redis
     ) -> None:
         node = await referees.start(**QUIET)
         table = await create(node.tables, THREE, first_dealer=0)
@@ -287,7 +287,36 @@ class TestCalls:
             (m.seat_presence.seat, m.seat_presence.connected) for m in spectator.messages if kind(m) == "seat_presence"
         ]
         assert announced == [(turn, True)]
+        # The stream ends: the seat's calls keep it connected (the window is an hour).
         await stream.cancel()
+        key = node.store.keys(table.table_id).presence
+        loop = asyncio.get_running_loop()
+        until = loop.time() + SOON_S
+        while any(member != f"{turn}:act".encode() for member in await redis_client.zrange(key, 0, -1)):
+            assert loop.time() < until, "the stream's lease was not given up"
+            await asyncio.sleep(0.05)
+        assert _connected(await _spectate(node.tables, table.table_id)) == [seat == turn for seat in range(3)]
+        await spectator.cancel()
+
+    async def test_a_seat_left_and_taken_again_at_once_has_its_newcomer_announced(self, referees: Referees) -> None:
+        node = await referees.start(**QUIET)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")
+        for seat in (2, 1):  # seat 2, beside seat 1, is announced here throughout
+            await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(seat))
+            await _presence(spectator, seat, True)
+        await node.tables.LeaveTable(
+            pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.seat(1)
+        )
+        await _presence(spectator, 1, False)
+        joined = await node.tables.JoinTable(
+            pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="newcomer")
+        )
+        assert joined.seat == 1
+        assert _connected(joined.table) == [False, True, True]
+        await _presence(spectator, 1, True, count=2)
+        assert _connected(await _spectate(node.tables, table.table_id)) == [False, True, True]
         await spectator.cancel()
 
 
