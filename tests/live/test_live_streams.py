@@ -320,6 +320,10 @@ class TestResume:
         )
         assert metadata["latest_sequence"] == str(latest)
         assert metadata["table_id"] == table.table_id
+        call = node.tables.WatchTable(pb.WatchTableRequest(table_id=table.table_id, after_sequence=latest + 2))
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await call.read()
+        assert caught.value.details() == f"sequence {latest + 2} is beyond the table's latest, {latest}"
 
     async def test_a_resume_with_its_last_events_write_id_goes_on_and_with_another_starts_from_a_snapshot(
         self, referees: Referees
