@@ -330,6 +330,12 @@ class TestTampering:
             document = copy.deepcopy(original)
             TAMPERINGS[name](document)
             assert verify(json.dumps(document)).problems == (problem,), name
+        # A record without its seed is read, and says what could not be checked.
+        document = copy.deepcopy(original)
+        del document["deals"][-1]["seed"]
+        unseeded = verify(json.dumps(document))
+        assert unseeded.readable
+        assert unseeded.problems == (f"deal {deal}: no seed, so the deal cannot be checked",)
 
 
 async def _timed_out_round(node: Node) -> pb.GetReplayResponse:
