@@ -169,6 +169,8 @@ class TestEvents:
         await watcher.wait_kind("heartbeat", 3)
         heartbeats = [m for m in watcher.messages if kind(m) == "heartbeat"]
         assert all(beat.sequence == snapshot.sequence for beat in heartbeats)
+        assert snapshot.write_id
+        assert all(beat.write_id == snapshot.write_id for beat in heartbeats)
         assert all(beat.time.ToMilliseconds() > 0 for beat in heartbeats)
         await act(node.tables, node.rules, table, random.Random(1))
         made = await watcher.wait_kind("bid_made")
@@ -318,8 +320,7 @@ class TestResume:
             grpc.StatusCode.OUT_OF_RANGE,
             "SEQUENCE_OUT_OF_RANGE",
         )
-        assert metadata["latest_sequence"] == str(latest)
-        assert metadata["table_id"] == table.table_id
+        assert metadata == {"latest_sequence": str(latest), "table_id": table.table_id}
         call = node.tables.WatchTable(pb.WatchTableRequest(table_id=table.table_id, after_sequence=latest + 2))
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await call.read()
@@ -355,6 +356,26 @@ class TestResume:
             await other.cancel()
             assert other.messages[0] is first
             assert (first.sequence, first.write_id) == (latest.sequence, latest.write)
+
+    async def test_a_seats_stream_holds_its_presence_lease_while_the_others_move(
+        self, referees: Referees, redis_client: redis.asyncio.Redis
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE, first_dealer=0)
+        public = await view(node.tables, table)
+        watcher_seat = next(seat for seat in range(3) if seat != public.turn_seat)
+        watcher = watch(node.tables, table.table_id, table.tokens[watcher_seat])
+        await watcher.wait_kind("snapshot")
+        await node.tables.Bid(
+            pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=public.version, amount=1),
+            metadata=table.seat(public.turn_seat),
+        )
+        await watcher.wait_kind("bid_made")  # the stream has handled an event after its snapshot
+        # Besides the seat's call lease (its stream's opening read), the stream's own lease.
+        members = await redis_client.zrange(node.store.keys(table.table_id).presence, 0, -1)
+        held = [m for m in members if m.startswith(f"{watcher_seat}:".encode()) and m != f"{watcher_seat}:act".encode()]
+        assert len(held) == 1, members
+        await watcher.cancel()
 
 
 class TestRefusals:
