@@ -71,6 +71,8 @@ class TestFirstMessage:
         assert watcher.messages[0] is first
         assert first.snapshot.your_seat == 1
         assert len(first.snapshot.your_hand) == 17
+        # Seat 1's read made it present: the snapshot says so.
+        assert [seat.connected for seat in first.snapshot.seats] == [False, True, False]
         assert cards_in(first.snapshot.your_hand) == cards_in(mine.your_hand)
         # Three seats joined, the deal started, and seat 1's read made it present: five events.
         assert first.sequence == await node.store.last_sequence(table.table_id) == 5
