@@ -200,6 +200,21 @@ class TestEvents:
         assert await before.closed(timeout=5) == grpc.StatusCode.OK
         assert before.kinds() == ["table_closed"]
 
+    async def test_a_seats_live_stream_shows_its_new_hand_when_the_next_round_is_dealt(
+        self, referees: Referees
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE, round_limit=2)
+        watcher = watch(node.tables, table.table_id, table.tokens[0])
+        await watcher.wait_kind("snapshot")
+        await play_round(node.tables, node.rules, table, random.Random(12))
+        dealt = await watcher.wait_kind("deal_started")  # after the snapshot: round 2's, live
+        assert dealt.deal_started.round == 2
+        mine = await view(node.tables, table, 0)
+        assert len(dealt.deal_started.your_hand) == 17
+        assert cards_in(dealt.deal_started.your_hand) == cards_in(mine.your_hand)
+        await watcher.cancel()
+
 
 async def _resume_matches_uninterrupted(first: Node, second: Node) -> None:
     """Watch on ``first``, drop mid-round, resume on ``second``: exactly the uninterrupted stream."""
