@@ -330,6 +330,21 @@ class TestTampering:
             document = copy.deepcopy(original)
             TAMPERINGS[name](document)
             assert verify(json.dumps(document)).problems == (problem,), name
+        # The face-up card, or the seat that drew it, not the seed's.
+        face_up = f"deal {deal}: the seed does not give the recorded face-up card and seat"
+        document = copy.deepcopy(original)
+        document["deals"][-1]["face_up_seat"] = (document["deals"][-1]["face_up_seat"] + 1) % 3
+        assert verify(json.dumps(document)).problems == (face_up,)
+        document = copy.deepcopy(original)
+        document["deals"][-1]["face_up"] = next(
+            card for card in document["deals"][-1]["kitty"].split() if card != document["deals"][-1]["face_up"]
+        )
+        assert verify(json.dumps(document)).problems == (face_up,)
+        # Two actions in the same millisecond do not go backwards.
+        document = copy.deepcopy(original)
+        actions = document["deals"][-1]["actions"]
+        actions[1]["time"] = actions[0]["time"]
+        assert verify(json.dumps(document)).ok
         # A record without its seed is read, and says what could not be checked.
         document = copy.deepcopy(original)
         del document["deals"][-1]["seed"]
