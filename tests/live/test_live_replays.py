@@ -345,6 +345,11 @@ class TestTampering:
         actions = document["deals"][-1]["actions"]
         actions[1]["time"] = actions[0]["time"]
         assert verify(json.dumps(document)).ok
+        # A decision taken in no time is no problem; one taken in less is.
+        actions[1]["took_ms"] = 0
+        assert verify(json.dumps(document)).ok
+        actions[1]["took_ms"] = -1
+        assert verify(json.dumps(document)).problems == (f"deal {deal}, action 2: times go backwards",)
         # A record without its seed is read, and says what could not be checked.
         document = copy.deepcopy(original)
         del document["deals"][-1]["seed"]
