@@ -350,6 +350,19 @@ class TestTampering:
         assert verify(json.dumps(document)).ok
         actions[1]["took_ms"] = -1
         assert verify(json.dumps(document)).problems == (f"deal {deal}, action 2: times go backwards",)
+        # An action the clock never made, and an illegal one, are named by their place.
+        document = copy.deepcopy(original)
+        document["deals"][-1]["actions"][0]["timed_out"] = True
+        (problem,) = verify(json.dumps(document)).problems
+        assert problem.startswith(f"deal {deal}, action 1 (")
+        assert problem.endswith("): the table has no clock, yet the action is marked timed out")
+        document = copy.deepcopy(original)
+        TAMPERINGS["action"](document)
+        before, after = original["deals"][-1]["actions"], document["deals"][-1]["actions"]
+        changed = next(index for index, (was, now) in enumerate(zip(before, after, strict=True)) if was != now)
+        (problem,) = verify(json.dumps(document)).problems
+        assert problem.startswith(f"deal {deal}, action {changed + 1} (")
+        assert " is illegal: " in problem
         # A record without its seed is read, and says what could not be checked.
         document = copy.deepcopy(original)
         del document["deals"][-1]["seed"]
