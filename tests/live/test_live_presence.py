@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 
 import grpc
+import pytest
 import redis.asyncio
 from grpc_helpers import THREE, as_seat, rid
-from live_helpers import SOON_S, Referees, Watcher, create, full_log, kind, watch
+from live_helpers import SOON_S, Referees, Watcher, create, full_log, kind, utc_now_ms, watch
 
 from dizhu.testing import serve_process
 from dizhu.v1 import table_pb2
@@ -317,6 +319,26 @@ class TestCalls:
         assert _connected(joined.table) == [False, True, True]
         await _presence(spectator, 1, True, count=2)
         assert _connected(await _spectate(node.tables, table.table_id)) == [False, True, True]
+        await spectator.cancel()
+
+    async def test_an_announcements_time_is_utc_whatever_the_machines_time_zone(
+        self, referees: Referees, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        node = await referees.start(**QUIET)
+        table = await create(node.tables, THREE)
+        spectator = watch(node.tables, table.table_id)
+        await spectator.wait_kind("snapshot")
+        monkeypatch.setenv("TZ", "Asia/Shanghai")  # eight hours ahead of UTC
+        time.tzset()
+        try:
+            before = utc_now_ms()
+            await node.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(2))
+            after = utc_now_ms()
+        finally:
+            monkeypatch.undo()
+            time.tzset()
+        here = await spectator.wait_kind("seat_presence")
+        assert before <= here.time.ToMilliseconds() <= after
         await spectator.cancel()
 
 
