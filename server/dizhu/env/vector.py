@@ -14,9 +14,10 @@ for that table. The results land in buffers allocated once (EnvPool's layout):
 
 ``step(actions)`` is synchronous. ``send(actions)`` / ``recv()`` is asynchronous: with
 ``workers=k`` the tables are split into ``k`` shards, each stepped apart: on a thread of
-this process where the native engine plays the tables and writes the DouZero observations
-(its step holds no interpreter lock, ``dizhu.env.native``), else by a process of its own
+this process that stays inside the engine where the native engine plays the tables and
+writes the DouZero observations (``dizhu.env.threads``), else by a process of its own
 writing into shared buffers; ``send`` returns at once, and ``recv`` waits for every shard.
+Two shards beat one step of every table from about a thousand tables (docs/benchmarks.md).
 ``send(actions, shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's
 asynchronous mode): the caller chooses the actions of one shard while the others move.
 Illegal actions follow the environments' rule (the pass, else the lowest legal action).
