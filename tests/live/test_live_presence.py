@@ -15,8 +15,8 @@ import time
 import grpc
 import pytest
 import redis.asyncio
-from grpc_helpers import THREE, as_seat, rid
-from live_helpers import SOON_S, Referees, Watcher, create, full_log, kind, utc_now_ms, watch
+from grpc_helpers import THREE, Table, as_seat, rid
+from live_helpers import SOON_S, Node, Referees, Watcher, create, full_log, kind, utc_now_ms, watch
 
 from dizhu.testing import serve_process
 from dizhu.v1 import table_pb2
@@ -50,6 +50,15 @@ async def _presence(watcher: Watcher, seat: int, connected: bool, count: int = 1
 async def _spectate(tables: object, table_id: str) -> table_pb2.TableView:
     response = await tables.GetTable(pb.GetTableRequest(table_id=table_id))  # type: ignore[attr-defined]
     return response.table  # type: ignore[no-any-return]
+
+
+async def _watched_auction(referees: Referees) -> tuple[Node, Table, Watcher, table_pb2.TableView]:
+    """A quiet referee's new 3p table, watched by a spectator past its snapshot, and its view."""
+    node = await referees.start(**QUIET)
+    table = await create(node.tables, THREE, first_dealer=0)
+    spectator = watch(node.tables, table.table_id)
+    await spectator.wait_kind("snapshot")
+    return node, table, spectator, await _spectate(node.tables, table.table_id)
 
 
 class TestStreams:
@@ -239,11 +248,7 @@ class TestCalls:
     async def test_a_move_announces_its_seat_and_leaving_announces_only_the_leaver_gone(
         self, referees: Referees
     ) -> None:
-        node = await referees.start(**QUIET)
-        table = await create(node.tables, THREE, first_dealer=0)
-        spectator = watch(node.tables, table.table_id)
-        await spectator.wait_kind("snapshot")
-        view = await _spectate(node.tables, table.table_id)
+        node, table, spectator, view = await _watched_auction(referees)
         turn = view.turn_seat
         await node.tables.Bid(
             pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=view.version, amount=1),
@@ -268,11 +273,7 @@ class TestCalls:
     async def test_a_seat_with_an_open_stream_calls_and_moves_without_a_second_announcement(
         self, referees: Referees, redis_client: redis.asyncio.Redis
     ) -> None:
-        node = await referees.start(**QUIET)
-        table = await create(node.tables, THREE, first_dealer=0)
-        spectator = watch(node.tables, table.table_id)
-        await spectator.wait_kind("snapshot")
-        view = await _spectate(node.tables, table.table_id)
+        node, table, spectator, view = await _watched_auction(referees)
         turn = view.turn_seat
         stream = watch(node.tables, table.table_id, table.tokens[turn])
         await _presence(spectator, turn, True)
