@@ -237,18 +237,21 @@ fn check_apart(mut spans: Vec<(usize, usize)>) -> PyResult<()> {
     Ok(())
 }
 
-/// A copy of an input array of `NativeTables.serve`, taken while its step runs.
-fn read_between_steps<T: Element + Copy>(buffer: &PyBuffer<T>) -> Vec<T> {
+/// Copies an input array of `NativeTables.serve` into `into` (kept from step to step), while
+/// its step runs.
+fn read_between_steps<T: Element + Copy>(buffer: &PyBuffer<T>, into: &mut Vec<T>) {
+    into.clear();
     if buffer.item_count() == 0 {
-        return Vec::new(); // an empty buffer's pointer may be null, which no slice may hold
+        return; // an empty buffer's pointer may be null, which no slice may hold
     }
     // SAFETY: `serve` checked the buffer to be C-contiguous, and PyBuffer::get checked its item
     // type, size and alignment; the exporter keeps the memory in place while `buffer` holds it.
     // Its owner writes it only between a step's `collect` and the next `ask` (`serve`'s
     // contract), and both go through the signals' mutex, so no write is under way while this
     // copy is made; the slice lives only for the copy.
-    unsafe { std::slice::from_raw_parts(buffer.buf_ptr().cast::<T>(), buffer.item_count()) }
-        .to_vec()
+    into.extend_from_slice(unsafe {
+        std::slice::from_raw_parts(buffer.buf_ptr().cast::<T>(), buffer.item_count())
+    });
 }
 
 /// What the shards of a vector environment say to the threads that serve them and back: each
@@ -557,9 +560,6 @@ impl NativeTables {
         if let Some((name, _)) = inputs.iter().find(|(_, contiguous)| !contiguous) {
             return Err(invalid(format!("{name} must be a C-ordered array")));
         }
-        if self.outputs.is_none() {
-            return Err(invalid("these tables were made without outputs"));
-        }
         let signals = signals.get();
         signals.check(shard)?;
         let NativeTables {
@@ -567,20 +567,19 @@ impl NativeTables {
             seen,
             outputs,
         } = self;
+        let out = outputs
+            .as_mut()
+            .ok_or_else(|| invalid("these tables were made without outputs"))?;
+        let (mut step_actions, mut seeds, mut dealers) = (Vec::new(), Vec::new(), Vec::new());
         py.detach(|| {
             while signals.next_step(shard) {
                 let result = guard(|| {
-                    let out = outputs
-                        .as_mut()
-                        .ok_or_else(|| invalid("these tables were made without outputs"))?;
-                    let (actions, seeds, dealers) = (
-                        read_between_steps(&actions),
-                        read_between_steps(&next_seeds),
-                        read_between_steps(&next_dealers),
-                    );
+                    read_between_steps(&actions, &mut step_actions);
+                    read_between_steps(&next_seeds, &mut seeds);
+                    read_between_steps(&next_dealers, &mut dealers);
                     tables
                         .step_all(
-                            &actions,
+                            &step_actions,
                             (&seeds, &dealers),
                             &mut seen.rows(),
                             &mut out.rows(),

@@ -210,14 +210,8 @@ class NativeShard:
         self.next_dealers[i] = rng.integers(self.seen.variant.players)
 
     def step(self) -> None:
-        self.advance()
-        self.settle()
-
-    def advance(self) -> None:
-        """The engine's part of a step: every table plays its action, with the interpreter's lock
-        released from start to end, so it may run on a thread of its own (``settle`` must follow
-        on the caller's)."""
         self.tables.step_all(self.buffers["actions"][self.rows], self.next_seeds, self.next_dealers)
+        self.settle()
 
     def serve(self, signals: Any, index: int) -> None:
         """Step this shard each time ``signals`` ask for shard ``index``, until they close
@@ -226,7 +220,7 @@ class NativeShard:
         self.tables.serve(signals, index, self.buffers["actions"][self.rows], self.next_seeds, self.next_dealers)
 
     def settle(self) -> None:
-        """The Python part of a step, after ``advance``: the next round's seed and dealer of
+        """The Python part of a step, after the engine's: the next round's seed and dealer of
         every table whose round just ended (its generator's next draws), and the observations
         the engine does not write."""
         for i in np.flatnonzero(self.buffers["terminated"][self.rows]):
