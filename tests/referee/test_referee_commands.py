@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 from typing import Any
 
 import pytest
@@ -43,7 +44,7 @@ from dizhu.referee.errors import (
     from_refusal,
 )
 from dizhu.referee.refusals import classify_reason
-from dizhu.referee.replay import Timing
+from dizhu.referee.replay import Timing, verify
 from dizhu.referee.table import (
     ClockSettings,
     CloseReason,
@@ -53,8 +54,10 @@ from dizhu.referee.table import (
     TableState,
     TableStatus,
     TimeoutPolicy,
+    decode,
+    encode,
 )
-from dizhu.rules import VARIANTS, IllegalAction, Rank, Refusal
+from dizhu.rules import VARIANTS, HouseRules, IllegalAction, Rank, Refusal
 
 SEED = bytes(range(32))
 T0 = 1_000_000
@@ -433,6 +436,29 @@ class TestTheClock:
         assert joined.turn_started_ms == T0 + 77
 
 
+class TestASpringRound:
+    def test_a_landlord_who_plays_out_alone_wins_a_spring_and_its_record_verifies(self) -> None:
+        table = bid(_table(house_rules=HouseRules(spring=True)), _as(0), 3).table  # seat 0 is the landlord
+        ended: list[ev.RoundEnded] = []
+        for _ in range(100):
+            if ended:
+                break
+            assert table.round is not None
+            seat = table.round.turn
+            lowest = min(table.round.hands[seat], key=lambda card: card.rank)
+            moved = play(table, _as(seat), (lowest,) if seat == 0 else ())  # the farmers always pass
+            ended += [event for event in moved.events if isinstance(event, ev.RoundEnded)]
+            table = moved.table
+        (round_ended,) = ended
+        settlement = round_ended.result.settlement
+        assert (settlement.spring, settlement.landlord_won, settlement.stake) == (True, True, 6)
+        checked = verify(round_ended.replay)
+        assert checked.problems == ()
+        unspringed = json.loads(round_ended.replay)
+        unspringed["house_rules"]["spring"] = False
+        assert "is not the recomputed" in " ".join(verify(json.dumps(unspringed)).problems)
+
+
 def _round_over() -> TableState:
     """A 3p table whose first round the clock played to its end, waiting for every Settle."""
     table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=2000), next_round=NextRound.WHEN_ALL_SETTLED)
@@ -456,6 +482,13 @@ class TestSettle:
             over.updated_ms + 50,
             over.updated_ms + 50,
         )
+
+    def test_a_round_over_runs_no_clock_while_it_waits_for_the_settles(self) -> None:
+        over = _round_over()
+        assert over.deadline_ms == 0
+        assert decode(encode(over)).deadline_ms == 0
+        untouched = timeout(over, over.updated_ms + 10**9)
+        assert (untouched.table, untouched.events, untouched.changed) == (over, (), False)
 
     def test_no_move_is_taken_once_the_round_is_over(self) -> None:
         over = _round_over()
