@@ -1,0 +1,90 @@
+"""A stream that falls behind its feed starts again from a fresh snapshot: with whose eyes.
+
+``WatchTable`` streams are driven here through the service's own ``watch`` over a real
+referee's unit of work and store, with a feed of their own that keeps no queue at all
+(``queue_limit=0``): the first event the feed hands out marks the stream LAGGING, as a full
+queue would, without having to outrun a gRPC stream's flow control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from grpc_helpers import THREE, rid
+from live_helpers import Node, Referees, create, kind
+
+from dizhu.service.feeds import TableFeeds
+from dizhu.service.metadata import Credentials
+from dizhu.service.watch import watch
+from dizhu.v1 import events_pb2
+from dizhu.v1 import table_service_pb2 as pb
+
+
+def _stream(node: Node, feeds: TableFeeds, table_id: str, token: str | None) -> AsyncIterator[events_pb2.TableEvent]:
+    credentials = Credentials(() if token is None else (f"Bearer {token}",))
+    return watch(node.referee.grpc.unit_of_work, node.store, feeds, table_id, credentials, None)
+
+
+async def _until_snapshot(stream: AsyncIterator[events_pb2.TableEvent]) -> list[events_pb2.TableEvent]:
+    """The stream's messages up to and including its next snapshot."""
+    messages = [await anext(stream)]
+    while kind(messages[-1]) != "snapshot":
+        messages.append(await anext(stream))
+    return messages
+
+
+class TestALaggingStreamStartsAgain:
+    async def test_with_the_seats_own_view_while_it_holds_the_seat(self, referees: Referees) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE, players=2)
+        feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=0)
+        stream = _stream(node, feeds, table.table_id, table.tokens[0])
+        try:
+            first = await anext(stream)
+            assert (kind(first), first.snapshot.your_seat) == ("snapshot", 0)
+            await node.tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="c"))
+            *missed, again = await _until_snapshot(stream)
+            assert "seat_joined" in [kind(message) for message in missed]
+            assert again.snapshot.your_seat == 0
+            assert again.snapshot.your_hand  # the deal the join started, seen from seat 0
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+            await feeds.close()
+
+    async def test_as_a_spectators_once_the_seat_was_left(self, referees: Referees) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE)
+        feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=0)
+        stream = _stream(node, feeds, table.table_id, table.tokens[0])
+        try:
+            first = await anext(stream)
+            assert first.snapshot.your_hand
+            await node.tables.LeaveTable(
+                pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.seat(0)
+            )
+            # The seat's token is revoked: the stream starts again as a spectator's, not refused.
+            *missed, again = await _until_snapshot(stream)
+            assert "seat_left" in [kind(message) for message in missed]
+            assert not again.snapshot.HasField("your_seat")
+            assert not again.snapshot.your_hand
+            assert not again.snapshot.seats[0].occupied
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+            await feeds.close()
+
+    async def test_as_a_spectators_for_a_spectator(self, referees: Referees) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE, players=2)
+        feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=0)
+        stream = _stream(node, feeds, table.table_id, None)
+        try:
+            first = await anext(stream)
+            assert (kind(first), first.snapshot.HasField("your_seat")) == ("snapshot", False)
+            await node.tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="c"))
+            *_, again = await _until_snapshot(stream)
+            assert not again.snapshot.HasField("your_seat")
+            assert not again.snapshot.your_hand
+            assert again.snapshot.seats[2].occupied
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+            await feeds.close()
