@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 
 import redis.asyncio
+import structlog
 from live_helpers import SOON_S
 
-from dizhu.service.feeds import LAGGING, Entry, Subscription, TableFeeds
+from dizhu.service.feeds import LAGGING, REWRITTEN, Entry, Subscription, TableFeeds
 from dizhu.store import TableStore
 
 TABLE = "feed-1"
@@ -43,5 +44,46 @@ class TestALaggingSubscriber:
                 await store.save(TABLE, 6, 7, b"v7", [b"e"], "p", None, None)
                 assert [entry.sequence for entry in await _given(keeping_up, 1)] == [7]
                 assert slow.queue.empty()
+        finally:
+            await feeds.close()
+
+
+class TestARewrittenHistory:
+    async def test_is_told_logged_once_and_the_feed_follows_the_new_history_from_its_end(
+        self, redis_client: redis.asyncio.Redis
+    ) -> None:
+        store = TableStore(redis_client)
+        await store.load_scripts()
+        feeds = TableFeeds(store, heartbeat_s=3600)
+        await store.create(TABLE, b"v1", 1, [b"created"], "creator", None, None)
+        await store.save(TABLE, 1, 2, b"v2", [b"e"], "p", None, None)
+        try:
+            async with feeds.subscribe(TABLE) as following:
+                # The table's history replaced by another of the same length, as a store restored
+                # behind its last writes gives their sequence numbers to other writes.
+                keys = store.keys(TABLE)
+                await redis_client.delete(keys.state, keys.events)
+                await store.create(TABLE, b"v1", 1, [b"other"], "creator", None, None)
+                await store.save(TABLE, 1, 2, b"v2", [b"other"], "p", None, None)
+                with structlog.testing.capture_logs() as logs:
+                    await store.save(TABLE, 2, 3, b"v3", [b"other"], "p", None, None)
+                    assert await _given(following, 1) == [REWRITTEN]
+                    async with feeds.subscribe(TABLE) as newcomer:
+                        await store.save(TABLE, 3, 4, b"v4", [b"other"], "p", None, None)
+                        (given,) = await _given(newcomer, 1)
+                        assert (given.sequence, given.write) == await store.last_event(TABLE)
+                        assert given.sequence == 4
+                rewritten = [entry for entry in logs if entry["event"] == "table_history_rewritten"]
+                assert rewritten == [
+                    {
+                        "event": "table_history_rewritten",
+                        "log_level": "warning",
+                        "table_id": TABLE,
+                        "sequence": 2,
+                        "subscribers": 1,
+                    }
+                ]
+                assert following.queue.empty()
+                assert newcomer.queue.empty()
         finally:
             await feeds.close()
