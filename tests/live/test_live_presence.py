@@ -368,6 +368,29 @@ class TestProcesses:
         assert _connected(await _spectate(node.tables, table.table_id)) == [False, False, False]
         await spectator.cancel()
 
+    async def test_a_seat_announced_by_one_referee_calls_another_which_extends_its_call(
+        self, referees: Referees, redis_client: redis.asyncio.Redis
+    ) -> None:
+        first = await referees.start(**QUIET)
+        second = await referees.start(own_redis=True, **QUIET)
+        table = await create(first.tables, THREE)
+        spectator = watch(first.tables, table.table_id)
+        await spectator.wait_kind("snapshot")  # announcements after it are events
+        await first.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(1))
+        await _presence(spectator, 1, True)
+        # The other referee has never refreshed seat 1 itself: it does so now, on its first call there.
+        key = first.store.keys(table.table_id).presence
+        before = await redis_client.zscore(key, "1:act")
+        assert before is not None
+        read = await second.tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(1))
+        assert _connected(read.table) == [False, True, False]
+        assert (await redis_client.zscore(key, "1:act") or 0) > before
+        announced = [
+            (m.seat_presence.seat, m.seat_presence.connected) for m in spectator.messages if kind(m) == "seat_presence"
+        ]
+        assert announced == [(1, True)]
+        await spectator.cancel()
+
 
 async def test_a_stream_with_a_revoked_token_is_refused_and_counts_for_nobody(referees: Referees) -> None:
     node = await referees.start(**FAST)
