@@ -457,6 +457,13 @@ class TestASpringRound:
         unspringed = json.loads(round_ended.replay)
         unspringed["house_rules"]["spring"] = False
         assert "is not the recomputed" in " ".join(verify(json.dumps(unspringed)).problems)
+        # Without its seed the deal is rebuilt from the recorded hands, face-up seat and dealer:
+        # seat 0, which is not the seat after the dealer, still bids first.
+        seedless = json.loads(round_ended.replay)
+        (dealt,) = seedless["deals"]
+        assert (dealt["dealer"], dealt["face_up_seat"]) == (0, 0)
+        del dealt["seed"]
+        assert verify(json.dumps(seedless)).problems == ("deal 1: no seed, so the deal cannot be checked",)
 
 
 def _round_over() -> TableState:
