@@ -2,20 +2,25 @@
 
 Limits apply by default only to a server listening beyond loopback; the tests either listen on
 0.0.0.0 (an exposed server) or force them with ``limits="on"``. Buckets that refill in
-1,000 seconds or more keep every test independent of timing.
+1,000 seconds or more, or the ``frozen_time`` the rate limits read (it moves only when the test
+moves it), keep every test independent of timing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 from typing import Any
 
 import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_helpers import THREE, create_table, error_info, refused, rid
+from prometheus_client import REGISTRY
 from safety_helpers import Server, Servers, exhausted, retry_delay_ms, status_details
 
+import dizhu.service.admission as admission_module
 from dizhu.client import RateLimited, TableClient, TableNotFound
 from dizhu.service.admission import RateLimiter, client_of_peer
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
@@ -30,6 +35,19 @@ def _create(request_id: str | None = None) -> pb.CreateTableRequest:
 
 def _key(key: str) -> tuple[tuple[str, str], ...]:
     return (("x-api-key", key),)
+
+
+def _refusals(limit: str) -> float:
+    """How many calls this process refused for ``limit`` (the counter of refused admissions)."""
+    return REGISTRY.get_sample_value("dizhu_refused_admissions_total", {"limit": limit}) or 0.0
+
+
+@pytest.fixture
+def frozen_time(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The time (s) the rate limits of referees started afterwards read: it moves only when the test moves it."""
+    now = [0.0]
+    monkeypatch.setattr(admission_module, "RateLimiter", functools.partial(RateLimiter, now=lambda: now[0]))
+    return now
 
 
 class TestRateLimiter:
@@ -59,12 +77,31 @@ class TestRateLimiter:
         now[0] = 0.4
         assert limiter.take("a") == 0.0
 
+    @pytest.mark.parametrize(("rate", "burst"), [(0, 5), (-1, 5), (1, 0.5), (0, 0)])
+    def test_a_limit_needs_a_positive_rate_and_a_burst_of_at_least_one(self, rate: float, burst: float) -> None:
+        with pytest.raises(ValueError, match=r"^a rate limit needs a positive rate and a burst of at least 1$"):
+            RateLimiter(rate, burst)
+
+    def test_the_smallest_limit_is_accepted(self) -> None:
+        limiter = RateLimiter(_SLOW, 1, now=lambda: 0.0)
+        assert limiter.take("a") == 0.0
+        assert limiter.take("a") == pytest.approx(1000.0)
+
+    def test_at_most_100000_clients_are_remembered_the_oldest_forgotten_first(self) -> None:
+        limiter = RateLimiter(_SLOW, 1, now=lambda: 0.0)
+        assert not any(limiter.take(f"c{n}") for n in range(100_000))
+        assert limiter.take("c0") > 0, "100,000 clients are remembered, the oldest too"
+        assert limiter.take("new") == 0.0  # the 100,001st: the oldest (c0) is forgotten
+        assert limiter.take("c1") > 0, "only the oldest is forgotten"
+        assert limiter.take("c0") == 0.0, "a forgotten client starts full"
+
     @pytest.mark.parametrize(
         ("peer", "client"),
         [
             ("ipv4:203.0.113.7:50123", "ip-203.0.113.7"),
             ("ipv6:[2001:db8:1:2:3:4:5:6]:443", "ip6-2001.0db8.0001.0002"),
             ("ipv6:[2001:db8:1:2:ffff::1]:1", "ip6-2001.0db8.0001.0002"),
+            ("ipv6:[no-such-address]:443", "ip6-unknown"),
             ("unix:/tmp/socket", "local"),
         ],
     )
@@ -125,6 +162,55 @@ class TestRateLimits:
                 grpc.StatusCode.NOT_FOUND,
                 "TABLE_NOT_FOUND",
             )
+
+    async def test_a_refusal_asks_to_wait_until_the_next_token_and_at_least_1_ms(
+        self, servers: Servers, frozen_time: list[float]
+    ) -> None:
+        server = await servers.start(limits="on", rate_limit=_SLOW)  # a burst of 1, one call every 1,000 s
+        request = pb.GetTableRequest(table_id="no-such-table")
+        await refused(server.tables.GetTable(request), grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+        refusals = _refusals("calls_per_second")
+        error = await exhausted(server.tables.GetTable(request), "RATE_LIMITED")
+        assert error.details() == "too many calls from this client (calls_per_second); retry later"
+        assert dict(error_info(error).metadata) == {"limit": "calls_per_second"}
+        assert retry_delay_ms(error) == 1000 * 1000
+        assert _refusals("calls_per_second") == refusals + 1
+        frozen_time[0] = 999.9995  # half a millisecond short of the next token
+        assert retry_delay_ms(await exhausted(server.tables.GetTable(request), "RATE_LIMITED")) == 1
+        frozen_time[0] = 1000.0
+        await refused(server.tables.GetTable(request), grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+
+    async def test_the_creation_rate_is_per_minute_and_per_client(
+        self, servers: Servers, frozen_time: list[float]
+    ) -> None:
+        # 6 a minute: one every 10 s, in bursts of 2.
+        server = await servers.start(limits="on", create_rate_limit=6, api_keys=("key-a", "key-b"))
+        for _ in range(2):
+            await server.tables.CreateTable(_create(), metadata=_key("key-a"))
+        refusals = _refusals("creates_per_minute")
+        error = await exhausted(server.tables.CreateTable(_create(), metadata=_key("key-a")), "RATE_LIMITED")
+        assert error.details() == "too many calls from this client (creates_per_minute); retry later"
+        assert dict(error_info(error).metadata) == {"limit": "creates_per_minute"}
+        assert retry_delay_ms(error) == 10 * 1000
+        assert _refusals("creates_per_minute") == refusals + 1
+        # Another client has a bucket of its own.
+        assert (await server.tables.CreateTable(_create(), metadata=_key("key-b"))).table.version == 1
+        frozen_time[0] = 10.0
+        assert (await server.tables.CreateTable(_create(), metadata=_key("key-a"))).table.version == 1
+        await exhausted(server.tables.CreateTable(_create(), metadata=_key("key-a")), "RATE_LIMITED")
+
+    async def test_a_legal_move_list_of_50_moves_costs_one_call_more(
+        self, servers: Servers, frozen_time: list[float]
+    ) -> None:
+        server = await servers.start(limits="on", rate_limit=_SLOW)  # a burst of 1, one call every 1,000 s
+        ranks = [0, 0, 0, 1, 1, 1, 2, 3, 4, 5, 6, 7]  # 54 moves
+        request = rules_service_pb2.ListLegalMovesRequest(
+            variant=THREE,
+            hand=cards_pb2.CardSet(ranks=[rank + 1 for rank in ranks]),  # type: ignore[misc]
+        )
+        assert 50 <= len((await server.rules.ListLegalMoves(request)).moves) < 100
+        error = await exhausted(server.rules.Classify(rules_service_pb2.ClassifyRequest()), "RATE_LIMITED")
+        assert retry_delay_ms(error) == 2 * 1000 * 1000, "the call's token, then the one call more it owes"
 
 
 class TestCreatingTables:
@@ -188,6 +274,15 @@ class TestOpenTables:
         # The table created in its place counts: the quota is full again.
         await exhausted(server.tables.CreateTable(_create(), metadata=_key("key-a")), "QUOTA_EXCEEDED")
 
+    async def test_an_api_key_s_tables_count_under_16_hex_digits_of_its_hash(
+        self, server: Server, servers: Servers
+    ) -> None:
+        table = await server.tables.CreateTable(_create(), metadata=_key("key-a"))
+        name = "key-" + hashlib.sha256(b"key-a").hexdigest()[:16]
+        quotas = [key.decode() for key in await servers.client.keys("*{quota}:open:*")]
+        assert [key.rpartition(":")[2] for key in quotas] == [name]
+        assert await servers.client.zrange(quotas[0], 0, -1) == [table.table_id.encode()]
+
 
 async def _open_stream(tables: Any, table_id: str, metadata: Any = ()) -> Any:
     """A WatchTable call whose snapshot arrived."""
@@ -247,6 +342,40 @@ class TestStreams:
         await _open_once_freed(server.tables, table.table_id, a)
         error = await _stream_refused(tables_3, table.table_id, _key("key-b"))
         assert error_info(error).metadata["limit"] == "streams_per_process"  # 4 open again
+
+    async def test_a_connection_s_freed_slot_is_taken_once_and_the_refusal_says_its_cap(self, servers: Servers) -> None:
+        server = await servers.start(max_streams_per_connection=1)
+        table = await create_table(server.tables, THREE)
+        first = await _open_stream(server.tables, table.table_id)  # the connection's first stream
+        refusals = _refusals("streams_per_connection")
+        error = await _stream_refused(server.tables, table.table_id)
+        assert dict(error_info(error).metadata) == {"limit": "streams_per_connection", "max": "1"}
+        assert error.details() == "too many open streams (streams_per_connection: at most 1); close one or retry later"
+        assert retry_delay_ms(error) == 1000
+        assert _refusals("streams_per_connection") == refusals + 1
+        # The cancelled stream's slot is freed once (the count back at 0), and only once.
+        first.cancel()
+        await _open_once_freed(server.tables, table.table_id, ())
+        await _stream_refused(server.tables, table.table_id)
+
+    async def test_a_client_s_freed_slot_is_taken_once(self, servers: Servers) -> None:
+        server = await servers.start(limits="on", api_keys=("key-a",), max_streams_per_client=1)
+        a = _key("key-a")
+        table = await server.tables.CreateTable(_create(), metadata=a)
+        first = await _open_stream(server.tables, table.table_id, a)  # the client's first stream
+        others = [table_service_pb2_grpc.TableServiceStub(servers.channel(server.target)) for _ in range(2)]
+        error = await _stream_refused(others[0], table.table_id, a)
+        assert (error_info(error).metadata["limit"], error_info(error).metadata["max"]) == ("streams_per_client", "1")
+        first.cancel()
+        await _open_once_freed(others[0], table.table_id, a)
+        error = await _stream_refused(others[1], table.table_id, a)
+        assert error_info(error).metadata["limit"] == "streams_per_client"
+
+    async def test_without_limits_streams_are_not_capped_per_client(self, servers: Servers) -> None:
+        server = await servers.start(limits="off", max_streams_per_client=1)
+        table = await create_table(server.tables, THREE)
+        for _ in range(3):
+            await _open_stream(server.tables, table.table_id)
 
     async def test_a_loopback_server_still_caps_streams_per_connection(self, servers: Servers) -> None:
         server = await servers.start(max_streams_per_connection=2)
