@@ -1,9 +1,10 @@
-"""A stream that falls behind its feed starts again from a fresh snapshot: with whose eyes.
+"""How a stream joins what it reads from the store with what its feed hands it.
 
 ``WatchTable`` streams are driven here through the service's own ``watch`` over a real
-referee's unit of work and store, with a feed of their own that keeps no queue at all
-(``queue_limit=0``): the first event the feed hands out marks the stream LAGGING, as a full
-queue would, without having to outrun a gRPC stream's flow control.
+referee's unit of work and store, with a feed of their own: one that keeps no queue at all
+(``queue_limit=0``), so that the first event the feed hands out marks the stream LAGGING as a
+full queue would, without having to outrun a gRPC stream's flow control; and an ordinary one,
+whose events the stream has already read from the store.
 """
 
 from __future__ import annotations
@@ -85,6 +86,32 @@ class TestALaggingStreamStartsAgain:
             assert not again.snapshot.HasField("your_seat")
             assert not again.snapshot.your_hand
             assert again.snapshot.seats[2].occupied
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+            await feeds.close()
+
+
+class TestEventsReadTwice:
+    async def test_an_event_read_from_the_store_and_then_handed_by_the_feed_is_skipped(
+        self, referees: Referees
+    ) -> None:
+        node = await referees.start()
+        table = await create(node.tables, THREE, players=1)
+        feeds = TableFeeds(node.store, heartbeat_s=3600)
+        stream = _stream(node, feeds, table.table_id, None)
+        try:
+            snapshot = await anext(stream)  # subscribed to the feed before it was taken
+            assert kind(snapshot) == "snapshot"
+            # Joined while the stream waits: the events are in the store and in the feed's queue,
+            # and the stream reads the store first. The feed's copies are skipped, and it goes on.
+            await node.tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="b"))
+            messages = [await anext(stream)]
+            await node.tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="c"))
+            while not (kind(messages[-1]) == "seat_joined" and messages[-1].seat_joined.seat == 2):
+                messages.append(await anext(stream))
+            sequences = [message.sequence for message in messages]
+            assert sequences == list(range(snapshot.sequence + 1, snapshot.sequence + 1 + len(messages)))
+            assert [m.seat_joined.seat for m in messages if kind(m) == "seat_joined"] == [1, 2]
         finally:
             await stream.aclose()  # type: ignore[attr-defined]
             await feeds.close()
