@@ -43,6 +43,7 @@ from dizhu.referee.errors import (
     WrongPhase,
     from_refusal,
 )
+from dizhu.referee.flow import table_standings
 from dizhu.referee.refusals import classify_reason
 from dizhu.referee.replay import Timing, verify
 from dizhu.referee.table import (
@@ -65,7 +66,9 @@ CREATOR = Principal(Role.CREATOR)
 NOBODY = Principal(Role.SPECTATOR)
 
 
-def _table(variant: str = "3p", *, players: int | None = None, **settings: object) -> TableState:
+def _table(
+    variant: str = "3p", *, players: int | None = None, unattended_limit: int = 0, **settings: object
+) -> TableState:
     """A full table (or its first ``players`` seats taken) dealt from SEED with seat 0 dealing:
     seat 0 bids first (3p)."""
     counter = itertools.count()
@@ -76,6 +79,7 @@ def _table(variant: str = "3p", *, players: int | None = None, **settings: objec
         [f"p{seat}" for seat in range(VARIANTS[variant].players if players is None else players)],
         T0,
         lambda: f"token-{next(counter)}",
+        unattended_limit=unattended_limit,
     )
     return created.outcome.table
 
@@ -387,6 +391,27 @@ class TestTheClock:
         third = until_round_ends(second, 2)
         assert third.unattended_rounds == 1  # the clock made every decision of round 2
 
+    def test_a_table_the_clock_alone_played_for_its_unattended_limit_closes_as_abandoned(self) -> None:
+        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000), unattended_limit=2)
+        events: list[ev.TableEvent] = []
+        for _ in range(1000):
+            if table.status is TableStatus.CLOSED:
+                break
+            timed = timeout(table, table.deadline_ms)
+            events += timed.events
+            table = timed.table
+        rounds = [event for event in events if isinstance(event, ev.RoundEnded)]
+        assert [event.result.round for event in rounds] == [1, 2]  # closed after the second, not the third
+        (closed,) = [event for event in events if isinstance(event, ev.TableClosed)]
+        assert closed.reason is CloseReason.ABANDONED
+        assert (table.status, table.close_reason, table.unattended_rounds) == (
+            TableStatus.CLOSED,
+            CloseReason.ABANDONED,
+            2,
+        )
+        assert table.last_result == rounds[-1].result
+        assert closed.standings == table_standings(table)
+
     def test_forfeit_in_play_loses_the_round_for_the_seats_side_without_counting_as_its_act(self) -> None:
         playing = bid(_forfeiting(), _as(0), 3).table  # seat 0 is the landlord, at 3, and leads
         forfeited = timeout(playing, playing.deadline_ms + 1)
@@ -492,7 +517,7 @@ class TestSettle:
 
     def test_a_round_over_runs_no_clock_while_it_waits_for_the_settles(self) -> None:
         over = _round_over()
-        assert over.deadline_ms == 0
+        assert (over.deadline_ms, over.timings, over.earlier_deals) == (0, (), ())
         assert decode(encode(over)).deadline_ms == 0
         untouched = timeout(over, over.updated_ms + 10**9)
         assert (untouched.table, untouched.events, untouched.changed) == (over, (), False)
