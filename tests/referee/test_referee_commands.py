@@ -18,6 +18,7 @@ from dizhu.referee import events as ev
 from dizhu.referee.auth import Principal, Role, resolve
 from dizhu.referee.commands import (
     Context,
+    Created,
     abandon,
     bid,
     close,
@@ -66,13 +67,13 @@ CREATOR = Principal(Role.CREATOR)
 NOBODY = Principal(Role.SPECTATOR)
 
 
-def _table(
+def _created(
     variant: str = "3p", *, players: int | None = None, unattended_limit: int = 0, **settings: object
-) -> TableState:
+) -> Created:
     """A full table (or its first ``players`` seats taken) dealt from SEED with seat 0 dealing:
     seat 0 bids first (3p)."""
     counter = itertools.count()
-    created = create_table(
+    return create_table(
         "t-1",
         TableSettings(VARIANTS[variant], first_dealer=0, **settings),  # type: ignore[arg-type]
         [SEED],
@@ -81,7 +82,11 @@ def _table(
         lambda: f"token-{next(counter)}",
         unattended_limit=unattended_limit,
     )
-    return created.outcome.table
+
+
+def _table(variant: str = "3p", **options: Any) -> TableState:
+    """The table of :func:`_created`."""
+    return _created(variant, **options).outcome.table
 
 
 def _as(seat: int, *, now_ms: int = T0 + 5, version: int = 0) -> Context:
@@ -390,6 +395,27 @@ class TestTheClock:
         assert (second.unattended_rounds, second.attended) == (0, False)  # round 2 has seen no seat act yet
         third = until_round_ends(second, 2)
         assert third.unattended_rounds == 1  # the clock made every decision of round 2
+
+    def test_a_deal_thrown_in_after_a_seat_passed_is_dealt_again_as_the_same_attended_round(self) -> None:
+        created = _created(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
+        table = created.outcome.table
+        (first,) = [event for event in created.outcome.events if isinstance(event, ev.DealStarted)]
+        assert table.round is not None
+        assert (first.round, first.deal_number, first.face_up_seat) == (1, 1, table.round.turn)
+        assert (table.round_number, table.deal_number) == (1, 1)
+        passed = bid(table, _as(0), 0)  # seat 0's own pass: the round is attended
+        events = list(passed.events)
+        table = passed.table
+        for _ in range(2):  # the clock passes for seats 1 and 2: every seat passed, the deal is thrown in
+            timed = timeout(table, table.deadline_ms)
+            events += timed.events
+            table = timed.table
+        assert any(isinstance(event, ev.DealThrownIn) for event in events)
+        (again,) = [event for event in events if isinstance(event, ev.DealStarted)]
+        assert (again.round, again.deal_number) == (1, 2)
+        assert table.round is not None
+        assert again.face_up_seat == table.round.turn
+        assert (table.round_number, table.deal_number, table.attended) == (1, 2, True)
 
     def test_a_table_the_clock_alone_played_for_its_unattended_limit_closes_as_abandoned(self) -> None:
         table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000), unattended_limit=2)
