@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import redis.asyncio
 import structlog
 from live_helpers import SOON_S
@@ -25,14 +26,18 @@ async def _given(subscription: Subscription, count: int) -> list[Entry]:
         return [await subscription.queue.get() for _ in range(count)]
 
 
+@pytest.fixture
+async def store(redis_client: redis.asyncio.Redis) -> TableStore:
+    """A real store holding TABLE, at version 1 with one event."""
+    store = TableStore(redis_client)
+    await store.load_scripts()
+    await store.create(TABLE, b"v1", 1, [b"created"], "creator", None, None)
+    return store
+
+
 class TestALaggingSubscriber:
-    async def test_is_told_lagging_once_its_queue_is_full_and_then_given_nothing_more(
-        self, redis_client: redis.asyncio.Redis
-    ) -> None:
-        store = TableStore(redis_client)
-        await store.load_scripts()
+    async def test_is_told_lagging_once_its_queue_is_full_and_then_given_nothing_more(self, store: TableStore) -> None:
         feeds = TableFeeds(store, heartbeat_s=3600, queue_limit=3)
-        await store.create(TABLE, b"v1", 1, [b"created"], "creator", None, None)
         try:
             async with feeds.subscribe(TABLE) as slow, feeds.subscribe(TABLE) as keeping_up:
                 for version in range(1, 6):
@@ -50,12 +55,9 @@ class TestALaggingSubscriber:
 
 class TestARewrittenHistory:
     async def test_is_told_logged_once_and_the_feed_follows_the_new_history_from_its_end(
-        self, redis_client: redis.asyncio.Redis
+        self, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
-        store = TableStore(redis_client)
-        await store.load_scripts()
         feeds = TableFeeds(store, heartbeat_s=3600)
-        await store.create(TABLE, b"v1", 1, [b"created"], "creator", None, None)
         await store.save(TABLE, 1, 2, b"v2", [b"e"], "p", None, None)
         try:
             async with feeds.subscribe(TABLE) as following:

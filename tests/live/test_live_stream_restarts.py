@@ -9,6 +9,7 @@ whose events the stream has already read from the store.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 
 from grpc_helpers import THREE, rid
@@ -21,9 +22,19 @@ from dizhu.v1 import events_pb2
 from dizhu.v1 import table_service_pb2 as pb
 
 
-def _stream(node: Node, feeds: TableFeeds, table_id: str, token: str | None) -> AsyncIterator[events_pb2.TableEvent]:
+@contextlib.asynccontextmanager
+async def _watching(
+    node: Node, table_id: str, token: str | None, *, queue_limit: int = 1000
+) -> AsyncIterator[AsyncIterator[events_pb2.TableEvent]]:
+    """``watch`` of ``table_id`` as ``token``'s holder (a spectator without one), with a feed of its own."""
+    feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=queue_limit)
     credentials = Credentials(() if token is None else (f"Bearer {token}",))
-    return watch(node.referee.grpc.unit_of_work, node.store, feeds, table_id, credentials, None)
+    stream = watch(node.referee.grpc.unit_of_work, node.store, feeds, table_id, credentials, None)
+    try:
+        yield stream
+    finally:
+        await stream.aclose()  # type: ignore[attr-defined]
+        await feeds.close()
 
 
 async def _until_snapshot(stream: AsyncIterator[events_pb2.TableEvent]) -> list[events_pb2.TableEvent]:
@@ -38,9 +49,7 @@ class TestALaggingStreamStartsAgain:
     async def test_with_the_seats_own_view_while_it_holds_the_seat(self, referees: Referees) -> None:
         node = await referees.start()
         table = await create(node.tables, THREE, players=2)
-        feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=0)
-        stream = _stream(node, feeds, table.table_id, table.tokens[0])
-        try:
+        async with _watching(node, table.table_id, table.tokens[0], queue_limit=0) as stream:
             first = await anext(stream)
             assert (kind(first), first.snapshot.your_seat) == ("snapshot", 0)
             await node.tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="c"))
@@ -48,16 +57,11 @@ class TestALaggingStreamStartsAgain:
             assert "seat_joined" in [kind(message) for message in missed]
             assert again.snapshot.your_seat == 0
             assert again.snapshot.your_hand  # the deal the join started, seen from seat 0
-        finally:
-            await stream.aclose()  # type: ignore[attr-defined]
-            await feeds.close()
 
     async def test_as_a_spectators_once_the_seat_was_left(self, referees: Referees) -> None:
         node = await referees.start()
         table = await create(node.tables, THREE)
-        feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=0)
-        stream = _stream(node, feeds, table.table_id, table.tokens[0])
-        try:
+        async with _watching(node, table.table_id, table.tokens[0], queue_limit=0) as stream:
             first = await anext(stream)
             assert first.snapshot.your_hand
             await node.tables.LeaveTable(
@@ -69,16 +73,11 @@ class TestALaggingStreamStartsAgain:
             assert not again.snapshot.HasField("your_seat")
             assert not again.snapshot.your_hand
             assert not again.snapshot.seats[0].occupied
-        finally:
-            await stream.aclose()  # type: ignore[attr-defined]
-            await feeds.close()
 
     async def test_as_a_spectators_for_a_spectator(self, referees: Referees) -> None:
         node = await referees.start()
         table = await create(node.tables, THREE, players=2)
-        feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=0)
-        stream = _stream(node, feeds, table.table_id, None)
-        try:
+        async with _watching(node, table.table_id, None, queue_limit=0) as stream:
             first = await anext(stream)
             assert (kind(first), first.snapshot.HasField("your_seat")) == ("snapshot", False)
             await node.tables.JoinTable(pb.JoinTableRequest(table_id=table.table_id, request_id=rid(), player_name="c"))
@@ -86,9 +85,6 @@ class TestALaggingStreamStartsAgain:
             assert not again.snapshot.HasField("your_seat")
             assert not again.snapshot.your_hand
             assert again.snapshot.seats[2].occupied
-        finally:
-            await stream.aclose()  # type: ignore[attr-defined]
-            await feeds.close()
 
 
 class TestEventsReadTwice:
@@ -97,9 +93,7 @@ class TestEventsReadTwice:
     ) -> None:
         node = await referees.start()
         table = await create(node.tables, THREE, players=1)
-        feeds = TableFeeds(node.store, heartbeat_s=3600)
-        stream = _stream(node, feeds, table.table_id, None)
-        try:
+        async with _watching(node, table.table_id, None) as stream:
             snapshot = await anext(stream)  # subscribed to the feed before it was taken
             assert kind(snapshot) == "snapshot"
             # Joined while the stream waits: the events are in the store and in the feed's queue,
@@ -112,6 +106,3 @@ class TestEventsReadTwice:
             sequences = [message.sequence for message in messages]
             assert sequences == list(range(snapshot.sequence + 1, snapshot.sequence + 1 + len(messages)))
             assert [m.seat_joined.seat for m in messages if kind(m) == "seat_joined"] == [1, 2]
-        finally:
-            await stream.aclose()  # type: ignore[attr-defined]
-            await feeds.close()

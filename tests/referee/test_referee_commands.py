@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -87,6 +88,19 @@ def _created(
 def _table(variant: str = "3p", **options: Any) -> TableState:
     """The table of :func:`_created`."""
     return _created(variant, **options).outcome.table
+
+
+def _run_clock(table: TableState, until: Callable[[TableState], bool]) -> tuple[TableState, list[ev.TableEvent]]:
+    """Let the clock make every decision, each at its deadline, until ``until(table)``; the table
+    then, and the events of the way there."""
+    events: list[ev.TableEvent] = []
+    for _ in range(1000):
+        if until(table):
+            return table, events
+        timed = timeout(table, table.deadline_ms)
+        events += timed.events
+        table = timed.table
+    raise AssertionError("the clock never got there")
 
 
 def _as(seat: int, *, now_ms: int = T0 + 5, version: int = 0) -> Context:
@@ -382,11 +396,7 @@ class TestTheClock:
 
     def test_a_round_a_seat_attended_leaves_the_next_one_unattended_until_a_seat_acts(self) -> None:
         def until_round_ends(table: TableState, round_number: int) -> TableState:
-            for _ in range(200):
-                if table.last_result is not None and table.last_result.round == round_number:
-                    return table
-                table = timeout(table, table.deadline_ms).table
-            raise AssertionError(f"round {round_number} did not end by the clock")
+            return _run_clock(table, lambda t: t.last_result is not None and t.last_result.round == round_number)[0]
 
         clocked = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
         attended = bid(clocked, _as(0), 3).table  # a seat's own act; the clock makes the rest
@@ -404,12 +414,9 @@ class TestTheClock:
         assert (first.round, first.deal_number, first.face_up_seat) == (1, 1, table.round.turn)
         assert (table.round_number, table.deal_number) == (1, 1)
         passed = bid(table, _as(0), 0)  # seat 0's own pass: the round is attended
-        events = list(passed.events)
-        table = passed.table
-        for _ in range(2):  # the clock passes for seats 1 and 2: every seat passed, the deal is thrown in
-            timed = timeout(table, table.deadline_ms)
-            events += timed.events
-            table = timed.table
+        # The clock passes for seats 1 and 2: every seat passed, the deal is thrown in.
+        table, events = _run_clock(passed.table, lambda t: t.version == passed.table.version + 2)
+        events = [*passed.events, *events]
         assert any(isinstance(event, ev.DealThrownIn) for event in events)
         (again,) = [event for event in events if isinstance(event, ev.DealStarted)]
         assert (again.round, again.deal_number) == (1, 2)
@@ -418,14 +425,10 @@ class TestTheClock:
         assert (table.round_number, table.deal_number, table.attended) == (1, 2, True)
 
     def test_a_table_the_clock_alone_played_for_its_unattended_limit_closes_as_abandoned(self) -> None:
-        table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000), unattended_limit=2)
-        events: list[ev.TableEvent] = []
-        for _ in range(1000):
-            if table.status is TableStatus.CLOSED:
-                break
-            timed = timeout(table, table.deadline_ms)
-            events += timed.events
-            table = timed.table
+        table, events = _run_clock(
+            _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000), unattended_limit=2),
+            lambda t: t.status is TableStatus.CLOSED,
+        )
         rounds = [event for event in events if isinstance(event, ev.RoundEnded)]
         assert [event.result.round for event in rounds] == [1, 2]  # closed after the second, not the third
         (closed,) = [event for event in events if isinstance(event, ev.TableClosed)]
@@ -520,11 +523,7 @@ class TestASpringRound:
 def _round_over() -> TableState:
     """A 3p table whose first round the clock played to its end, waiting for every Settle."""
     table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=2000), next_round=NextRound.WHEN_ALL_SETTLED)
-    for _ in range(500):
-        if table.status is TableStatus.ROUND_OVER:
-            return table
-        table = timeout(table, table.deadline_ms).table
-    raise AssertionError("the clock did not finish the round")
+    return _run_clock(table, lambda t: t.status is TableStatus.ROUND_OVER)[0]
 
 
 class TestSettle:
