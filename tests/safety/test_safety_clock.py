@@ -28,7 +28,7 @@ from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store import TableStore
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.testing import free_port
-from dizhu.v1 import table_pb2
+from dizhu.v1 import table_pb2, table_service_pb2
 
 _CORRUPT = b'{"v": 1, "not a table": true}'
 
@@ -150,7 +150,7 @@ class TestWhatTheClockLogs:
         assert before_ms + 2 * FIRST_BACKOFF_MS <= score <= after_ms + 2 * FIRST_BACKOFF_MS
 
     async def test_a_timeout_applied_is_logged_with_its_table_even_for_a_table_never_quarantined(
-        self, servers: Servers
+        self, servers: Servers, redis_client: redis.asyncio.Redis
     ) -> None:
         server = await _referee(servers)
         table = await _clocked_table(server)
@@ -242,3 +242,36 @@ class TestTheIdleSweep:
         closed = (await full_log(server.tables, table.table_id))[-1]
         assert kind(closed) == "table_closed"
         assert millis(closed.time) == (ticks.start_s + 10) * 1000
+
+
+class TestForgottenTables:
+    """Nothing of a clocked table stays in the clock's index once the table is closed or gone."""
+
+    @staticmethod
+    async def _indexed(redis_client: redis.asyncio.Redis, table_id: str) -> int:
+        """How many of the clock index's keys of ``table_id``'s shard exist."""
+        index = index_keys("dizhu", index_shard(table_id))
+        count: int = await redis_client.exists(index.deadlines, index.versions)
+        return count
+
+    async def test_a_closed_table_put_back_by_a_late_write_is_forgotten_at_the_clocks_next_look(
+        self, servers: Servers, redis_client: redis.asyncio.Redis
+    ) -> None:
+        server = await _referee(servers)
+        table = await _clocked_table(server)
+        await server.tables.CloseTable(
+            table_service_pb2.CloseTableRequest(table_id=table.table_id, request_id="close"), metadata=table.creator
+        )
+        assert await self._indexed(redis_client, table.table_id) == 0
+        # Another referee indexing the deadline of a version before the close, after it.
+        await server.store.index_deadline(table.table_id, 1, int(time.time() * 1000) - 1_000)
+        assert not await _an_hour_ahead(server).time_out(table.table_id)
+        assert await self._indexed(redis_client, table.table_id) == 0
+
+    async def test_a_table_gone_is_forgotten_at_the_clocks_next_look(
+        self, servers: Servers, redis_client: redis.asyncio.Redis
+    ) -> None:
+        server = await _referee(servers)
+        await server.store.index_deadline("expired-table", 12, int(time.time() * 1000) - 1_000)
+        assert not await _an_hour_ahead(server).time_out("expired-table")
+        assert await self._indexed(redis_client, "expired-table") == 0

@@ -582,3 +582,26 @@ class TestDeadlines:
         await store.index_deadline("a", 6, None, final=True)
         assert await store.due_tables(10_000) == []
         assert await redis_client.hlen(index_keys("dizhu", index_shard("a")).versions) == 0
+
+    async def test_a_table_gone_is_forgotten_whatever_version_its_entry_had(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        # The clock finds no state (the table expired) and knows no version: 0.
+        await store.index_deadline("a", 5, 1_000)
+        assert await store.index_deadline("a", 0, None, final=True)
+        assert await store.due_tables(10_000) == []
+        assert await redis_client.hlen(index_keys("dizhu", index_shard("a")).versions) == 0
+
+    async def test_a_version_without_a_deadline_keeps_no_entry(
+        self, store: TableStore, redis_client: redis.asyncio.Redis
+    ) -> None:
+        # A round over awaits its settles with no clock running: nothing of it stays in the index,
+        # which would outlive the table once it expires.
+        await store.index_deadline("a", 5, 1_000)
+        assert await store.index_deadline("a", 6, None)
+        index = index_keys("dizhu", index_shard("a"))
+        assert await redis_client.exists(index.versions, index.deadlines) == 0
+        # A later write of an older version is one more look for the clock, never a lost deadline.
+        assert await store.index_deadline("a", 7, 9_000)
+        assert not await store.index_deadline("a", 6, None)
+        assert await store.due_tables(10_000) == [("a", 9_000)]

@@ -327,46 +327,76 @@ _TABLE_FIELDS_SET = frozenset(_TABLE_FIELDS)
 
 
 class _GrowingList:
-    """One growing list of a table -- its running deal's history, or the timings -- as JSON entries."""
+    """One growing list of a table -- its running deal's history, or the timings -- as JSON."""
 
-    __slots__ = ("entries", "items")
+    __slots__ = ("body", "items")
 
     def __init__(self) -> None:
         self.items: tuple[Any, ...] = ()
-        self.entries: list[bytes] = []
+        #: The JSON of ``items``' entries, comma-separated, without the brackets.
+        self.body = b""
 
 
 class _GrowingLists:
-    """The JSON arrays of each table's lists that only grow during a deal, kept from one state to the next.
+    """The JSON arrays of each running deal's lists that only grow, kept from one state to the next.
 
     The table is written after every move with its deal's whole history and timings; the
-    entries encoded for the previous state are reused when the new list begins with the very
+    JSON written for the previous state is extended when the new list begins with the very
     same objects (states share them), else the list is encoded afresh. Either way the bytes
     are those ``orjson`` writes for the whole list.
+
+    Only tables with a deal running are kept (a finished deal's lists grow no more: its table
+    is encoded without this cache and forgotten here), at most ``size`` of them, the least
+    recently written going first. Each list is kept as one ``bytes`` of its exact length:
+    what ``orjson.dumps`` returns occupies a buffer of at least 4 KiB whatever its length, so
+    a slice of it (a copy) is what stays.
     """
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 2048) -> None:
         self._size = size
-        self._lists: collections.OrderedDict[tuple[str, str], _GrowingList] = collections.OrderedDict()
+        self._tables: collections.OrderedDict[str, dict[str, _GrowingList]] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        """How many tables' lists are kept."""
+        return len(self._tables)
+
+    def __contains__(self, table_id: object) -> bool:
+        return table_id in self._tables
+
+    def forget(self, table_id: str) -> None:
+        self._tables.pop(table_id, None)
 
     def json(self, table_id: str, name: str, items: tuple[Any, ...], plain: Any) -> orjson.Fragment:
-        key = (table_id, name)
-        known = self._lists.get(key)
-        if known is None:
-            known = self._lists[key] = _GrowingList()
-            if len(self._lists) > self._size:
-                self._lists.popitem(last=False)
+        lists = self._tables.get(table_id)
+        if lists is None:
+            lists = self._tables[table_id] = {}
+            if len(self._tables) > self._size:
+                self._tables.popitem(last=False)
         else:
-            self._lists.move_to_end(key)
+            self._tables.move_to_end(table_id)
+        known = lists.get(name)
+        if known is None:
+            known = lists[name] = _GrowingList()
         count = len(known.items)
         if len(items) < count or not all(map(operator.is_, known.items, items)):
-            known.entries, count = [], 0
-        known.entries += [orjson.dumps(plain(item)) for item in items[count:]]
+            known.body, count = b"", 0
+        if len(items) > count:
+            added = orjson.dumps([plain(item) for item in items[count:]])[1:-1]
+            known.body = known.body + b"," + added if known.body else added
         known.items = items
-        return orjson.Fragment(b"[" + b",".join(known.entries) + b"]")
+        return orjson.Fragment(b"[" + known.body + b"]")
 
 
+#: Process-wide, as the tables' states are: bounded by tables with a deal running, never by tables served.
 _GROWING = _GrowingLists()
+
+
+def _growing_json(table: TableState, name: str, items: tuple[Any, ...], plain: Any) -> Any:
+    """A list of ``table`` that grows while its deal runs, through the cache above only while it does."""
+    if table.status is TableStatus.IN_ROUND:
+        return _GROWING.json(table.table_id, name, items, plain)
+    _GROWING.forget(table.table_id)
+    return [plain(item) for item in items]
 
 
 def encode(table: TableState) -> bytes:
@@ -376,7 +406,7 @@ def encode(table: TableState) -> bytes:
     round_plain = None
     if table.round is not None:
         round_plain = to_plain(table.round, history=False)
-        round_plain["history"] = _GROWING.json(table.table_id, "history", table.round.history, action_to_plain)
+        round_plain["history"] = _growing_json(table, "history", table.round.history, action_to_plain)
     plain = {
         "v": _FORMAT_VERSION,
         "id": table.table_id,
@@ -408,14 +438,16 @@ def encode(table: TableState) -> bytes:
         "awaiting": sorted(table.awaiting_settle),
         "close": None if table.close_reason is None else table.close_reason.value,
         "clock": [table.turn_started_ms, table.deadline_ms, list(table.banks_ms), list(table.timeouts)],
-        "timings": _GROWING.json(table.table_id, "timings", table.timings, list),
+        "timings": _growing_json(table, "timings", table.timings, list),
         "earlier": [
             {"n": record.deal_number, "state": to_plain(record.state), "timings": [list(t) for t in record.timings]}
             for record in table.earlier_deals
         ],
         "care": [table.active_ms, table.attended, table.unattended_rounds, table.unattended_limit, table.owner],
     }
-    return orjson.dumps(plain)
+    # A copy of its exact length: the bytes orjson returns occupy a buffer up to ten times as
+    # large, and these are kept (the last state of each table this process wrote).
+    return bytes(memoryview(orjson.dumps(plain)))
 
 
 def decode(data: bytes) -> TableState:

@@ -41,7 +41,7 @@ def _combination_from_plain(data: list[Any] | None) -> Combination | None:
     return Combination(CombinationKind(kind), RANKS[main], size, tuple(RANKS[r] for r in ranks))
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 13)
 def action_to_plain(action: Action) -> tuple[Any, ...]:
     """An action's plain form (a ``history`` entry), remembered: a state is written after every move, with
     its whole history."""

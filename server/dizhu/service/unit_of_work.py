@@ -170,7 +170,16 @@ class _DecodedTables:
         self._size = size
         self._tables: collections.OrderedDict[str, _Known] = collections.OrderedDict()
 
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def __contains__(self, table_id: object) -> bool:
+        return table_id in self._tables
+
     def keep(self, table_id: str, data: bytes, table: TableState, presence: int | None) -> None:
+        if table.status is TableStatus.CLOSED:  # never changed again: nothing to start a move from
+            self._tables.pop(table_id, None)
+            return
         self._tables[table_id] = _Known(data, table, presence)
         self._tables.move_to_end(table_id)
         if len(self._tables) > self._size:
@@ -352,8 +361,10 @@ class UnitOfWork:
         now_ms = self._now_ms()
         outcome = timeout(table, now_ms)
         if not outcome.changed:
-            # Not due (the index was early or stale): index this version's deadline instead.
-            await self._store.index_deadline(table_id, table.version, table.deadline_ms or None)
+            # Not due (the index was early or stale): index this version's deadline instead; a
+            # closed table is forgotten (a late write of an older version put it back).
+            closed = table.status is TableStatus.CLOSED
+            await self._store.index_deadline(table_id, table.version, table.deadline_ms or None, final=closed)
             return False
         saved = await self._save(table, outcome, now_ms, "clock", None, None, by_client=False, announced=None)
         return saved.outcome is SaveOutcome.SAVED

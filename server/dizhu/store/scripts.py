@@ -258,23 +258,27 @@ DEADLINE = """
 -- ARGV[1]  table id
 -- ARGV[2]  the table version the deadline belongs to (decimal)
 -- ARGV[3]  the deadline in ms since the epoch, "0" for none
--- ARGV[4]  "1" when the table will never have a deadline again (closed or gone): forget it
+-- ARGV[4]  "1" when the table will never have a deadline again (closed or gone): forget it,
+--          whatever version was indexed (a closed table has no later version; a gone one none)
 -- ARGV[5]  "1" for an early hint, written before the state: it may only make the indexed
 --          deadline earlier (ZADD LT), and records no version
 -- return   1 if the index changed, 0 if a newer version was already indexed
+--
+-- A version is kept only beside a deadline: a table without one has no entry to protect, and
+-- a version kept for it would outlive the table (a late write of an older version may still
+-- put an entry back; it only makes the clock look once more, and that look forgets it).
 if ARGV[5] == '1' then
   return redis.call('ZADD', KEYS[1], 'LT', 'CH', ARGV[3], ARGV[1])
 end
-local known = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-if known > tonumber(ARGV[2]) then return 0 end
-if ARGV[4] == '1' then
-  redis.call('HDEL', KEYS[2], ARGV[1])
-else
-  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if ARGV[4] ~= '1' then
+  local known = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+  if known > tonumber(ARGV[2]) then return 0 end
 end
 if ARGV[3] == '0' then
+  redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[1], ARGV[1])
 else
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 end
 return 1

@@ -116,6 +116,8 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.stake = round_view.stake
         if round_view.hand is not None:
             view.MergeFromString(_cards_field(_YOUR_HAND, round_view.hand))
+    else:
+        _DIGESTS.forget(table.table_id)  # its deal is over: the next view of a running deal starts afresh
     banks = table.banks_ms if table.settings.clock.decision_ms and running and table.banks_ms else None
     balances = table.match.balances
     view.MergeFromString(
@@ -180,7 +182,7 @@ def _last_reveal(table: TableState, running: bool) -> Reveal | None:
     return None if table.last_result is None else table.last_result.reveal
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 13)
 def _history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
     """One decision as an encoded ``TableView.history`` entry, field tag included.
 
@@ -276,11 +278,21 @@ class _RoundDigest:
 
 
 class _RoundDigests:
-    """The latest digest of each table's running deal (bounded: the least recently used go)."""
+    """The latest digest of each table's running deal: forgotten once a view shows the deal over,
+    at most ``size`` of them (the least recently used go)."""
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 2048) -> None:
         self._size = size
         self._digests: collections.OrderedDict[str, _RoundDigest] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._digests)
+
+    def __contains__(self, table_id: object) -> bool:
+        return table_id in self._digests
+
+    def forget(self, table_id: str) -> None:
+        self._digests.pop(table_id, None)
 
     def of(self, table: TableState) -> _RoundDigest:
         digest = self._digests.get(table.table_id)

@@ -1,0 +1,192 @@
+"""Soak benchmark: a referee's memory while it serves thousands of tables, and after they are gone.
+
+One Redis and ``--processes`` ``dizhu serve`` processes. ``--tables`` one-round 3p tables
+are played through gRPC, ``--concurrency`` at a time, spread over the processes; every
+``--abandon-every``-th table stops after a few moves and is never finished (as players who
+walk away leave them). Each process's resident memory (RSS) is sampled every 0.2 s.
+Finished tables expire from Redis after ``--finished-ttl`` seconds; once the load stops the
+benchmark waits ``--drain`` seconds, so that every finished table has expired, and reads
+RSS again.
+
+Printed per process: RSS at the start (serving, before the first table), after each
+quarter of the tables, at the peak and after the drain, and the growth per 1,000 tables
+between the second and the last quarter (what a process that runs for months would keep
+gaining if its memory depended on the tables served); then Redis' memory and keys before
+and after. Run: ``python bench/bench_soak.py [--tables 4000] [--processes 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import redis
+from bench_service import Game, Pace, Timings, create_table, plan_game, play_game
+
+from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.testing import ServeProcess, serve_process
+from dizhu.v1 import table_service_pb2_grpc
+
+#: Moves an abandoned table gets before its players walk away.
+_ABANDONED_MOVES = 6
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+class RssSampler:
+    """Samples the RSS of some processes in a thread: the latest and the peak of each."""
+
+    def __init__(self, pids: list[int], period_s: float = 0.2) -> None:
+        self._pids = pids
+        self._period_s = period_s
+        self.peak = {pid: rss_kib(pid) for pid in pids}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._period_s):
+            self.sample()
+
+    def sample(self) -> dict[int, int]:
+        now = {pid: rss_kib(pid) for pid in self._pids}
+        for pid, kib in now.items():
+            self.peak[pid] = max(self.peak[pid], kib)
+        return now
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+async def _abandon(stub: table_service_pb2_grpc.TableServiceStub, game: Game) -> int:
+    table = await create_table(stub, game)
+    table.game = Game(game.seed, game.dealer, game.actions[:_ABANDONED_MOVES])
+    timings = Timings()
+    await play_game(stub, table, Pace(None), timings)
+    return timings.moves
+
+
+async def _serve_tables(
+    targets: list[str], games: list[Game], concurrency: int, abandon_every: int, quarter_done: asyncio.Queue[int]
+) -> tuple[int, int]:
+    """Play ``games``; put the count of tables done on ``quarter_done`` at each quarter. (moves, abandoned)."""
+    channels = [grpc.aio.insecure_channel(target) for target in targets]
+    stubs = [table_service_pb2_grpc.TableServiceStub(channel) for channel in channels]
+    pending = list(enumerate(games))
+    pending.reverse()
+    done = moves = abandoned = 0
+    quarters = {len(games) * part // 4 for part in range(1, 5)}
+
+    async def worker() -> None:
+        nonlocal done, moves, abandoned
+        while pending:
+            index, game = pending.pop()
+            stub = stubs[index % len(stubs)]
+            if abandon_every and index % abandon_every == abandon_every - 1:
+                moves += await _abandon(stub, game)
+                abandoned += 1
+            else:
+                timings = Timings()
+                await play_game(stub, await create_table(stub, game), Pace(None), timings)
+                moves += timings.moves
+            done += 1
+            if done in quarters:
+                quarter_done.put_nowait(done)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    for channel in channels:
+        await channel.close()
+    return moves, abandoned
+
+
+def _table_keys(client: redis.Redis) -> int:
+    return sum(1 for _ in client.scan_iter(match="*", count=1000))
+
+
+@contextlib.contextmanager
+def _referees(redis_url: str, count: int, finished_ttl_s: int) -> Iterator[list[ServeProcess]]:
+    flags = ["--log-level", "warning", "--grace", "1", "--finished-ttl", str(finished_ttl_s)]
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(serve_process(redis_url, args=flags)) for _ in range(count)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=4000)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--abandon-every", type=int, default=5, help="every Nth table is left unfinished (0: none)")
+    parser.add_argument("--finished-ttl", type=int, default=10, help="seconds a finished table stays in Redis")
+    parser.add_argument("--drain", type=float, default=20.0, help="seconds to wait after the load")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+
+    rng = random.Random(args.seed)
+    games = [plan_game(rng) for _ in range(args.tables)]
+    with (
+        EmbeddedRedis(appendonly=False) as embedded,
+        _referees(embedded.url, args.processes, args.finished_ttl) as referees,
+    ):
+        client = redis.Redis.from_url(embedded.url)
+        pids = [referee.process.pid for referee in referees]
+        redis_before = int(client.info("memory")["used_memory"]), _table_keys(client)
+        rows: list[tuple[str, dict[int, int]]] = []
+        with RssSampler(pids) as sampler:
+            rows.append(("start", sampler.sample()))
+
+            async def run() -> tuple[int, int, float]:
+                quarters: asyncio.Queue[int] = asyncio.Queue()
+                started = time.perf_counter()
+                load = asyncio.create_task(
+                    _serve_tables([r.target for r in referees], games, args.concurrency, args.abandon_every, quarters)
+                )
+                while not load.done() or not quarters.empty():
+                    with contextlib.suppress(TimeoutError):
+                        done = await asyncio.wait_for(quarters.get(), 0.5)
+                        rows.append((f"after {done:,} tables", sampler.sample()))
+                moves, abandoned = await load
+                return moves, abandoned, time.perf_counter() - started
+
+            moves, abandoned, elapsed = asyncio.run(run())
+            time.sleep(args.drain)
+            rows.append((f"after a {args.drain:g} s drain", sampler.sample()))
+            peak = dict(sampler.peak)
+        redis_after = int(client.info("memory")["used_memory"]), _table_keys(client)
+
+    print(
+        f"{args.tables:,} tables ({abandoned:,} abandoned), {moves:,} moves in {elapsed:.0f} s "
+        f"({moves / elapsed:,.0f} moves/s) over {args.processes} referee process(es), "
+        f"{args.concurrency} tables at a time"
+    )
+    header = "".join(f"{f'process {n + 1} RSS':>18}" for n in range(len(pids)))
+    print(f"{'':28}{header}")
+    for label, sample in [*rows[:-1], ("peak", peak), rows[-1]]:
+        print(f"{label:28}" + "".join(f"{sample[pid] / 1024:>15.1f} MiB" for pid in pids))
+    second, last = rows[2][1], rows[4][1]
+    per_thousand = [(last[pid] - second[pid]) / 1024 / (args.tables / 2 / 1000) for pid in pids]
+    print(f"{'growth, 2nd to 4th quarter':28}" + "".join(f"{growth:>+11.2f} MiB/1k tables" for growth in per_thousand))
+    print(
+        f"Redis: {redis_before[0] / 2**20:.1f} MiB, {redis_before[1]} keys before; "
+        f"{redis_after[0] / 2**20:.1f} MiB, {redis_after[1]} keys after the drain"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
