@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	dizhuv1 "dizhu/clients/go/gen/dizhu/v1"
+)
+
+// Bot plays one seat of one table at random among the legal choices.
+type Bot struct {
+	referee *Referee
+	tableID string
+	random  *rand.Rand
+	// Decisions counts the bids, plays and settlements the referee accepted from the bot.
+	Decisions int
+}
+
+// changes follows the table with WatchTable and tells of every new version; it closes
+// `closed` once the table is (the stream ends with OK after TableClosed). A lost stream is
+// opened again: the bot reads the table with GetTable anyway, so it needs no resume point.
+type changes struct {
+	mu      sync.Mutex
+	version uint64
+	signal  chan struct{}
+	closed  chan struct{}
+	err     error
+}
+
+func (b *Bot) follow(ctx context.Context, c *changes) {
+	defer close(c.closed)
+	failures := 0
+	for ctx.Err() == nil {
+		stream, err := b.referee.Tables.WatchTable(b.referee.withToken(ctx), &dizhuv1.WatchTableRequest{TableId: b.tableID})
+		for err == nil {
+			var message *dizhuv1.WatchTableResponse
+			message, err = stream.Recv()
+			if err == nil {
+				failures = 0
+				c.mu.Lock()
+				c.version = max(c.version, message.GetEvent().GetVersion())
+				c.mu.Unlock()
+				select {
+				case c.signal <- struct{}{}:
+				default:
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return // OK: after TableClosed
+		}
+		code := status.Code(err)
+		if (code != codes.Unavailable && code != codes.Canceled && code != codes.DeadlineExceeded) || failures > 8 {
+			c.err = err
+			return
+		}
+		failures++
+		time.Sleep(time.Duration(failures) * 100 * time.Millisecond)
+	}
+}
+
+// waitBeyond returns once the table's version is past `seen`, or the table closed.
+func (c *changes) waitBeyond(ctx context.Context, seen uint64) error {
+	for {
+		c.mu.Lock()
+		latest := c.version
+		c.mu.Unlock()
+		if latest > seen {
+			return nil
+		}
+		select {
+		case <-c.signal:
+		case <-c.closed:
+			return c.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (b *Bot) read(ctx context.Context) (*dizhuv1.TableView, error) {
+	resp, err := call(ctx, b.referee, "GetTable", &dizhuv1.GetTableRequest{TableId: b.tableID}, b.referee.Tables.GetTable)
+	return resp.GetTable(), err
+}
+
+// Play plays the seat until the table closes and returns the closed table's view.
+func (b *Bot) Play(ctx context.Context) (*dizhuv1.TableView, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	follower := &changes{signal: make(chan struct{}, 1), closed: make(chan struct{})}
+	go b.follow(ctx, follower)
+
+	view, err := b.read(ctx)
+	settled := uint32(0)
+	for err == nil && view.GetPhase() != dizhuv1.Phase_PHASE_CLOSED {
+		var after *dizhuv1.TableView
+		after, err = b.act(ctx, view, &settled)
+		switch {
+		case err != nil && movedOn(reasonOf(err)):
+			log.Printf("seat %d: %s; reading the table again", view.GetYourSeat(), DetailsOf(err))
+			view, err = b.read(ctx)
+		case err != nil:
+		case after != nil:
+			b.Decisions++
+			view = after
+		default:
+			if err = follower.waitBeyond(ctx, view.GetVersion()); err == nil {
+				view, err = b.read(ctx)
+			}
+		}
+	}
+	return view, err
+}
+
+// movedOn: the table changed under the bot (the clock acted, a round ended): read, decide again.
+func movedOn(reason string) bool {
+	switch reason {
+	case "STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE", "TABLE_CLOSED":
+		return true
+	}
+	return false
+}
+
+// act makes the seat's decision if the table waits for one; nil, nil if it does not.
+func (b *Bot) act(ctx context.Context, view *dizhuv1.TableView, settled *uint32) (*dizhuv1.TableView, error) {
+	requestID := NewRequestID()
+	if view.GetPhase() == dizhuv1.Phase_PHASE_ROUND_OVER && view.GetLastSettlement().GetRound() > *settled {
+		resp, err := call(ctx, b.referee, "Settle", &dizhuv1.SettleRequest{TableId: b.tableID, RequestId: requestID}, b.referee.Tables.Settle)
+		if err == nil {
+			*settled = resp.GetSettlement().GetRound()
+		}
+		return resp.GetTable(), err
+	}
+	// turn_seat and your_seat are optional: unset reads as 0 through the getters, which is
+	// seat 0's number. Ask for presence first.
+	if view.TurnSeat == nil || view.YourSeat == nil || view.GetTurnSeat() != view.GetYourSeat() {
+		return nil, nil
+	}
+	switch view.GetPhase() {
+	case dizhuv1.Phase_PHASE_AUCTION:
+		amounts := []uint32{0}
+		for amount := view.GetHighestBid() + 1; amount <= 3; amount++ {
+			amounts = append(amounts, amount)
+		}
+		amount := amounts[b.random.IntN(len(amounts))]
+		resp, err := call(ctx, b.referee, "Bid", &dizhuv1.BidRequest{
+			TableId: b.tableID, RequestId: requestID, ExpectedVersion: view.GetVersion(), Amount: amount,
+		}, b.referee.Tables.Bid)
+		return resp.GetTable(), err
+	case dizhuv1.Phase_PHASE_PLAY:
+		legal, err := call(ctx, b.referee, "ListLegalMoves", &dizhuv1.ListLegalMovesRequest{
+			Variant: view.GetSettings().GetVariant(),
+			Hand:    &dizhuv1.CardSet{Cards: view.GetYourHand()},
+			ToBeat:  toBeat(view),
+		}, b.referee.Rules.ListLegalMoves)
+		if err != nil {
+			return nil, err
+		}
+		choices := make([][]*dizhuv1.Card, 0, len(legal.GetMoves())+1)
+		for _, move := range legal.GetMoves() {
+			choices = append(choices, move.GetCards())
+		}
+		if legal.GetCanPass() || len(choices) == 0 {
+			choices = append(choices, nil) // a pass
+		}
+		resp, err := call(ctx, b.referee, "Play", &dizhuv1.PlayRequest{
+			TableId: b.tableID, RequestId: requestID, ExpectedVersion: view.GetVersion(),
+			Cards: choices[b.random.IntN(len(choices))],
+		}, b.referee.Tables.Play)
+		return resp.GetTable(), err
+	}
+	return nil, nil
+}
+
+// toBeat is the trick's latest play by another seat; nil when the bot leads.
+func toBeat(view *dizhuv1.TableView) *dizhuv1.CardSet {
+	plays := view.GetTrick().GetPlays()
+	for i := len(plays) - 1; i >= 0; i-- {
+		if len(plays[i].GetCards()) > 0 {
+			if plays[i].GetSeat() == view.GetYourSeat() {
+				return nil
+			}
+			return &dizhuv1.CardSet{Cards: plays[i].GetCards()}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+"""Fixtures of the example bots' tests: one real ``dizhu serve`` referee, and each bot built once.
+
+The referee is a separate process (``dizhu.testing.serve_process``) over the tests' Redis,
+requiring an API key to create tables as an exposed referee would; each bot is built by
+``polyglot_builds`` with its own language's toolchain. Nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+# Before gRPC loads: keep its core's own logging out of the test output.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
+import polyglot_builds
+import pytest
+from polyglot_tables import API_KEY
+
+from dizhu.testing import serve_process
+
+
+@pytest.fixture(scope="session")
+def referee(redis_url: str) -> Iterator[str]:
+    """``"127.0.0.1:<port>"`` of a ``dizhu serve`` child requiring :data:`API_KEY` for CreateTable."""
+    flags = ["--key-prefix", f"poly-{uuid.uuid4().hex[:8]}", "--api-key", API_KEY, "--log-level", "warning"]
+    with serve_process(redis_url, args=[*flags, "--grace", "1"]) as process:
+        yield process.target
+
+
+@pytest.fixture(scope="session")
+def go_bot() -> list[str]:
+    """The command of clients/go's bot, built."""
+    return polyglot_builds.build_go()

@@ -1,0 +1,87 @@
+"""Builds of the example bots in clients/go, clients/java, clients/cpp and clients/rust.
+
+Each is built with its language's ordinary toolchain, into ``build/polyglot/<language>``
+(gitignored), where the toolchain's own caching keeps a second build of unchanged sources
+to a few seconds (the Rust one takes minutes the first time: it is built once per CI run).
+A file lock serialises the builds of parallel test workers. A missing toolchain fails the
+test with the way to install it; it never skips.
+
+(Named ``polyglot_builds``: the test directories are not packages, so module names must be
+unique across them.)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = ROOT / "clients"
+BUILD = ROOT / "build" / "polyglot"
+BUF = ROOT / ".venv" / "bin" / "buf"
+
+# Versions of the Go code generators (pinned like the go.mod requirements).
+PROTOC_GEN_GO = "google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12"
+PROTOC_GEN_GO_GRPC = "google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2"
+
+
+def require(tool: str, how: str) -> str:
+    """The tool's path on PATH; fails the test, saying how to install it, when there is none."""
+    path = shutil.which(tool)
+    if path is None:
+        pytest.fail(f"{tool} is not on PATH: {how}", pytrace=False)
+    return path
+
+
+def run(command: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None, timeout: int = 900) -> None:
+    """Runs a build step; fails the test with its output when it fails."""
+    result = subprocess.run(
+        list(command),
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.fail(
+            f"{' '.join(command)} (in {cwd}) failed ({result.returncode}):\n"
+            f"{result.stdout[-4000:]}\n{result.stderr[-6000:]}",
+            pytrace=False,
+        )
+
+
+@contextmanager
+def build_lock(language: str) -> Iterator[Path]:
+    """``build/polyglot/<language>``, held by this process alone until the block ends."""
+    folder = BUILD / language
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(BUILD / f"{language}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield folder
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def build_go() -> list[str]:
+    """clients/go: the generators by ``go install``, stubs by ``buf generate`` (proto/buf.gen.yaml), ``go build``."""
+    go = require("go", "install Go >= 1.26 (https://go.dev/doc/install; clients/go/README.md)")
+    with build_lock("go") as folder:
+        gobin = folder / "bin"
+        for package in (PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC):
+            if not (gobin / package.split("@")[0].rsplit("/", 1)[1]).exists():
+                run([go, "install", package], cwd=CLIENTS / "go", env={"GOBIN": str(gobin)})
+        path = f"{gobin}{os.pathsep}{os.environ.get('PATH', '')}"
+        run([str(BUF), "generate"], cwd=ROOT / "proto", env={"PATH": path})
+        binary = folder / "dizhu-bot"
+        run([go, "build", "-o", str(binary), "./cmd/dizhu-bot"], cwd=CLIENTS / "go")
+    return [str(binary)]
