@@ -44,20 +44,24 @@ def timed(run: Callable[[float], int], seconds: float) -> float:
     return decisions / (clock() - start)
 
 
-def ours(variant: str, encoding: str, engine: str, masks: bool = False) -> Callable[[float], int]:
-    """Random legal decisions of ``dou_dizhu_v0``, chosen from ``info["legal_actions"]`` as the peers'
-    from their legal lists (``masks``: from the observation's mask)."""
+def ours(
+    variant: str, encoding: str, engine: str, masks: bool = False, checked: bool = False
+) -> Callable[[float], int]:
+    """Random legal decisions of ``dou_dizhu_v0``, chosen from ``legal_actions()`` as the peers'
+    from their legal lists (``masks``: from the observation's mask; ``checked``: ``env()``, with
+    PettingZoo's order and bounds checks, rather than ``raw_env``)."""
 
     def run(deadline: float) -> int:
-        env = dou_dizhu_v0.raw_env(variant=variant, encoding=encoding, engine=engine)
+        make = dou_dizhu_v0.env if checked else dou_dizhu_v0.raw_env
+        env = make(variant=variant, encoding=encoding, engine=engine)
         env.reset(seed=1)
         rng = random.Random(1)
         decisions = 0
         while clock() < deadline:
             if all(env.terminations.values()):
                 env.reset()
-            observed, _, _, _, info = env.last()
-            legal = np.flatnonzero(observed["action_mask"]).tolist() if masks else info["legal_actions"]
+            observed, _, _, _, _ = env.last()
+            legal = np.flatnonzero(observed["action_mask"]).tolist() if masks else env.unwrapped.legal_actions()
             env.step(rng.choice(legal))
             decisions += 1
         return decisions
@@ -142,7 +146,8 @@ def batched(workers: int, tables: int, seconds: float, engine: str, masks: bool 
         start = time.perf_counter()
         if not workers:
             while time.perf_counter() < start + seconds:
-                env.step(choose(slice(None)))
+                env.send(choose(slice(None)))
+                env.recv()
                 decisions += tables
             return decisions / (time.perf_counter() - start)
         for shard, rows in enumerate(env.shards):
@@ -170,6 +175,9 @@ def main() -> None:
             figures[f"dou_dizhu_v0 {variant} {encoding}, {engine}"] = timed(ours(variant, encoding, engine), seconds)
     figures[f"dou_dizhu_v0 3p douzero, {engines[0]}, policy on masks"] = timed(
         ours("3p", "douzero", engines[0], True), seconds
+    )
+    figures[f"dou_dizhu_v0.env() (checked) 3p douzero, {engines[0]}"] = timed(
+        ours("3p", "douzero", engines[0], checked=True), seconds
     )
     for name, run in (("RLCard doudizhu env", rlcard_env), ("OpenSpiel dou_dizhu", openspiel_env)):
         try:

@@ -98,8 +98,13 @@ def test_the_native_vector_environment_matches_the_reference(variant: str, sprin
         ended = 0
         for turn in range(250):
             actions = _random_actions(rng, pure.action_mask)
-            one = pure.step(actions)
-            two = _step_by_shards(native, actions) if turn % 2 else native.step(actions)
+            pure.send(actions)
+            one = pure.recv()
+            if turn % 2:
+                two = _step_by_shards(native, actions)
+            else:
+                native.send(actions)
+                two = native.recv()
             for name in ("observation", "action_mask", "legal_actions", "legal_count", "seat", "rewards", "terminated"):
                 assert np.array_equal(one[name], two[name]), name
             ended += int(one["terminated"].sum())

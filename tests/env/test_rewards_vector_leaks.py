@@ -8,6 +8,7 @@ import pytest
 from dizhu.env import ENCODINGS, REWARDS, Seen, VectorDouDizhuEnv, encoding, from_state, rewards
 from dizhu.env.engine import rules
 from dizhu.env.game import Game
+from dizhu.env.streams import table_generator
 from dizhu.rules import VARIANTS, HouseRules, Settlement
 
 
@@ -55,7 +56,7 @@ def test_the_vector_environment_steps_each_table_as_a_single_game_would(variant:
     tables = 4
     with VectorDouDizhuEnv(tables, variant=variant, encoding="compact", seed=40, workers=workers) as vector:
         games = [Game(variant, rules("python")) for _ in range(tables)]
-        rngs = [np.random.default_rng(40 + i) for i in range(tables)]
+        rngs = [table_generator(40, i) for i in range(tables)]
         coder = encoding("compact", VARIANTS[variant])
         for game, rng in zip(games, rngs, strict=True):
             game.start(rng.bytes(32), int(rng.integers(game.variant.players)))

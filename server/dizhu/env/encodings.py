@@ -15,7 +15,9 @@ in 4p). In 3p this is DouZero's ``_cards2array`` exactly.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -25,7 +27,19 @@ import numpy.typing as npt
 from dizhu.env.info import AUCTION, NONE, RANKS, Seen
 from dizhu.rules import MAX_BID, Variant
 
-__all__ = ["ENCODINGS", "CompactEncoding", "DouZeroEncoding", "Encoding", "card_matrix", "douzero_features", "encoding"]
+__all__ = [
+    "ENCODINGS",
+    "CompactEncoding",
+    "DouZeroEncoding",
+    "Encoding",
+    "Field",
+    "GlobalState",
+    "Layout",
+    "card_matrix",
+    "douzero_features",
+    "encoding",
+    "global_state",
+]
 
 Int8Array = npt.NDArray[np.int8]
 AnyArray = npt.NDArray[Any]
@@ -138,17 +152,69 @@ def douzero_features(seen: Seen, legal: Sequence[Sequence[int]]) -> dict[str, np
     return {"x_batch": x_batch, "z_batch": z_batch, "x_no_action": x_no_action, "z": z}
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Field:
+    """A named part of an encoded row: ``shape`` entries from ``start`` on, row-major."""
+
+    name: str
+    start: int
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.size
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.start, self.stop)
+
+
+class Layout:
+    """The named slices of an encoding, in order, covering every entry once."""
+
+    def __init__(self, parts: Sequence[tuple[str, tuple[int, ...]]]) -> None:
+        fields = []
+        start = 0
+        for name, shape in parts:
+            fields.append(Field(name, start, shape))
+            start += fields[-1].size
+        #: Every field, in order.
+        self.fields: tuple[Field, ...] = tuple(fields)
+        #: The entries of a row.
+        self.size = start
+        self._by_name = {field.name: field for field in fields}
+
+    def __getitem__(self, name: str) -> Field:
+        return self._by_name[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def view(self, rows: npt.NDArray[Any], name: str) -> npt.NDArray[Any]:
+        """Field ``name`` of one row (``(size,)``) or of many (``(..., size)``), shaped as the field."""
+        field = self._by_name[name]
+        part: npt.NDArray[Any] = rows[..., field.slice]
+        return part.reshape(*rows.shape[:-1], *field.shape)
+
+
 class Encoding:
-    """An encoding: its name, version, size per variant and ``encode(seen) -> (rows, size) int8``."""
+    """An encoding: its name, version, size per variant, its ``layout`` (named slices) and
+    ``encode(seen) -> (rows, size) int8``."""
 
     name = ""
     version = 0
 
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
-        self.size = self._size()
+        self.layout = Layout(self._parts())
+        self.size = self.layout.size
 
-    def _size(self) -> int:
+    def _parts(self) -> list[tuple[str, tuple[int, ...]]]:
+        """The layout's fields, in order: (name, shape)."""
         raise NotImplementedError
 
     def encode(self, seen: Seen, out: Int8Array | None = None) -> Int8Array:
@@ -207,7 +273,7 @@ class DouZeroEncoding(Encoding):
 
     name = "douzero"
 
-    def _size(self) -> int:
+    def _parts(self) -> list[tuple[str, tuple[int, ...]]]:
         variant = self.variant
         players, decks = variant.players, variant.decks
         card = 54 * decks
@@ -216,7 +282,20 @@ class DouZeroEncoding(Encoding):
         farmer = (3 + 2 * (players - 1)) * card + variant.landlord_hand_size + (players - 2) * variant.hand_size
         self.state_size = max(landlord, farmer + _BOMB_SLOTS)
         self.history_size = 5 * players * card
-        return 2 + players + self.auction_size + self.state_size + self.history_size
+        return [
+            ("phase", (2,)),  # auction, play
+            ("role", (players,)),  # landlord, the seat after it, ...
+            # The auction block: the hand's and the face-up card's card vectors, one-hots of the
+            # face-up seat and the dealer (from the viewer on), the highest bid, each seat's call.
+            ("auction_hand", (card,)),
+            ("auction_face_up", (card,)),
+            ("face_up_seat", (players,)),
+            ("dealer", (players,)),
+            ("bid", (MAX_BID + 1,)),
+            ("calls", (players, MAX_BID + 2)),
+            ("state", (self.state_size,)),  # DouZero's x_no_action, zero-padded; its parts depend on the role
+            ("history", (5, players * card)),  # DouZero's z
+        ]
 
     def _write(self, seen: Seen, out: Int8Array) -> None:
         players = self.variant.players
@@ -246,11 +325,25 @@ class CompactEncoding(Encoding):
 
     name = "compact"
 
-    def _size(self) -> int:
+    def _parts(self) -> list[tuple[str, tuple[int, ...]]]:
         players = self.variant.players
-        # phase 2, role N, hand 15, unseen 15, played N x 15, cards left N, to beat 15 + type 15,
-        # its player N, bid 4, bidder N, calls N x 5, doublings 1, kitty 15
-        return 2 + players + 15 + 15 + players * 15 + players + 15 + 15 + players + 4 + players + players * 5 + 1 + 15
+        # Seats are counted from the viewer on, in turn order.
+        return [
+            ("phase", (2,)),
+            ("role", (players,)),
+            ("hand", (RANKS,)),
+            ("unseen", (RANKS,)),
+            ("played", (players, RANKS)),
+            ("cards_left", (players,)),
+            ("to_beat", (RANKS,)),
+            ("to_beat_kind", (15,)),
+            ("to_beat_player", (players,)),
+            ("bid", (MAX_BID + 1,)),
+            ("bidder", (players,)),
+            ("calls", (players, MAX_BID + 2)),
+            ("doublings", (1,)),
+            ("kitty", (RANKS,)),
+        ]
 
     @property
     def high(self) -> int:
@@ -258,41 +351,95 @@ class CompactEncoding(Encoding):
 
     def _write(self, seen: Seen, out: Int8Array) -> None:
         players = self.variant.players
+        at = {field.name: field.start for field in self.layout.fields}
         rows = np.arange(len(seen.seat))
         out[rows, np.where(seen.phase == AUCTION, 0, 1)] = 1
         chosen = seen.landlord != NONE
-        out[rows[chosen], 2 + _roles(seen)[chosen]] = 1
-        blocks = [
-            _own_hands(seen),
-            _unseen(seen),
-            _by_viewer(seen, seen.played).reshape(len(rows), -1),
-            _by_viewer(seen, seen.hand_sizes).astype(np.int8),
-            seen.to_beat,
-        ]
-        at = 2 + players
-        for block in blocks:
-            out[:, at : at + block.shape[1]] = block
-            at += block.shape[1]
+        out[rows[chosen], at["role"] + _roles(seen)[chosen]] = 1
+        blocks = {
+            "hand": _own_hands(seen),
+            "unseen": _unseen(seen),
+            "played": _by_viewer(seen, seen.played).reshape(len(rows), -1),
+            "cards_left": _by_viewer(seen, seen.hand_sizes).astype(np.int8),
+            "to_beat": seen.to_beat,
+            "kitty": seen.kitty,
+        }
+        for name, block in blocks.items():
+            out[:, self.layout[name].slice] = block
         beaten = seen.to_beat_kind != 0
-        out[rows[beaten], at + seen.to_beat_kind[beaten]] = 1
-        at += 15
-        out[rows[beaten], at + _relative(seen, seen.last_player)[beaten]] = 1
-        at += players
-        out[rows, at + seen.bid] = 1
-        at += MAX_BID + 1
+        out[rows[beaten], at["to_beat_kind"] + seen.to_beat_kind[beaten]] = 1
+        out[rows[beaten], at["to_beat_player"] + _relative(seen, seen.last_player)[beaten]] = 1
+        out[rows, at["bid"] + seen.bid] = 1
         bid = seen.bidder != NONE
-        out[rows[bid], at + _relative(seen, seen.bidder)[bid]] = 1
-        at += players
+        out[rows[bid], at["bidder"] + _relative(seen, seen.bidder)[bid]] = 1
         calls = _by_viewer(seen, seen.calls) - NONE
-        out[rows[:, np.newaxis], at + 5 * np.arange(players) + calls] = 1
-        at += 5 * players
-        out[:, at] = np.minimum(seen.doublings, 127)
-        at += 1
-        out[:, at : at + 15] = seen.kitty
+        out[rows[:, np.newaxis], at["calls"] + 5 * np.arange(players) + calls] = 1
+        out[:, at["doublings"]] = np.minimum(seen.doublings, 127)
+
+
+class GlobalState(Encoding):
+    """The whole table, every hand included: a centralised critic's input, never a seat's
+    observation (docs/env.md). Seats are absolute (seat 0 first), the same whoever is to act."""
+
+    name = "state"
+
+    def _parts(self) -> list[tuple[str, tuple[int, ...]]]:
+        players = self.variant.players
+        return [
+            ("phase", (3,)),  # auction, play, over
+            ("turn", (players,)),  # the seat to act (none once over)
+            ("dealer", (players,)),
+            ("landlord", (players,)),
+            ("hands", (players, RANKS)),
+            ("played", (players, RANKS)),
+            ("last_moves", (players, RANKS)),
+            ("kitty", (RANKS,)),
+            ("to_beat", (RANKS,)),
+            ("to_beat_kind", (15,)),
+            ("to_beat_player", (players,)),
+            ("bid", (MAX_BID + 1,)),
+            ("bidder", (players,)),
+            ("calls", (players, MAX_BID + 2)),
+            ("doublings", (1,)),
+        ]
+
+    @property
+    def high(self) -> int:
+        return self.variant.landlord_hand_size
+
+    def _write(self, seen: Seen, out: Int8Array) -> None:
+        """Every row's table; ``seen.seat`` holds the seat to act, or ``NONE`` once the round is over."""
+        at = {field.name: field.start for field in self.layout.fields}
+        rows = np.arange(len(seen.seat))
+        out[rows, at["phase"] + seen.phase] = 1
+        acting = seen.seat != NONE
+        out[rows[acting], at["turn"] + seen.seat[acting]] = 1
+        out[rows, at["dealer"] + seen.dealer] = 1
+        chosen = seen.landlord != NONE
+        out[rows[chosen], at["landlord"] + seen.landlord[chosen]] = 1
+        for name in ("hands", "played", "last_moves"):
+            out[:, self.layout[name].slice] = getattr(seen, name).reshape(len(rows), -1)
+        out[:, self.layout["kitty"].slice] = seen.kitty
+        out[:, self.layout["to_beat"].slice] = seen.to_beat
+        beaten = seen.to_beat_kind != 0
+        out[rows[beaten], at["to_beat_kind"] + seen.to_beat_kind[beaten]] = 1
+        out[rows[beaten], at["to_beat_player"] + seen.last_player[beaten]] = 1
+        out[rows, at["bid"] + seen.bid] = 1
+        bid = seen.bidder != NONE
+        out[rows[bid], at["bidder"] + seen.bidder[bid]] = 1
+        calls = seen.calls - NONE  # 0: no call yet; 1: pass; 2..4: bid 1..3
+        out[rows[:, np.newaxis], at["calls"] + 5 * np.arange(self.variant.players) + calls] = 1
+        out[:, at["doublings"]] = np.minimum(seen.doublings, 127)
 
 
 #: The encodings by name.
 ENCODINGS: dict[str, type[Encoding]] = {"douzero": DouZeroEncoding, "compact": CompactEncoding}
+
+
+@functools.cache
+def global_state(variant: Variant) -> GlobalState:
+    """The global state's encoding of ``variant`` (full information: for centralised critics only)."""
+    return GlobalState(variant)
 
 
 @functools.cache

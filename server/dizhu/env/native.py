@@ -25,6 +25,7 @@ from dizhu.env.encodings import Encoding, encoding
 from dizhu.env.engine import Rules, native_tables
 from dizhu.env.game import Game
 from dizhu.env.info import SEEN_ARRAYS, Seen
+from dizhu.env.streams import table_generator
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules, RoundState, Settlement, Variant
 
 __all__ = ["NATIVE_ENCODING", "NativeGame", "NativeShard", "make_game"]
@@ -201,7 +202,7 @@ class NativeShard:
         )
         if tables is None:
             return None
-        rngs = [np.random.default_rng(config["seed"] + first + i) for i in range(count)]
+        rngs = [table_generator(config["seed"], first + i, config["epoch"]) for i in range(count)]
         return cls(tables, seen, encoding(config["encoding"], variant), rngs, buffers, rows)
 
     def _draw(self, i: int) -> None:

@@ -12,16 +12,25 @@ for that table. The results land in buffers allocated once (EnvPool's layout):
   ``terminated`` ``(num_envs,)``: a round that just ended and what it paid each seat (the
   table then starts its next round at once, and the observation is the new round's).
 
-``step(actions)`` is synchronous. ``send(actions)`` / ``recv()`` is asynchronous: with
-``workers=k`` the tables are split into ``k`` shards, each stepped apart: on a thread of
-this process that stays inside the engine where the native engine plays the tables and
-writes the DouZero observations (``dizhu.env.threads``), else by a process of its own
-writing into shared buffers; ``send`` returns at once, and ``recv`` waits for every shard.
-Two shards beat one step of every table from about a thousand tables (docs/benchmarks.md).
-``send(actions, shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's
-asynchronous mode): the caller chooses the actions of one shard while the others move.
-Illegal actions follow the environments' rule (the pass, else the lowest legal action).
-Table ``i`` is seeded with ``seed + i``.
+It is a Gymnasium ``VectorEnv``: ``reset(seed=s)`` deals every table the first round of its
+stream for ``s``, and ``step(actions)`` returns ``(observation, reward, terminated, truncated,
+info)`` where ``observation`` is ``{"observation", "action_mask"}`` of the seats to act (the
+buffers themselves: copy what you keep), ``reward`` the reward of the seat that just acted,
+``info["rewards"]`` every seat's and ``info["seat"]`` the seats to act now. A table whose round
+ends starts the next at once (``AutoresetMode.SAME_STEP``); the finished round's last
+observation is not kept (no seat is to act in it: its value is the reward).
+
+``send(actions)`` / ``recv()`` is the buffers' own loop, asynchronous: with ``workers=k`` the
+tables are split into ``k`` shards, each stepped apart: on a thread of this process that stays
+inside the engine where the native engine plays the tables and writes the DouZero
+observations (``dizhu.env.threads``), else by a process of its own writing into shared
+buffers; ``send`` returns at once, and ``recv`` waits for every shard. Two shards beat one
+step of every table from about a thousand tables (docs/benchmarks.md). ``send(actions,
+shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's asynchronous mode): the caller
+chooses the actions of one shard while the others move. Illegal actions follow the
+environments' rule (the pass, else the lowest legal action). Each table has a random stream of
+its own, derived from the seed and its index by SHA-256 (``dizhu.env.streams``): no table of
+one seed deals what a table of another deals.
 """
 
 from __future__ import annotations
@@ -34,12 +43,19 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 
+from dizhu.env.actions import action_table
+from dizhu.env.dou_dizhu_v0 import observation_space
 from dizhu.env.encodings import encoding
+from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import has_native_tables, rules
 from dizhu.env.game import Game
 from dizhu.env.info import Seen
 from dizhu.env.native import NATIVE_ENCODING, NativeShard
+from dizhu.env.streams import table_generator
 from dizhu.env.threads import ShardThreads
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
@@ -59,7 +75,7 @@ class _Tables:
             Game(variant, engine, house_rules=house, reward=config["reward"], seen=self.seen.rows(i, i + 1))
             for i in range(count)
         ]
-        self.rngs = [np.random.default_rng(config["seed"] + first + i) for i in range(count)]
+        self.rngs = [table_generator(config["seed"], first + i, config["epoch"]) for i in range(count)]
         self.first = first
         self.buffers = buffers
         self.rows = slice(first, first + count)
@@ -128,9 +144,11 @@ def _worker(connection: multiprocessing.connection.Connection, config: dict[str,
         memory.close()
 
 
-class VectorDouDizhuEnv:
+class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[np.int64], npt.NDArray[Any]]):
     """See the module docstring. ``workers=0``: every table in this process (``send`` then
     steps at once and ``recv`` returns the buffers)."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012 -- Gymnasium declares it so
 
     def __init__(
         self,
@@ -145,16 +163,20 @@ class VectorDouDizhuEnv:
     ) -> None:
         self.num_envs = num_envs
         self.variant = VARIANTS[variant]
-        config = {"variant": variant, "encoding": encoding, "reward": reward, "spring": spring,
-                  "engine": engine, "seed": seed}  # fmt: skip
-        from dizhu.env.actions import action_table
-        from dizhu.env.encodings import encoding as make_encoding
-
+        table_generator(seed, 0)  # a seed out of range is refused here, before any worker starts
+        self._config: dict[str, Any] = {"variant": variant, "encoding": encoding, "reward": reward, "spring": spring,
+                                        "engine": engine, "seed": seed, "epoch": 0}  # fmt: skip
+        self._workers = workers
         coder = make_encoding(encoding, self.variant)
+        actions = action_table(self.variant).size
+        self.single_observation_space = observation_space(coder, actions)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.single_action_space = spaces.Discrete(actions)
+        self.action_space = spaces.MultiDiscrete(np.full(num_envs, actions))
         shapes: dict[str, tuple[tuple[int, ...], Any]] = {
             "observation": ((num_envs, coder.size), np.int8),
-            "action_mask": ((num_envs, action_table(self.variant).size), np.int8),
-            "legal_actions": ((num_envs, action_table(self.variant).size), np.int32),
+            "action_mask": ((num_envs, actions), np.int8),
+            "legal_actions": ((num_envs, actions), np.int32),
             "legal_count": ((num_envs,), np.int32),
             "seat": ((num_envs,), np.int8),
             "rewards": ((num_envs, self.variant.players), np.float32),
@@ -163,20 +185,22 @@ class VectorDouDizhuEnv:
         }
         #: Native tables writing the DouZero encoding step with the interpreter's lock released:
         #: their shards run on threads of this process, with no copies and no messages.
-        threaded = bool(workers) and encoding == NATIVE_ENCODING and has_native_tables(rules(engine), self.variant)
+        self._threaded = (
+            bool(workers) and encoding == NATIVE_ENCODING and has_native_tables(rules(engine), self.variant)
+        )
         self._memories: list[shared_memory.SharedMemory] = []
         self._connections: list[multiprocessing.connection.Connection] = []
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self.buffers: dict[str, npt.NDArray[Any]] = {}
-        layout: dict[str, tuple[str, tuple[int, ...], str]] = {}
+        self._layout: dict[str, tuple[str, tuple[int, ...], str]] = {}
         for name, (shape, dtype) in shapes.items():
-            if workers and not threaded:
+            if workers and not self._threaded:
                 size = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
                 memory = shared_memory.SharedMemory(create=True, size=size)
                 self._memories.append(memory)
                 self.buffers[name] = np.ndarray(shape, dtype=dtype, buffer=memory.buf)
                 self.buffers[name].fill(0)
-                layout[name] = (memory.name, shape, np.dtype(dtype).str)
+                self._layout[name] = (memory.name, shape, np.dtype(dtype).str)
             else:
                 self.buffers[name] = np.zeros(shape, dtype=dtype)
         self._local: _Tables | NativeShard | None = None
@@ -184,15 +208,22 @@ class VectorDouDizhuEnv:
         self._threads: ShardThreads | None = None
         #: The tables each worker steps, as row slices of the buffers (one shard without workers).
         self.shards: list[slice] = [slice(0, num_envs)]
+        #: Whether no step was taken since the tables were dealt (a ``reset`` then keeps them).
+        self._fresh = True
+        self._open()
+
+    def _open(self) -> None:
+        """Deal every table the first round of its stream, in shards as ``workers`` asks."""
+        config, workers, num_envs = self._config, self._workers, self.num_envs
         if not workers:
             self._local = _shard(config, 0, num_envs, self.buffers)
             return
         self.shards = []
         bounds = np.linspace(0, num_envs, workers + 1).astype(int)
-        if threaded:
+        if self._threaded:
             native: list[NativeShard] = []
             for first, last in itertools.pairwise(bounds):
-                shard = NativeShard.make(rules(engine), config, int(first), int(last - first), self.buffers)
+                shard = NativeShard.make(rules(config["engine"]), config, int(first), int(last - first), self.buffers)
                 assert shard is not None  # has_native_tables said so
                 native.append(shard)
                 self.shards.append(slice(int(first), int(last)))
@@ -201,8 +232,8 @@ class VectorDouDizhuEnv:
         context = multiprocessing.get_context("spawn")
         for first, last in itertools.pairwise(bounds):
             ours, theirs = context.Pipe()
-            process = context.Process(target=_worker, args=(theirs, config, int(first), int(last - first), layout),
-                                      daemon=True)  # fmt: skip
+            arguments = (theirs, config, int(first), int(last - first), self._layout)
+            process = context.Process(target=_worker, args=arguments, daemon=True)
             process.start()
             self._connections.append(ours)
             self._processes.append(process)
@@ -210,6 +241,20 @@ class VectorDouDizhuEnv:
         for connection in self._connections:
             if connection.recv() != "ready":
                 raise RuntimeError("a worker failed to start")
+
+    def _shut(self) -> None:
+        """Stop the shards' threads or processes (the buffers stay)."""
+        if self._pending:
+            self.recv()
+        if self._threads is not None:
+            self._threads.close()
+            self._threads = None
+        for connection in self._connections:
+            connection.send("close")
+        for process in self._processes:
+            process.join(timeout=10)
+        self._connections, self._processes = [], []
+        self._local = None
 
     @property
     def observation(self) -> npt.NDArray[np.int8]:
@@ -219,6 +264,32 @@ class VectorDouDizhuEnv:
     def action_mask(self) -> npt.NDArray[np.int8]:
         return self.buffers["action_mask"]
 
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, npt.NDArray[np.int8]], dict[str, Any]]:
+        """Gymnasium's ``reset``: every table starts a round. ``seed``: each table's first round of
+        its stream for that seed; without one, the tables dealt since the last reset are kept if
+        nothing was stepped, else every table starts on a stream of its own not used before (the
+        next reset's streams of the same seed)."""
+        if isinstance(seed, list):
+            raise ValueError("a vector environment takes one seed: table i's stream is derived from it and i")
+        config = self._config
+        if seed is not None:
+            table_generator(seed, 0)
+            restart = not self._fresh or seed != config["seed"] or config["epoch"] != 0
+            config["seed"], config["epoch"] = seed, 0
+        else:
+            restart = not self._fresh
+            config["epoch"] += restart
+        if restart:
+            self._shut()
+            self._open()
+        self._fresh = True
+        return self._observations(), {"seat": self.buffers["seat"]}
+
+    def _observations(self) -> dict[str, npt.NDArray[np.int8]]:
+        return {"observation": self.buffers["observation"], "action_mask": self.buffers["action_mask"]}
+
     def send(self, actions: npt.ArrayLike, shard: int | None = None) -> None:
         """Start a step with one action per table (``shard``: only that shard's tables, one action
         each); returns at once with workers."""
@@ -227,6 +298,7 @@ class VectorDouDizhuEnv:
             raise RuntimeError("recv() the previous step of these tables first")
         rows = slice(None) if shard is None else self.shards[shard]
         self.buffers["actions"][rows] = actions
+        self._fresh = False
         for started in shards:
             self._pending.add(started)
             if self._threads is not None:
@@ -276,20 +348,27 @@ class VectorDouDizhuEnv:
             raise error
         return shard
 
-    def step(self, actions: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
-        """``send(actions)`` then ``recv()``."""
+    def step(
+        self, actions: npt.ArrayLike
+    ) -> tuple[
+        dict[str, npt.NDArray[np.int8]],
+        npt.NDArray[np.float32],
+        npt.NDArray[np.bool_],
+        npt.NDArray[np.bool_],
+        dict[str, Any],
+    ]:
+        """Gymnasium's ``step``: ``send(actions)`` then ``recv()``, as ``(observation, reward,
+        terminated, truncated, info)``. The reward is the acting seat's, ``info["rewards"]`` every
+        seat's, ``info["seat"]`` the seat to act now (see the module docstring)."""
+        acted = self.buffers["seat"].astype(np.intp)
         self.send(actions)
-        return self.recv()
+        buffers = self.recv()
+        reward = buffers["rewards"][np.arange(self.num_envs), acted]
+        infos = {"seat": buffers["seat"], "rewards": buffers["rewards"]}
+        return self._observations(), reward, buffers["terminated"], np.zeros(self.num_envs, dtype=np.bool_), infos
 
-    def close(self) -> None:
-        if self._threads is not None:
-            self._threads.close()
-            self._threads = None
-        for connection in self._connections:
-            connection.send("close")
-        for process in self._processes:
-            process.join(timeout=10)
-        self._connections, self._processes = [], []
+    def close_extras(self, **kwargs: Any) -> None:
+        self._shut()
         self.buffers = {}
         for memory in self._memories:
             memory.close()
