@@ -33,6 +33,7 @@ from protobuf.wkt import Any as AnyDetail
 
 from dizhu.service.registration import DEFAULT_MAX_REQUEST_BYTES, Encoded, transport_cap
 from dizhu.web.codecs import request_codecs
+from dizhu.web.encodings import announced_compression_only, request_compressions
 
 __all__ = ["Registration", "WebServicerContext", "connect_application", "method_info"]
 
@@ -296,13 +297,14 @@ def connect_application(
     stopping: asyncio.Event,
     *,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-) -> ConnectASGIApplication[Any]:
+) -> Callable[..., Awaitable[None]]:
     """An ASGI application serving ``services`` over gRPC-Web and Connect.
 
     ``registrations`` are the servicers and their generated ``add_*_to_server`` functions,
     ``interceptors`` the gRPC server's. Once ``stopping`` is set, open streams end with
     UNAVAILABLE (clients resume elsewhere). Requests are decoded and limited to
-    ``max_request_bytes`` as on the gRPC side (:mod:`dizhu.web.codecs`).
+    ``max_request_bytes`` as on the gRPC side (:mod:`dizhu.web.codecs`), and never
+    decompressed past it (:mod:`dizhu.web.encodings`).
     """
     methods = _Methods(registrations, interceptors, stopping)
 
@@ -320,9 +322,11 @@ def connect_application(
                     table[path] = Endpoint.unary(info, methods.unary(path))
         return table
 
-    return _ConnectApplication(
+    application = _ConnectApplication(
         service=methods,
         endpoints=endpoints,
         codecs=request_codecs(max_request_bytes),
+        compressions=request_compressions(max_request_bytes),
         read_max_bytes=transport_cap(max_request_bytes),
     )
+    return announced_compression_only(application)

@@ -1,0 +1,188 @@
+"""Hostile HTTP benchmark: compressed request bombs against the HTTP port, and a bystander's
+``GetTable`` latency over gRPC and over HTTP meanwhile.
+
+The referee runs as ``dizhu serve --http-address ...`` in its own process over a Redis started
+here. The bystander, in this process, reads its table (``GetTable`` with its seat token) every
+``--interval`` ms over gRPC and, at the same time, over Connect (binary, one keep-alive HTTP/1.1
+connection): first with nobody else calling (idle), then while ``--attackers`` processes each
+send one bomb a second on a connection of its own: a Connect JSON ``Play`` whose body is
+about 1 MB of JSON (20,000 cards) gzip-compressed to a few KB. Printed: the bystander's
+p50/p99 per side, idle and under attack, their ratios, how many answers each side got, and
+what the bombs were answered.
+
+Run: ``python bench/bench_hostile_http.py [--seconds 10] [--attackers 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import http.client
+import json
+import multiprocessing
+import statistics
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import grpc
+
+from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.testing import free_port, serve_process
+from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
+
+pb = table_service_pb2
+#: Cards in a bomb: about 1 MB of JSON, under the 1 MiB the transport reads.
+_BOMB_CARDS = 20_000
+
+
+def bomb() -> bytes:
+    """A Connect JSON ``PlayRequest`` of ``_BOMB_CARDS`` cards, gzip-compressed."""
+    card = {"rank": "RANK_ACE", "suit": "SUIT_SPADES"}
+    text = json.dumps(
+        {"tableId": "t", "requestId": uuid.uuid4().hex, "expectedVersion": 1, "cards": [card] * _BOMB_CARDS}
+    ).encode()
+    return gzip.compress(text, compresslevel=9)
+
+
+def _attacker(port: int, seconds: float, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    """One bomb a second on one connection for ``seconds``; how each was answered."""
+    body = bomb()
+    headers = {"content-type": "application/json", "content-encoding": "gzip", "connection": "keep-alive"}
+    outcomes: Counter[str] = Counter()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        sent = time.monotonic()
+        try:
+            connection.request("POST", "/dizhu.v1.TableService/Play", body=body, headers=headers)
+            response = connection.getresponse()
+            answer = response.read()
+            code = json.loads(answer).get("code", "ok") if answer.startswith(b"{") else str(response.status)
+            outcomes[f"{response.status} {code}"] += 1
+        except (OSError, http.client.HTTPException) as error:
+            outcomes[type(error).__name__] += 1
+            connection.close()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        time.sleep(max(0.0, 1.0 - (time.monotonic() - sent)))
+    connection.close()
+    queue.put(dict(outcomes))
+
+
+async def _grpc_bystander(target: str, table_id: str, token: str, seconds: float, interval_s: float) -> list[float]:
+    latencies: list[float] = []
+    metadata = (("authorization", f"Bearer {token}"),)
+    async with grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+        stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        request = pb.GetTableRequest(table_id=table_id)
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            start = time.perf_counter()
+            await stub.GetTable(request, metadata=metadata, timeout=60)
+            latencies.append(time.perf_counter() - start)
+            await asyncio.sleep(interval_s)
+    return latencies
+
+
+def _http_bystander(port: int, table_id: str, token: str, seconds: float, interval_s: float) -> list[float]:
+    """GetTable over Connect (binary) on one keep-alive connection (run in a thread)."""
+    latencies: list[float] = []
+    body = pb.GetTableRequest(table_id=table_id).SerializeToString()
+    headers = {"content-type": "application/proto", "authorization": f"Bearer {token}"}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    until = time.monotonic() + seconds
+    try:
+        while time.monotonic() < until:
+            start = time.perf_counter()
+            connection.request("POST", "/dizhu.v1.TableService/GetTable", body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            if response.status != 200:
+                raise RuntimeError(f"GetTable over HTTP answered {response.status}")
+            latencies.append(time.perf_counter() - start)
+            time.sleep(interval_s)
+    finally:
+        connection.close()
+    return latencies
+
+
+async def _both_bystanders(
+    target: str, port: int, table: tuple[str, str], seconds: float, interval_s: float
+) -> tuple[list[float], list[float]]:
+    table_id, token = table
+    return await asyncio.gather(
+        _grpc_bystander(target, table_id, token, seconds, interval_s),
+        asyncio.to_thread(_http_bystander, port, table_id, token, seconds, interval_s),
+    )
+
+
+async def _table(target: str) -> tuple[str, str]:
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        created = await stub.CreateTable(
+            pb.CreateTableRequest(
+                request_id=uuid.uuid4().hex,
+                settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER),
+                player_names=["i", "j", "k"],
+            )
+        )
+        return created.table_id, created.seat_tokens[0].token
+
+
+def _percentiles(latencies: list[float]) -> tuple[float, float]:
+    ordered = sorted(latencies)
+    return statistics.median(ordered) * 1000, ordered[int(0.99 * (len(ordered) - 1))] * 1000
+
+
+def _report(side: str, idle: list[float], attacked: list[float]) -> None:
+    idle_p50, idle_p99 = _percentiles(idle)
+    p50, p99 = _percentiles(attacked)
+    print(f"  {side:5s} GetTable idle:         p50 {idle_p50:8.2f} ms   p99 {idle_p99:8.2f} ms   ({len(idle)} answers)")
+    print(f"  {side:5s} GetTable under bombs:  p50 {p50:8.2f} ms   p99 {p99:8.2f} ms   ({len(attacked)} answers)")
+    print(f"  {side:5s} under bombs / idle:    p50 {p50 / idle_p50:.1f}x   p99 {p99 / idle_p99:.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=10, help="length of each phase (default 10)")
+    parser.add_argument("--attackers", type=int, default=2, help="processes sending one bomb a second (default 2)")
+    parser.add_argument("--interval", type=float, default=20, help="ms between a bystander's calls (default 20)")
+    args = parser.parse_args()
+    size = len(bomb())
+    print(f"bomb: a Connect JSON Play of {_BOMB_CARDS:,} cards, {size:,} bytes gzip-compressed")
+    http_port = free_port()
+    flags = ["--log-level", "error", "--http-address", f"127.0.0.1:{http_port}"]
+    interval = args.interval / 1000
+    with (
+        tempfile.TemporaryDirectory() as data,
+        EmbeddedRedis(Path(data), appendonly=False) as store,
+        serve_process(store.url, args=flags) as referee,
+    ):
+        table = asyncio.run(_table(referee.target))
+        idle = asyncio.run(_both_bystanders(referee.target, http_port, table, args.seconds, interval))
+        context = multiprocessing.get_context("spawn")
+        queue: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
+        attackers = [
+            context.Process(target=_attacker, args=(http_port, args.seconds + 1, queue)) for _ in range(args.attackers)
+        ]
+        for attacker in attackers:
+            attacker.start()
+        time.sleep(0.5)
+        attacked = asyncio.run(_both_bystanders(referee.target, http_port, table, args.seconds, interval))
+        outcomes: Counter[str] = Counter()
+        for _ in attackers:
+            outcomes.update(queue.get(timeout=120))
+        for attacker in attackers:
+            attacker.join()
+    print(f"{args.attackers} attackers, one bomb a second each, for {args.seconds:g} s", end="; ")
+    print(f"a bystander call every {args.interval:g} ms")
+    _report("gRPC", idle[0], attacked[0])
+    _report("HTTP", idle[1], attacked[1])
+    print("  bombs answered: " + ", ".join(f"{outcome} x{count}" for outcome, count in sorted(outcomes.items())))
+
+
+if __name__ == "__main__":
+    main()
