@@ -245,6 +245,13 @@ pub fn read(counts: &Counts, variant: &Variant) -> Result<Combo, String> {
             ));
         }
     }
+    let most = variant.hand_size + variant.kitty_size;
+    if n > most {
+        // Decision (larger than a hand): the sizes of section 6 are those one hand can hold.
+        return Err(format!(
+            "a combination never uses more cards than one hand holds ({most} cards)"
+        ));
+    }
     let key = pack(counts);
     let size = n as u8;
     let make = |kind: Kind, main: usize| {

@@ -54,6 +54,12 @@ proptest! {
             prop_assert!(seen.insert(play.key), "a play listed twice: {:?}", play);
             let counts = play.counts();
             prop_assert!((0..RANKS).all(|rank| counts[rank] <= hand[rank]), "not held: {:?}", play);
+            // A hand here may hold more than a landlord's, and so list sets no hand can play:
+            // those are no combination (rules.md §6, Decision "larger than a hand").
+            if usize::from(play.size) > variant.hand_size + variant.kitty_size {
+                prop_assert!(read(&counts, &variant).is_err());
+                continue;
+            }
             prop_assert_eq!(read(&counts, &variant), Ok(*play));
             if let Some(to_beat) = &to_beat {
                 prop_assert!(beats(play, to_beat), "{:?} does not beat {:?}", play, to_beat);

@@ -83,14 +83,20 @@ class TestCoverage:
         # Not near misses in 4p: single wings and quad + two are not played there (4p has
         # near.airplane-singles and near.quad-two-* instead), and two decks make five 3s a
         # bomb and two black jokers a pair (classify.4p.bomb-5-not-trio-pair, pair-black-jokers).
+        # A 4p hand holds 33 cards, not 20: its sets larger than a hand are others
+        # (near.over-a-hand.trio-sequence-12, near.over-a-hand.airplane-pairs-7).
         three_player_only = {
             "near.airplane-both-jokers",
             "near.airplane-pair-wing-as-singles",
             "near.quad-both-jokers",
             "near.quad-pair-single",
+            "near.quad-pair-as-two-singles",
             "near.five-threes",
             "near.two-black-jokers",
-            "near.trio-pair-same-rank",
+            "near.over-a-hand.trio-sequence-7",
+            "near.over-a-hand.pair-sequence-11",
+            "near.over-a-hand.airplane-singles-6",
+            "near.over-a-hand.airplane-pairs-5",
         }
         assert three_player_only <= near["3p"]
         assert near["3p"] - three_player_only <= near["4p"]

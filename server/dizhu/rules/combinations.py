@@ -106,6 +106,9 @@ def _read_python(ranks: tuple[Rank, ...], variant: Variant) -> Combination | str
         limit = variant.copies(counted)
         if count > limit:
             return f"the {variant.name} deck holds only {limit} {RANKS[counted].symbol}"
+    if n > variant.landlord_hand_size:
+        # Decision (larger than a hand): the sizes of section 6 are those one hand can hold.
+        return f"a combination never uses more cards than one hand holds ({variant.landlord_hand_size} cards)"
     kinds = variant.kinds
     if len(counts) == 1:
         only = ranks[0]
