@@ -33,3 +33,9 @@ def referee(redis_url: str) -> Iterator[str]:
 def go_bot() -> list[str]:
     """The command of clients/go's bot, built."""
     return polyglot_builds.build_go()
+
+
+@pytest.fixture(scope="session")
+def java_bot() -> list[str]:
+    """The command of clients/java's bot, built."""
+    return polyglot_builds.build_java()

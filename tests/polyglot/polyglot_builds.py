@@ -85,3 +85,33 @@ def build_go() -> list[str]:
         binary = folder / "dizhu-bot"
         run([go, "build", "-o", str(binary), "./cmd/dizhu-bot"], cwd=CLIENTS / "go")
     return [str(binary)]
+
+
+def newer_than_sources(output: Path, *sources: Path) -> bool:
+    """Whether ``output`` exists and no file under ``sources`` changed since it was built (as make decides)."""
+    if not output.exists():
+        return False
+    built = output.stat().st_mtime
+    files = (path for source in sources for path in ([source] if source.is_file() else source.rglob("*")))
+    return all(path.stat().st_mtime <= built for path in files if path.is_file())
+
+
+DEBIAN_JAVA = (
+    "install a JDK >= 17, Maven and Debian's gRPC Java plugin "
+    "(apt-get install default-jdk-headless maven protobuf-compiler protobuf-compiler-grpc-java-plugin; "
+    "clients/java/README.md)"
+)
+
+
+def build_java() -> list[str]:
+    """clients/java: ``mvn package`` (protoc from Maven Central, grpc_java_plugin from Debian), a shaded jar."""
+    java = require("java", DEBIAN_JAVA)
+    mvn = require("mvn", DEBIAN_JAVA)
+    require("protoc", DEBIAN_JAVA)
+    require("grpc_java_plugin", DEBIAN_JAVA)
+    project = CLIENTS / "java"
+    jar = project / "target" / "dizhu-bot.jar"
+    with build_lock("java"):
+        if not newer_than_sources(jar, project / "pom.xml", project / "src", ROOT / "proto" / "dizhu"):
+            run([mvn, "-q", "-B", "package"], cwd=project)
+    return [java, "-jar", str(jar)]

@@ -1,0 +1,309 @@
+package dizhu.bot;
+
+import dizhu.v1.BidRequest;
+import dizhu.v1.Card;
+import dizhu.v1.CardSet;
+import dizhu.v1.CreateTableRequest;
+import dizhu.v1.GetTableRequest;
+import dizhu.v1.JoinTableRequest;
+import dizhu.v1.JoinTableResponse;
+import dizhu.v1.LegalMove;
+import dizhu.v1.ListLegalMovesRequest;
+import dizhu.v1.ListLegalMovesResponse;
+import dizhu.v1.Phase;
+import dizhu.v1.PlayRequest;
+import dizhu.v1.SeatView;
+import dizhu.v1.SettleRequest;
+import dizhu.v1.SettleResponse;
+import dizhu.v1.TableSettings;
+import dizhu.v1.TableView;
+import dizhu.v1.TrickPlay;
+import dizhu.v1.Variant;
+import dizhu.v1.WatchTableRequest;
+import dizhu.v1.WatchTableResponse;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * Plays a seat of a dizhu table at random among the legal choices, through the referee's gRPC API
+ * (docs/api.md), until the table closes.
+ *
+ * <pre>
+ *   java -jar dizhu-bot.jar --create [--variant 3p|4p] [--rounds 1]    create a table, print {"table_id": ...}
+ *   java -jar dizhu-bot.jar --table ID [--name NAME | --token TOKEN]  take a seat (or play a token's) to the end
+ * </pre>
+ *
+ * Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
+ * DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints {"table_id",
+ * "seat", "decisions", "balances"} as one line of JSON.
+ */
+public final class DizhuBot {
+  /** Refusals that mean the table moved on (the clock acted, a round ended): read it, decide again. */
+  private static final Set<String> MOVED_ON = Set.of("STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE", "TABLE_CLOSED");
+
+  private final Referee referee;
+  private final String tableId;
+  private final Random random;
+  private final Object changed = new Object();
+  private long latestVersion;
+  private boolean streamEnded;
+  private RuntimeException streamError;
+  private int decisions;
+  private long settledRound;
+
+  private DizhuBot(Referee referee, String tableId, long seed) {
+    this.referee = referee;
+    this.tableId = tableId;
+    this.random = new Random(seed);
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> env = System.getenv();
+    String target = env.getOrDefault("DIZHU_TARGET", "127.0.0.1:50051");
+    String tableId = env.getOrDefault("DIZHU_TABLE_ID", "");
+    String token = env.getOrDefault("DIZHU_SEAT_TOKEN", "");
+    String name = env.getOrDefault("DIZHU_ENTRANT", "java-bot");
+    String apiKey = env.getOrDefault("DIZHU_API_KEY", "");
+    String variant = "3p";
+    int rounds = 1;
+    boolean create = false;
+    Long seed = null;
+    for (int i = 0; i < args.length; i++) {
+      String flag = args[i];
+      if (flag.equals("--create")) {
+        create = true;
+        continue;
+      }
+      if (i + 1 >= args.length) {
+        usage();
+      }
+      String value = args[++i];
+      switch (flag) {
+        case "--target" -> target = value;
+        case "--table" -> tableId = value;
+        case "--token" -> token = value;
+        case "--name" -> name = value;
+        case "--api-key" -> apiKey = value;
+        case "--variant" -> variant = value;
+        case "--rounds" -> rounds = Integer.parseInt(value);
+        case "--seed" -> seed = Long.parseLong(value);
+        default -> usage();
+      }
+    }
+    try (Referee referee = new Referee(target, env.containsKey("DIZHU_TLS"), env.get("DIZHU_TLS_CA"))) {
+      if (create) {
+        if (!variant.equals("3p") && !variant.equals("4p")) {
+          usage();
+        }
+        if (!apiKey.isEmpty()) {
+          referee.useApiKey(apiKey);
+        }
+        CreateTableRequest request = CreateTableRequest.newBuilder()
+            .setRequestId(Referee.newRequestId())
+            .setSettings(TableSettings.newBuilder()
+                .setVariant(variant.equals("4p") ? Variant.VARIANT_FOUR_PLAYER : Variant.VARIANT_THREE_PLAYER)
+                .setRoundLimit(rounds))
+            .build();
+        String id = fail("CreateTable", () ->
+            referee.call("CreateTable", referee.tables(), stub -> stub.createTable(request)).getTableId());
+        System.out.println("{\"table_id\":\"" + id + "\"}");
+        return;
+      }
+      if (tableId.isEmpty()) {
+        usage();
+      }
+      if (token.isEmpty()) {
+        // A JoinTable whose deadline passes may have taken a seat: the same request_id sent
+        // again returns that seat instead of taking a second one.
+        JoinTableRequest join = JoinTableRequest.newBuilder()
+            .setTableId(tableId).setRequestId(Referee.newRequestId()).setPlayerName(name).build();
+        JoinTableResponse joined = fail("JoinTable", () ->
+            referee.call("JoinTable", referee.tables(), stub -> stub.joinTable(join)));
+        token = joined.getSeatToken();
+        System.err.printf("joined table %s at seat %d as %s%n", tableId, joined.getSeat(), name);
+      }
+      referee.useToken(token);
+      DizhuBot bot = new DizhuBot(referee, tableId, seed != null ? seed : (tableId + "/" + name + "/" + token).hashCode());
+      String table = tableId;
+      TableView view = fail("playing table " + table, bot::play);
+      List<String> balances = new ArrayList<>();
+      for (SeatView seat : view.getSeatsList()) {
+        balances.add(Long.toString(seat.getBalance()));
+      }
+      System.out.printf("{\"table_id\":\"%s\",\"seat\":%d,\"decisions\":%d,\"balances\":[%s]}%n",
+          tableId, view.getYourSeat(), bot.decisions, String.join(",", balances));
+    }
+  }
+
+  private static void usage() {
+    System.err.println("usage: dizhu-bot --create [--variant 3p|4p] [--rounds N] | --table ID [--name NAME | --token TOKEN]");
+    System.exit(2);
+  }
+
+  private interface Step<T> {
+    T run();
+  }
+
+  /** The step's result, or exit status 1 with the refusal's status, reason and metadata. */
+  private static <T> T fail(String what, Step<T> step) {
+    try {
+      return step.run();
+    } catch (StatusRuntimeException error) {
+      System.err.println(what + ": " + Referee.ErrorDetails.of(error));
+      System.exit(1);
+      return null;
+    }
+  }
+
+  private TableView read() {
+    GetTableRequest request = GetTableRequest.newBuilder().setTableId(tableId).build();
+    return referee.call("GetTable", referee.tables(), stub -> stub.getTable(request)).getTable();
+  }
+
+  /**
+   * Follows the table with WatchTable and tells of every new version; a lost stream is opened
+   * again (the bot reads the table with GetTable anyway, so it needs no resume point).
+   */
+  private void follow() {
+    int failures = 0;
+    while (true) {
+      try {
+        Iterator<WatchTableResponse> events =
+            referee.tables().watchTable(WatchTableRequest.newBuilder().setTableId(tableId).build());
+        while (events.hasNext()) {
+          long version = events.next().getEvent().getVersion();
+          failures = 0;
+          synchronized (changed) {
+            latestVersion = Math.max(latestVersion, version);
+            changed.notifyAll();
+          }
+        }
+        break; // OK: after TableClosed
+      } catch (StatusRuntimeException error) {
+        Status.Code code = error.getStatus().getCode();
+        boolean transient_ = code == Status.Code.UNAVAILABLE || code == Status.Code.CANCELLED
+            || code == Status.Code.DEADLINE_EXCEEDED;
+        if (!transient_ || ++failures > 8) {
+          synchronized (changed) {
+            streamError = error;
+          }
+          break;
+        }
+        try {
+          Thread.sleep(100L * failures);
+        } catch (InterruptedException interrupted) {
+          return;
+        }
+      }
+    }
+    synchronized (changed) {
+      streamEnded = true;
+      changed.notifyAll();
+    }
+  }
+
+  /** Returns once the table's version is past {@code seen}, or its stream ended. */
+  private void waitBeyond(long seen) throws InterruptedException {
+    synchronized (changed) {
+      while (latestVersion <= seen && !streamEnded) {
+        changed.wait();
+      }
+      if (streamEnded && streamError != null && latestVersion <= seen) {
+        throw streamError;
+      }
+    }
+  }
+
+  /** Plays the seat until the table closes; the closed table's view. */
+  private TableView play() {
+    Thread follower = new Thread(this::follow, "watch-table");
+    follower.setDaemon(true);
+    follower.start();
+    TableView view = read();
+    while (view.getPhase() != Phase.PHASE_CLOSED) {
+      try {
+        TableView after = act(view);
+        if (after != null) {
+          decisions++;
+          view = after;
+          continue;
+        }
+        waitBeyond(view.getVersion());
+      } catch (StatusRuntimeException error) {
+        Referee.ErrorDetails details = Referee.ErrorDetails.of(error);
+        if (!MOVED_ON.contains(details.reason)) {
+          throw error;
+        }
+        System.err.printf("seat %d: %s; reading the table again%n", view.getYourSeat(), details);
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(interrupted);
+      }
+      view = read();
+    }
+    return view;
+  }
+
+  /** Makes the seat's decision if the table waits for one; null if it does not. */
+  private TableView act(TableView view) {
+    String requestId = Referee.newRequestId();
+    if (view.getPhase() == Phase.PHASE_ROUND_OVER && view.getLastSettlement().getRound() > settledRound) {
+      SettleRequest request = SettleRequest.newBuilder().setTableId(tableId).setRequestId(requestId).build();
+      SettleResponse settled = referee.call("Settle", referee.tables(), stub -> stub.settle(request));
+      settledRound = settled.getSettlement().getRound();
+      return settled.getTable();
+    }
+    // turn_seat and your_seat are optional: getTurnSeat() reads 0 when unset, which is seat
+    // 0's number. Ask for presence first.
+    if (!view.hasTurnSeat() || !view.hasYourSeat() || view.getTurnSeat() != view.getYourSeat()) {
+      return null;
+    }
+    if (view.getPhase() == Phase.PHASE_AUCTION) {
+      List<Integer> amounts = new ArrayList<>(List.of(0));
+      for (int amount = view.getHighestBid() + 1; amount <= 3; amount++) {
+        amounts.add(amount);
+      }
+      BidRequest request = BidRequest.newBuilder().setTableId(tableId).setRequestId(requestId)
+          .setExpectedVersion(view.getVersion()).setAmount(amounts.get(random.nextInt(amounts.size()))).build();
+      return referee.call("Bid", referee.tables(), stub -> stub.bid(request)).getTable();
+    }
+    if (view.getPhase() == Phase.PHASE_PLAY) {
+      ListLegalMovesRequest.Builder ask = ListLegalMovesRequest.newBuilder()
+          .setVariant(view.getSettings().getVariant())
+          .setHand(CardSet.newBuilder().addAllCards(view.getYourHandList()));
+      List<Card> toBeat = toBeat(view);
+      if (toBeat != null) {
+        ask.setToBeat(CardSet.newBuilder().addAllCards(toBeat));
+      }
+      ListLegalMovesResponse legal = referee.call("ListLegalMoves", referee.rules(), stub -> stub.listLegalMoves(ask.build()));
+      List<List<Card>> choices = new ArrayList<>();
+      for (LegalMove move : legal.getMovesList()) {
+        choices.add(move.getCardsList());
+      }
+      if (legal.getCanPass() || choices.isEmpty()) {
+        choices.add(List.of()); // a pass
+      }
+      PlayRequest request = PlayRequest.newBuilder().setTableId(tableId).setRequestId(requestId)
+          .setExpectedVersion(view.getVersion()).addAllCards(choices.get(random.nextInt(choices.size()))).build();
+      return referee.call("Play", referee.tables(), stub -> stub.play(request)).getTable();
+    }
+    return null;
+  }
+
+  /** The trick's latest play by another seat; null when the bot leads. */
+  private static List<Card> toBeat(TableView view) {
+    List<TrickPlay> plays = view.getTrick().getPlaysList();
+    for (int i = plays.size() - 1; i >= 0; i--) {
+      if (plays.get(i).getCardsCount() > 0) {
+        return plays.get(i).getSeat() == view.getYourSeat() ? null : plays.get(i).getCardsList();
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,182 @@
+package dizhu.bot;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.BadRequest;
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
+import dizhu.v1.RulesServiceGrpc;
+import dizhu.v1.TableServiceGrpc;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.AbstractStub;
+import io.grpc.stub.MetadataUtils;
+import java.io.File;
+import java.io.IOException;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/** One connection to a dizhu referee, the seat token the bot acts with, and how calls are retried. */
+final class Referee implements AutoCloseable {
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+  private static final Metadata.Key<String> API_KEY =
+      Metadata.Key.of("x-api-key", Metadata.ASCII_STRING_MARSHALLER);
+
+  private final ManagedChannel channel;
+  private final Metadata headers = new Metadata();
+  /** Each attempt of a call gets this long; one that runs past it is sent again, same request_id. */
+  private final long callTimeoutMs = 10_000;
+
+  Referee(String target, boolean tls, String caFile) throws IOException {
+    ChannelCredentials credentials = InsecureChannelCredentials.create();
+    if (tls) {
+      TlsChannelCredentials.Builder builder = TlsChannelCredentials.newBuilder();
+      if (caFile != null && !caFile.isEmpty()) {
+        builder.trustManager(new File(caFile));
+      }
+      credentials = builder.build();
+    }
+    channel = Grpc.newChannelBuilder(target, credentials).build();
+  }
+
+  /** Acts with this seat token from now on: `authorization: Bearer <token>` on every call. */
+  void useToken(String token) {
+    headers.removeAll(AUTHORIZATION);
+    headers.put(AUTHORIZATION, "Bearer " + token);
+  }
+
+  void useApiKey(String key) {
+    headers.put(API_KEY, key);
+  }
+
+  TableServiceGrpc.TableServiceBlockingStub tables() {
+    return withHeaders(TableServiceGrpc.newBlockingStub(channel));
+  }
+
+  RulesServiceGrpc.RulesServiceBlockingStub rules() {
+    return withHeaders(RulesServiceGrpc.newBlockingStub(channel));
+  }
+
+  private <S extends AbstractStub<S>> S withHeaders(S stub) {
+    return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+  }
+
+  static String newRequestId() {
+    byte[] bytes = new byte[16];
+    RANDOM.nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
+  }
+
+  /**
+   * Runs one RPC on a stub with a fresh deadline, sending the very same request again while the
+   * failure says it may not have been applied (a deadline, a lost connection) or asks to come
+   * back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay).
+   */
+  <S extends AbstractStub<S>, R> R call(String name, S stub, Function<S, R> rpc) {
+    long delayMs = 100;
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return rpc.apply(stub.withDeadlineAfter(callTimeoutMs, TimeUnit.MILLISECONDS));
+      } catch (StatusRuntimeException error) {
+        ErrorDetails details = ErrorDetails.of(error);
+        if (attempt == 8 || !details.retryable()) {
+          throw error;
+        }
+        long waitMs = Math.max(delayMs, details.retryDelayMs);
+        System.err.printf("%s: %s; sending it again with the same request_id in %d ms%n", name, details, waitMs);
+        try {
+          Thread.sleep(waitMs);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw error;
+        }
+        delayMs = Math.min(2 * delayMs, 2_000);
+      }
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+  }
+
+  /** What a refusal says in its google.rpc.Status details (docs/api.md, "Errors"). */
+  static final class ErrorDetails {
+    final Status.Code code;
+    final String message;
+    /** ErrorInfo.reason: the ErrorReason's name without ERROR_REASON_, or the code's name. */
+    final String reason;
+    final Map<String, String> metadata = new TreeMap<>();
+    final StringBuilder violations = new StringBuilder();
+    long retryDelayMs;
+
+    private ErrorDetails(Status status, String reason) {
+      this.code = status.getCode();
+      this.message = status.getDescription() == null ? "" : status.getDescription();
+      this.reason = reason;
+    }
+
+    static ErrorDetails of(Throwable error) {
+      Status status = Status.fromThrowable(error);
+      com.google.rpc.Status details = StatusProto.fromThrowable(error);
+      String reason = status.getCode().name();
+      ErrorInfo info = null;
+      BadRequest badRequest = null;
+      RetryInfo retry = null;
+      if (details != null) {
+        try {
+          for (Any any : details.getDetailsList()) {
+            if (any.is(ErrorInfo.class)) {
+              info = any.unpack(ErrorInfo.class);
+              reason = info.getReason();
+            } else if (any.is(BadRequest.class)) {
+              badRequest = any.unpack(BadRequest.class);
+            } else if (any.is(RetryInfo.class)) {
+              retry = any.unpack(RetryInfo.class);
+            }
+          }
+        } catch (InvalidProtocolBufferException malformed) {
+          // A detail that does not decode tells nothing more than the status code.
+        }
+      }
+      ErrorDetails result = new ErrorDetails(status, reason);
+      if (info != null) {
+        result.metadata.putAll(info.getMetadataMap());
+      }
+      if (badRequest != null) {
+        badRequest.getFieldViolationsList().forEach(v ->
+            result.violations.append(" [").append(v.getField()).append(": ").append(v.getDescription()).append(']'));
+      }
+      if (retry != null) {
+        result.retryDelayMs = retry.getRetryDelay().getSeconds() * 1000 + retry.getRetryDelay().getNanos() / 1_000_000;
+      }
+      return result;
+    }
+
+    boolean retryable() {
+      return code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED
+          || code == Status.Code.CANCELLED || reason.equals("RATE_LIMITED") || reason.equals("STORE_FULL");
+    }
+
+    /** Like "FAILED_PRECONDITION NOT_YOUR_TURN: ... table_id=abc turn_seat=2". */
+    @Override
+    public String toString() {
+      StringBuilder line = new StringBuilder(code.name()).append(' ').append(reason).append(": ").append(message);
+      metadata.forEach((key, value) -> line.append(' ').append(key).append('=').append(value));
+      return line.append(violations).toString();
+    }
+  }
+}
