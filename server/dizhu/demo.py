@@ -62,6 +62,11 @@ def _kind(combination: cards_pb2.Combination) -> str:
     return name.removeprefix("COMBINATION_KIND_").lower().replace("_", " ")
 
 
+def _late(timed_out: bool) -> str:
+    """What a decision the clock made for its seat says of it (the web table's words)."""
+    return " (time ran out)" if timed_out else ""
+
+
 class Narrator:
     """Turns the table's public events (``WatchTable``, as a spectator) into lines of text.
 
@@ -81,12 +86,19 @@ class Narrator:
         self.closed = view.phase == table_pb2.PHASE_CLOSED
         #: The latest deal narrated, as (round, deal number): deal numbers count within a round.
         self._shown_deal = (0, 0)
-        self._round = view.round
-        self._redeals = view.redeals
         self._commitments: dict[tuple[int, int], bytes] = {}
-        self._landlord: int | None = None
-        self._stake = 0
+        self._landlord: int | None = view.landlord_seat if view.HasField("landlord_seat") else None
+        self._stake = view.stake
         self._trick_leader: int | None = None
+        #: The decisions (bids, plays, passes) narrated in the deal of ``_shown_deal``.
+        self._decisions = 0
+        #: The latest round whose end was narrated.
+        self._ended_round = view.last_settlement.round
+        if view.phase == table_pb2.PHASE_PLAY:
+            self._shown_deal = (view.round, view.deal_number)
+            self._commitments[self._shown_deal] = view.seed_commitment
+        if view.phase in (table_pb2.PHASE_AUCTION, table_pb2.PHASE_PLAY):
+            self._decisions = sum(1 for action in view.history if action.deal_number == view.deal_number)
         if view.phase == table_pb2.PHASE_AUCTION:
             self._deal_header(
                 view.round,
@@ -120,6 +132,7 @@ class Narrator:
         self._shown_deal = (round_number, deal_number)
         self._commitments[round_number, deal_number] = commitment
         self._landlord = None
+        self._decisions = 0
         redeal = f", redeal {redeals}" if redeals else ""
         self.write("")
         self.write(f"=== Round {round_number} (deal {deal_number}{redeal}) ===")
@@ -133,20 +146,26 @@ class Narrator:
         kind = event.WhichOneof("payload")
         if kind == "deal_started":
             deal = event.deal_started
-            self._redeals = self._redeals + 1 if deal.round == self._round else 0
-            self._round = deal.round
             self._deal_header(
                 deal.round,
                 deal.deal_number,
-                self._redeals,
+                deal.deal_number - 1,
                 deal.dealer_seat,
                 deal.face_up_seat,
                 deal.face_up_card,
                 deal.seed_commitment,
             )
+        elif kind == "seat_joined":
+            joined = event.seat_joined
+            self.names[joined.seat] = joined.player_name
+            self.write(f"{self.who(joined.seat, role=False)} takes a seat.")
+        elif kind == "seat_left":
+            self.write(f"{self.who(event.seat_left.seat, role=False)} leaves the table.")
         elif kind == "bid_made":
             bid = event.bid_made
-            self.write(f"  {self.who(bid.seat)} " + ("passes" if bid.amount == 0 else f"bids {bid.amount}"))
+            self._decisions += 1
+            said = "passes" if bid.amount == 0 else f"bids {bid.amount}"
+            self.write(f"  {self.who(bid.seat)} {said}{_late(bid.timed_out)}")
         elif kind == "landlord_chosen":
             chosen = event.landlord_chosen
             self._landlord = chosen.landlord_seat
@@ -172,8 +191,9 @@ class Narrator:
             self.closed = True
 
     def _play(self, played: events_pb2.CardsPlayed) -> None:
+        self._decisions += 1
         if not played.cards:
-            self.write(f"    {self.who(played.seat)} passes")
+            self.write(f"    {self.who(played.seat)} passes{_late(played.timed_out)}")
             if played.trick_closed and self._trick_leader is not None:
                 self.write(f"  -- trick to {self.who(self._trick_leader)}, who leads next")
             return
@@ -182,11 +202,12 @@ class Narrator:
         self._trick_leader = played.seat
         self.write(
             f"    {self.who(played.seat)} plays {_kind(played.combination)}: {format_cards(played.cards)}"
-            f"  ({played.cards_left} left){doubled}"
+            f"  ({played.cards_left} left){_late(played.timed_out)}{doubled}"
         )
 
     def _round_over(self, ended: events_pb2.RoundEnded) -> None:
         s = ended.settlement
+        self._ended_round = max(self._ended_round, s.round)
         if s.HasField("winner_seat"):
             self.write(f"{self.who(s.winner_seat)} is out of cards: {_OUTCOME.get(s.outcome, 'the round is over')}.")
         else:
@@ -199,6 +220,22 @@ class Narrator:
         self.write("Balances: " + ", ".join(f"{self.names[seat]} {b:+d}" for seat, b in enumerate(ended.balances)))
         if ended.HasField("reveal"):  # a void round's last deal was revealed when it was thrown in
             self._reveal(ended.reveal)
+
+    def has_told(self, view: table_pb2.TableView) -> bool:
+        """Whether everything ``view`` shows was narrated: its deal, every decision of it, the
+        landlord, the end of its round, the table's close (what a change's later events tell
+        arrives after its first one, with the same version)."""
+        if view.phase == table_pb2.PHASE_CLOSED:
+            return self.closed
+        if view.phase == table_pb2.PHASE_ROUND_OVER:
+            return self._ended_round >= view.last_settlement.round
+        if view.phase in (table_pb2.PHASE_AUCTION, table_pb2.PHASE_PLAY):
+            if self._shown_deal != (view.round, view.deal_number):
+                return False
+            if view.phase == table_pb2.PHASE_PLAY and self._landlord is None:
+                return False
+            return self._decisions >= sum(1 for action in view.history if action.deal_number == view.deal_number)
+        return True
 
     def _reveal(self, reveal: table_pb2.DealReveal) -> None:
         commitment = self._commitments.get((reveal.round, reveal.deal_number))

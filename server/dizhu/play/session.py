@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime as dt
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -39,8 +40,8 @@ class PlayOptions:
     #: The bot of each other seat (default: heuristic).
     bots: Sequence[str] | None = None
     name: str = "You"
-    #: Seconds per decision; 0: no clock.
-    clock_s: int = 60
+    #: Seconds per decision (whole milliseconds, 0.1 at least); 0: no clock.
+    clock_s: float = 60
     seed: bytes | None = None
     #: A running referee (``host:port``); None: one in this process.
     target: str | None = None
@@ -65,8 +66,14 @@ async def stdin_lines() -> AsyncIterator[str]:
         yield line
 
 
+#: Seconds left at which a waiting question is asked again with the time left: the clock counts down.
+COUNTDOWN_S = (30, 10, 5)
+#: How long a person who left waits for the stream to tell how the round ended (a hang guard).
+_TELL_LEAVING_S = 10.0
+
+
 class _Seat:
-    """The person's client, the latest view it read, and a signal when that changes."""
+    """The person's client, the latest view it read, and a signal when that or the narration changes."""
 
     def __init__(self, client: TableClient, screen: Screen) -> None:
         self.client = client
@@ -76,22 +83,37 @@ class _Seat:
         self.settled_round = 0
         #: Set once the stream's first message was narrated.
         self.following = asyncio.Event()
-        #: The question waiting for an answer, asked again after lines narrated under it.
-        self.prompt: str | None = None
-        self._narrated = False
+        #: The question waiting for an answer (its text is made when shown: the time left changes).
+        self.prompt: Callable[[], str] | None = None
+        #: Whether the cursor stands after a question shown: the next line starts on a new line.
+        self._open_line = False
+        self._narrator: Narrator | None = None
+        #: Set when the stream ended (the table closed, or it failed): nothing more will be told.
+        self.stream_over = False
 
     def narrate(self, line: str) -> None:
-        if self.prompt is not None and not self._narrated:
+        if self._open_line:
             self.screen.console.print()
-        self._narrated = True
+            self._open_line = False
         self.screen.say(line)
 
-    def ask(self, prompt: str | None) -> None:
+    def ask(self, prompt: Callable[[], str] | None) -> None:
         """Show ``prompt`` (None: no question is waiting)."""
         self.prompt = prompt
-        self._narrated = False
         if prompt is not None:
-            self.screen.console.print(prompt, end="")
+            if self._open_line:
+                self.screen.console.print()
+            self.screen.console.print(prompt(), end="")
+            self._open_line = True
+
+    def answered(self) -> None:
+        """A line was typed: the terminal's echo ended the question's line."""
+        self.prompt = None
+        self._open_line = False
+
+    def told(self, view: table_pb2.TableView) -> bool:
+        """Whether the narration has told everything ``view`` shows (or will tell nothing more)."""
+        return self.stream_over or (self._narrator is not None and self._narrator.has_told(view))
 
     async def read(self) -> None:
         view = await self.client.get()
@@ -101,19 +123,31 @@ class _Seat:
 
     async def follow(self, kinds: Sequence[str]) -> None:
         """Narrate the table's stream and read the view after every change, until the table closes."""
-        narrator: Narrator | None = None
-        async for event in self.client.watch():
-            if narrator is None:
-                narrator = Narrator(event.snapshot if event.HasField("snapshot") else self.view, kinds, self.narrate)
-                self.following.set()
-            else:
-                narrator.on_event(event)
-            if self._narrated and self.prompt is not None:
-                self.ask(self.prompt)
-            kind = event.WhichOneof("payload")
-            if kind == "seat_presence" or (kind != "heartbeat" and event.version > self.view.version):
-                await self.read()
-        await self.read()
+        try:
+            async for event in self.client.watch():
+                if self._narrator is None:
+                    view = event.snapshot if event.HasField("snapshot") else self.view
+                    self._narrator = Narrator(view, kinds, self.narrate)
+                    self.following.set()
+                else:
+                    self._narrator.on_event(event)
+                if not self._open_line and self.prompt is not None:
+                    self.ask(self.prompt)  # lines were narrated under the question: ask it again
+                kind = event.WhichOneof("payload")
+                if kind == "seat_presence" or (kind != "heartbeat" and event.version > self.view.version):
+                    await self.read()
+                self.changed.set()
+            await self.read()
+        finally:
+            self.stream_over = True
+            self.following.set()
+            self.changed.set()
+
+    async def until_told(self, view: table_pb2.TableView) -> None:
+        """Wait until the narration has told ``view`` (the stream goes on after the seat is left)."""
+        while not self.told(view):
+            self.changed.clear()
+            await self.changed.wait()
 
 
 def _phase(view: table_pb2.TableView, settled_round: int) -> str:
@@ -144,6 +178,23 @@ def _prompt(view: table_pb2.TableView, phase: str) -> str:
     return "Round over: Enter for the next round, q to leave > "
 
 
+def _question(view: table_pb2.TableView, phase: str) -> str:
+    """What identifies a question: a decision by the table's version, a finished round by its number
+    (the other seats' Settle calls change the version, not the question)."""
+    if phase == "round_over":
+        return f"round_over/{view.last_settlement.round}"
+    return f"{phase}/{view.version}"
+
+
+def _next_countdown(view: table_pb2.TableView) -> float | None:
+    """Seconds until the time left reaches the next of ``COUNTDOWN_S`` (None: no clock or none left)."""
+    if not view.HasField("turn_deadline"):
+        return None
+    left = (view.turn_deadline.ToDatetime(tzinfo=dt.UTC) - dt.datetime.now(tz=dt.UTC)).total_seconds()
+    marks = [left - mark for mark in COUNTDOWN_S if left - mark > 0.05]
+    return min(marks) if marks else None
+
+
 async def _act(seat: _Seat, command: Bid | Play | NextRound, version: int) -> None:
     if isinstance(command, Bid):
         seat.view = await seat.client.bid(command.amount, expected_version=version)
@@ -156,7 +207,12 @@ async def _act(seat: _Seat, command: Bid | Play | NextRound, version: int) -> No
 
 
 class _Turns:
-    """Prompts whenever the seat has something to decide, until the table closes or the person leaves."""
+    """Prompts whenever the seat has something to decide, until the table closes or the person leaves.
+
+    A question is shown only once the narration has told everything its view shows, so that the
+    table never shows a move before it is narrated and the end of a round is told before the
+    question after it.
+    """
 
     def __init__(self, seat: _Seat, lines: AsyncIterator[str]) -> None:
         self.seat = seat
@@ -166,40 +222,50 @@ class _Turns:
         self.legal: list[rules_service_pb2.LegalMove] = []
 
     async def _show(self, view: table_pb2.TableView, phase: str) -> None:
-        """The table, the hand, the legal plays and the prompt, once per version that asks something."""
+        """The table, the hand, the legal plays and the prompt, once per question."""
         if phase == "wait":
-            self.seat.ask(None)
+            self.seat.prompt = None
             return
-        if self.prompted == f"{view.version}/{phase}":
+        question = _question(view, phase)
+        if self.prompted == question:
             if self.seat.prompt is None:
-                self.seat.ask(_prompt(view, phase))  # after a refusal, a help, ...: the question again
+                self.seat.ask(lambda: _prompt(view, phase))  # after a refusal, a help, ...: the question again
             return
-        self.prompted = f"{view.version}/{phase}"
-        self.seat.ask(None)
-        self.screen.table(view)
-        if view.your_hand:
-            self.screen.hand(view)
+        self.prompted = question
+        self.seat.prompt = None
+        if phase != "round_over":  # a finished round was narrated, settlement and all
+            self.screen.table(view)
+            if view.your_hand:
+                self.screen.hand(view)
         self.legal = await _legal(self.seat) if phase == "play" else []
         if phase == "play":
             self.screen.legal(self.legal)
-        self.seat.ask(_prompt(view, phase))
+        self.seat.ask(lambda: _prompt(view, phase))
 
-    async def _line(self, pending: asyncio.Future[Any]) -> bool:
-        """Wait for the line or a change of the table; whether the line came."""
-        self.seat.changed.clear()
+    async def _line(self, pending: asyncio.Future[Any], countdown_s: float | None) -> bool:
+        """Wait for the line, a change of the table or the next countdown mark; whether the line came."""
         changed: asyncio.Future[Any] = asyncio.ensure_future(self.seat.changed.wait())
-        await asyncio.wait({pending, changed}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({pending, changed}, timeout=countdown_s, return_when=asyncio.FIRST_COMPLETED)
         changed.cancel()
+        if not pending.done() and not self.seat.changed.is_set() and self.seat.prompt is not None:
+            self.seat.ask(self.seat.prompt)  # the time left reached a mark: ask again, counting down
         return pending.done()
+
+    async def _leave(self, view: table_pb2.TableView, said: str) -> None:
+        """Leave the seat, let the narration tell how that ended the round (abandoned in the auction,
+        forfeited in the play), and say ``said``."""
+        if view.HasField("your_seat"):
+            left = await self.seat.client.leave()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.seat.until_told(left), _TELL_LEAVING_S)
+        self.seat.narrate(said)
 
     async def _obey(self, line: str, view: table_pb2.TableView, phase: str) -> bool:
         """Do what the line says; False when the person leaves."""
-        self.seat.ask(None)
+        self.seat.answered()
         command = read_command(line, phase=phase, hand=view.your_hand, legal=self.legal)
         if isinstance(command, Quit):
-            if view.HasField("your_seat"):
-                await self.seat.client.leave()
-            self.screen.say("You left the table.")
+            await self._leave(view, "You left the table.")
             return False
         if isinstance(command, Help):
             self.screen.say(HELP)
@@ -220,21 +286,31 @@ class _Turns:
     async def run(self) -> int:
         pending: asyncio.Future[str] | None = None
         try:
-            while self.seat.view.phase != table_pb2.PHASE_CLOSED:
+            while True:
+                self.seat.changed.clear()  # before the view is read: a change while showing it is not lost
                 view = self.seat.view
+                if not self.seat.told(view):
+                    if self.prompted and self.prompted != _question(view, _phase(view, self.seat.settled_round)):
+                        self.seat.prompt = None  # the question shown is no longer asked
+                    await self.seat.changed.wait()
+                    continue
+                if view.phase == table_pb2.PHASE_CLOSED:
+                    return 0
                 phase = _phase(view, self.seat.settled_round)
                 await self._show(view, phase)
                 pending = pending or asyncio.ensure_future(anext(self.lines))
-                if not await self._line(pending):
+                countdown = _next_countdown(view) if phase in ("auction", "play") else None
+                if not await self._line(pending, countdown):
                     continue
                 try:
                     line = pending.result()
                 except StopAsyncIteration:
+                    self.seat.answered()
+                    await self._leave(self.seat.view, "End of input: you left the table.")
                     return 0
                 pending = None
                 if not await self._obey(line, view, phase):
                     return 0
-            return 0
         finally:
             if pending is not None:
                 pending.cancel()
@@ -266,7 +342,7 @@ async def play(options: PlayOptions, screen: Screen, lines: AsyncIterator[str]) 
                 next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED,
             )
             if options.clock_s:
-                settings.clock.decision_time.FromSeconds(options.clock_s)
+                settings.clock.decision_time.FromMilliseconds(round(options.clock_s * 1000))
                 settings.clock.timeout_policy = table_pb2.TIMEOUT_POLICY_AUTO_PLAY
             seeds = demo_seeds(options.seed, options.rounds) if options.seed is not None else ()
             created = await client.create_table(settings=settings, seeds=seeds)
