@@ -39,3 +39,9 @@ def go_bot() -> list[str]:
 def java_bot() -> list[str]:
     """The command of clients/java's bot, built."""
     return polyglot_builds.build_java()
+
+
+@pytest.fixture(scope="session")
+def cpp_bot() -> list[str]:
+    """The command of clients/cpp's bot, built."""
+    return polyglot_builds.build_cpp()

@@ -115,3 +115,23 @@ def build_java() -> list[str]:
         if not newer_than_sources(jar, project / "pom.xml", project / "src", ROOT / "proto" / "dizhu"):
             run([mvn, "-q", "-B", "package"], cwd=project)
     return [java, "-jar", str(jar)]
+
+
+DEBIAN_CPP = (
+    "install a C++17 compiler, CMake and Debian's gRPC C++ packages "
+    "(apt-get install g++ cmake pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc; "
+    "clients/cpp/README.md)"
+)
+
+
+def build_cpp() -> list[str]:
+    """clients/cpp: CMake (stubs by protoc and grpc_cpp_plugin, google.rpc from third_party/googleapis)."""
+    cmake = require("cmake", DEBIAN_CPP)
+    for tool in ("c++", "pkg-config", "protoc", "grpc_cpp_plugin"):
+        require(tool, DEBIAN_CPP)
+    with build_lock("cpp") as folder:
+        if not (folder / "CMakeCache.txt").exists():
+            generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+            run([cmake, "-S", str(CLIENTS / "cpp"), "-B", str(folder), *generator], cwd=CLIENTS / "cpp")
+        run([cmake, "--build", str(folder), "-j", "2"], cwd=CLIENTS / "cpp")
+    return [str(folder / "dizhu-bot")]

@@ -1,0 +1,459 @@
+// dizhu-bot plays a seat of a dizhu table at random among the legal choices, through the
+// referee's gRPC API (docs/api.md), until the table closes.
+//
+//   dizhu-bot --create [--variant 3p|4p] [--rounds 1]     create a table, print {"table_id": ...}
+//   dizhu-bot --table ID [--name NAME | --token TOKEN]   take a seat (or play a token's) to the end
+//
+// Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
+// DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints
+// {"table_id", "seat", "decisions", "balances"} as one line of JSON.
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dizhu/v1/rules_service.grpc.pb.h"
+#include "dizhu/v1/table_service.grpc.pb.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+
+namespace {
+
+using dizhu::v1::TableView;
+using std::chrono::milliseconds;
+
+const char* const kCodeNames[] = {
+    "OK",           "CANCELLED",           "UNKNOWN",     "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND",    "ALREADY_EXISTS",      "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",      "OUT_OF_RANGE",        "UNIMPLEMENTED", "INTERNAL",         "UNAVAILABLE",
+    "DATA_LOSS",    "UNAUTHENTICATED"};
+
+std::string CodeName(grpc::StatusCode code) {
+  int index = static_cast<int>(code);
+  return index >= 0 && index <= 16 ? kCodeNames[index] : std::to_string(index);
+}
+
+// What a refusal says in its google.rpc.Status details (docs/api.md, "Errors"): they come as
+// the serialized Status in Status::error_details() (the grpc-status-details-bin trailer).
+struct ErrorDetails {
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  std::string message;
+  // ErrorInfo.reason: the ErrorReason's name without ERROR_REASON_, or the code's name.
+  std::string reason;
+  std::map<std::string, std::string> metadata;
+  std::string violations;
+  milliseconds retry_delay{0};
+
+  static ErrorDetails Of(const grpc::Status& status) {
+    ErrorDetails details;
+    details.code = status.error_code();
+    details.message = status.error_message();
+    details.reason = CodeName(status.error_code());
+    google::rpc::Status rich;
+    if (status.error_details().empty() || !rich.ParseFromString(status.error_details())) return details;
+    for (const google::protobuf::Any& any : rich.details()) {
+      google::rpc::ErrorInfo info;
+      google::rpc::BadRequest bad_request;
+      google::rpc::RetryInfo retry;
+      if (any.UnpackTo(&info)) {
+        details.reason = info.reason();
+        details.metadata.insert(info.metadata().begin(), info.metadata().end());
+      } else if (any.UnpackTo(&bad_request)) {
+        for (const auto& violation : bad_request.field_violations()) {
+          details.violations += " [" + violation.field() + ": " + violation.description() + "]";
+        }
+      } else if (any.UnpackTo(&retry)) {
+        details.retry_delay = milliseconds(retry.retry_delay().seconds() * 1000 + retry.retry_delay().nanos() / 1000000);
+      }
+    }
+    return details;
+  }
+
+  bool Retryable() const {
+    return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+           code == grpc::StatusCode::CANCELLED || reason == "RATE_LIMITED" || reason == "STORE_FULL";
+  }
+
+  // Like "FAILED_PRECONDITION NOT_YOUR_TURN: ... table_id=abc turn_seat=2".
+  std::string ToString() const {
+    std::string line = CodeName(code) + " " + reason + ": " + message;
+    for (const auto& [key, value] : metadata) line += " " + key + "=" + value;
+    return line + violations;
+  }
+};
+
+// A refusal that ends the bot: exit status 1 with the call and its details.
+struct Refused {
+  std::string call;
+  grpc::Status status;
+};
+
+std::string NewRequestId() {
+  std::random_device device;
+  std::ostringstream hex;
+  for (int i = 0; i < 4; ++i) hex << std::hex << device();
+  std::string id = hex.str();
+  while (id.size() < 32) id += "0";
+  return id;
+}
+
+// One connection to a referee, the metadata sent with every call, and how calls are retried.
+class Referee {
+ public:
+  Referee(const std::string& target, bool tls, const std::string& ca_file) {
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+    if (tls) {
+      grpc::SslCredentialsOptions options;
+      if (!ca_file.empty()) {
+        std::ifstream file(ca_file);
+        options.pem_root_certs.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+      }
+      credentials = grpc::SslCredentials(options);
+    }
+    channel_ = grpc::CreateChannel(target, credentials);
+    tables_ = dizhu::v1::TableService::NewStub(channel_);
+    rules_ = dizhu::v1::RulesService::NewStub(channel_);
+  }
+
+  // The seat token goes as `authorization: Bearer <token>` on every call.
+  void UseToken(const std::string& token) { headers_["authorization"] = "Bearer " + token; }
+  void UseApiKey(const std::string& key) { headers_["x-api-key"] = key; }
+
+  dizhu::v1::TableService::Stub& tables() { return *tables_; }
+  dizhu::v1::RulesService::Stub& rules() { return *rules_; }
+
+  void Prepare(grpc::ClientContext& context) const {
+    for (const auto& [key, value] : headers_) context.AddMetadata(key, value);
+  }
+
+  // Runs one RPC with a fresh context and deadline per attempt, sending the very same request
+  // again while the failure says it may not have been applied (a deadline, a lost connection)
+  // or asks to come back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay).
+  template <typename Response>
+  Response Call(const std::string& name,
+                const std::function<grpc::Status(grpc::ClientContext*, Response*)>& rpc) const {
+    milliseconds delay(100);
+    for (int attempt = 1;; ++attempt) {
+      grpc::ClientContext context;
+      Prepare(context);
+      context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
+      Response response;
+      grpc::Status status = rpc(&context, &response);
+      if (status.ok()) return response;
+      ErrorDetails details = ErrorDetails::Of(status);
+      if (attempt == 8 || !details.Retryable()) throw Refused{name, status};
+      milliseconds wait = std::max(delay, details.retry_delay);
+      std::cerr << name << ": " << details.ToString() << "; sending it again with the same request_id in "
+                << wait.count() << " ms" << std::endl;
+      std::this_thread::sleep_for(wait);
+      delay = std::min(2 * delay, milliseconds(2000));
+    }
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<dizhu::v1::TableService::Stub> tables_;
+  std::unique_ptr<dizhu::v1::RulesService::Stub> rules_;
+  std::map<std::string, std::string> headers_;
+  // Each attempt of a call gets this long; one that runs past it is sent again, same request_id.
+  milliseconds call_timeout_{10000};
+};
+
+// Plays one seat of one table at random among the legal choices.
+class Bot {
+ public:
+  Bot(Referee& referee, std::string table_id, uint64_t seed)
+      : referee_(referee), table_id_(std::move(table_id)), random_(seed) {}
+
+  int decisions() const { return decisions_; }
+
+  // Plays the seat until the table closes; the closed table's view.
+  TableView Play() {
+    std::thread follower(&Bot::Follow, this);
+    TableView view;
+    try {
+      view = Read();
+      while (view.phase() != dizhu::v1::PHASE_CLOSED) {
+        std::optional<TableView> after;
+        try {
+          after = Act(view);
+        } catch (const Refused& refused) {
+          ErrorDetails details = ErrorDetails::Of(refused.status);
+          static const std::set<std::string> moved_on = {"STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE",
+                                                         "TABLE_CLOSED"};
+          if (!moved_on.count(details.reason)) throw;
+          std::cerr << "seat " << view.your_seat() << ": " << details.ToString() << "; reading the table again"
+                    << std::endl;
+          view = Read();
+          continue;
+        }
+        if (after) {
+          ++decisions_;
+          view = *after;
+          continue;
+        }
+        WaitBeyond(view.version());
+        view = Read();
+      }
+    } catch (...) {
+      StopFollowing(follower);
+      throw;
+    }
+    StopFollowing(follower);
+    return view;
+  }
+
+ private:
+  TableView Read() {
+    dizhu::v1::GetTableRequest request;
+    request.set_table_id(table_id_);
+    return referee_
+        .Call<dizhu::v1::GetTableResponse>("GetTable",
+                                           [&](grpc::ClientContext* context, dizhu::v1::GetTableResponse* response) {
+                                             return referee_.tables().GetTable(context, request, response);
+                                           })
+        .table();
+  }
+
+  // Follows the table with WatchTable and tells of every new version; a lost stream is opened
+  // again (the bot reads the table with GetTable anyway, so it needs no resume point).
+  void Follow() {
+    int failures = 0;
+    for (;;) {
+      grpc::ClientContext context;
+      referee_.Prepare(context);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stopping_) break;
+        stream_context_ = &context;
+      }
+      dizhu::v1::WatchTableRequest request;
+      request.set_table_id(table_id_);
+      auto stream = referee_.tables().WatchTable(&context, request);
+      dizhu::v1::WatchTableResponse message;
+      while (stream->Read(&message)) {
+        failures = 0;
+        std::lock_guard<std::mutex> lock(mutex_);
+        latest_version_ = std::max(latest_version_, message.event().version());
+        changed_.notify_all();
+      }
+      grpc::Status status = stream->Finish();
+      bool done;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stream_context_ = nullptr;
+        grpc::StatusCode code = status.error_code();
+        bool lost = code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
+                    code == grpc::StatusCode::DEADLINE_EXCEEDED;
+        done = status.ok() || stopping_ || !lost || ++failures > 8;  // OK: after TableClosed
+        if (done && !status.ok()) stream_status_ = status;
+      }
+      if (done) break;
+      std::this_thread::sleep_for(milliseconds(100 * failures));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    stream_ended_ = true;
+    changed_.notify_all();
+  }
+
+  void StopFollowing(std::thread& follower) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      if (stream_context_ != nullptr) stream_context_->TryCancel();
+    }
+    follower.join();
+  }
+
+  // Returns once the table's version is past `seen`, or its stream ended.
+  void WaitBeyond(uint64_t seen) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return latest_version_ > seen || stream_ended_; });
+    if (latest_version_ <= seen && !stream_status_.ok() && !stopping_) throw Refused{"WatchTable", stream_status_};
+  }
+
+  // Makes the seat's decision if the table waits for one; nothing if it does not.
+  std::optional<TableView> Act(const TableView& view) {
+    const std::string request_id = NewRequestId();
+    if (view.phase() == dizhu::v1::PHASE_ROUND_OVER && view.last_settlement().round() > settled_round_) {
+      dizhu::v1::SettleRequest request;
+      request.set_table_id(table_id_);
+      request.set_request_id(request_id);
+      auto settled = referee_.Call<dizhu::v1::SettleResponse>(
+          "Settle", [&](grpc::ClientContext* context, dizhu::v1::SettleResponse* response) {
+            return referee_.tables().Settle(context, request, response);
+          });
+      settled_round_ = settled.settlement().round();
+      return settled.table();
+    }
+    // turn_seat and your_seat are optional: turn_seat() reads 0 when unset, which is seat 0's
+    // number. Ask for presence first.
+    if (!view.has_turn_seat() || !view.has_your_seat() || view.turn_seat() != view.your_seat()) return std::nullopt;
+    if (view.phase() == dizhu::v1::PHASE_AUCTION) {
+      std::vector<uint32_t> amounts{0};
+      for (uint32_t amount = view.highest_bid() + 1; amount <= 3; ++amount) amounts.push_back(amount);
+      dizhu::v1::BidRequest request;
+      request.set_table_id(table_id_);
+      request.set_request_id(request_id);
+      request.set_expected_version(view.version());
+      request.set_amount(amounts[Pick(amounts.size())]);
+      return referee_
+          .Call<dizhu::v1::BidResponse>("Bid",
+                                        [&](grpc::ClientContext* context, dizhu::v1::BidResponse* response) {
+                                          return referee_.tables().Bid(context, request, response);
+                                        })
+          .table();
+    }
+    if (view.phase() == dizhu::v1::PHASE_PLAY) {
+      dizhu::v1::ListLegalMovesRequest ask;
+      ask.set_variant(view.settings().variant());
+      *ask.mutable_hand()->mutable_cards() = view.your_hand();
+      if (const dizhu::v1::TrickPlay* last = LastPlayToBeat(view)) *ask.mutable_to_beat()->mutable_cards() = last->cards();
+      auto legal = referee_.Call<dizhu::v1::ListLegalMovesResponse>(
+          "ListLegalMoves", [&](grpc::ClientContext* context, dizhu::v1::ListLegalMovesResponse* response) {
+            return referee_.rules().ListLegalMoves(context, ask, response);
+          });
+      size_t choices = legal.moves_size() + ((legal.can_pass() || legal.moves_size() == 0) ? 1 : 0);
+      size_t choice = Pick(choices);
+      dizhu::v1::PlayRequest request;
+      request.set_table_id(table_id_);
+      request.set_request_id(request_id);
+      request.set_expected_version(view.version());
+      if (choice < static_cast<size_t>(legal.moves_size())) *request.mutable_cards() = legal.moves(choice).cards();
+      return referee_
+          .Call<dizhu::v1::PlayResponse>("Play",
+                                         [&](grpc::ClientContext* context, dizhu::v1::PlayResponse* response) {
+                                           return referee_.tables().Play(context, request, response);
+                                         })
+          .table();
+    }
+    return std::nullopt;
+  }
+
+  // The trick's latest play by another seat; null when the bot leads.
+  static const dizhu::v1::TrickPlay* LastPlayToBeat(const TableView& view) {
+    const auto& plays = view.trick().plays();
+    for (int i = plays.size() - 1; i >= 0; --i) {
+      if (plays[i].cards_size() > 0) return plays[i].seat() == view.your_seat() ? nullptr : &plays[i];
+    }
+    return nullptr;
+  }
+
+  size_t Pick(size_t count) { return std::uniform_int_distribution<size_t>(0, count - 1)(random_); }
+
+  Referee& referee_;
+  const std::string table_id_;
+  std::mt19937_64 random_;
+  int decisions_ = 0;
+  uint32_t settled_round_ = 0;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t latest_version_ = 0;
+  bool stream_ended_ = false;
+  grpc::Status stream_status_;
+  bool stopping_ = false;
+  grpc::ClientContext* stream_context_ = nullptr;
+};
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+[[noreturn]] void Usage() {
+  std::cerr << "usage: dizhu-bot --create [--variant 3p|4p] [--rounds N] | --table ID [--name NAME | --token TOKEN]"
+            << std::endl;
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string target = EnvOr("DIZHU_TARGET", "127.0.0.1:50051");
+  std::string table_id = EnvOr("DIZHU_TABLE_ID", "");
+  std::string token = EnvOr("DIZHU_SEAT_TOKEN", "");
+  std::string name = EnvOr("DIZHU_ENTRANT", "cpp-bot");
+  std::string api_key = EnvOr("DIZHU_API_KEY", "");
+  std::string variant = "3p";
+  uint32_t rounds = 1;
+  bool create = false;
+  std::optional<uint64_t> seed;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--create") {
+      create = true;
+      continue;
+    }
+    if (i + 1 >= argc) Usage();
+    std::string value = argv[++i];
+    if (flag == "--target") target = value;
+    else if (flag == "--table") table_id = value;
+    else if (flag == "--token") token = value;
+    else if (flag == "--name") name = value;
+    else if (flag == "--api-key") api_key = value;
+    else if (flag == "--variant") variant = value;
+    else if (flag == "--rounds") rounds = std::stoul(value);
+    else if (flag == "--seed") seed = std::stoull(value);
+    else Usage();
+  }
+  Referee referee(target, !EnvOr("DIZHU_TLS", "").empty(), EnvOr("DIZHU_TLS_CA", ""));
+  try {
+    if (create) {
+      if (variant != "3p" && variant != "4p") Usage();
+      if (!api_key.empty()) referee.UseApiKey(api_key);
+      dizhu::v1::CreateTableRequest request;
+      request.set_request_id(NewRequestId());
+      request.mutable_settings()->set_variant(variant == "4p" ? dizhu::v1::VARIANT_FOUR_PLAYER
+                                                              : dizhu::v1::VARIANT_THREE_PLAYER);
+      request.mutable_settings()->set_round_limit(rounds);
+      auto created = referee.Call<dizhu::v1::CreateTableResponse>(
+          "CreateTable", [&](grpc::ClientContext* context, dizhu::v1::CreateTableResponse* response) {
+            return referee.tables().CreateTable(context, request, response);
+          });
+      std::cout << "{\"table_id\":\"" << created.table_id() << "\"}" << std::endl;
+      return 0;
+    }
+    if (table_id.empty()) Usage();
+    if (token.empty()) {
+      // A JoinTable whose deadline passes may have taken a seat: the same request_id sent
+      // again returns that seat instead of taking a second one.
+      dizhu::v1::JoinTableRequest request;
+      request.set_table_id(table_id);
+      request.set_request_id(NewRequestId());
+      request.set_player_name(name);
+      auto joined = referee.Call<dizhu::v1::JoinTableResponse>(
+          "JoinTable", [&](grpc::ClientContext* context, dizhu::v1::JoinTableResponse* response) {
+            return referee.tables().JoinTable(context, request, response);
+          });
+      token = joined.seat_token();
+      std::cerr << "joined table " << table_id << " at seat " << joined.seat() << " as " << name << std::endl;
+    }
+    referee.UseToken(token);
+    Bot bot(referee, table_id, seed.value_or(std::hash<std::string>{}(table_id + "/" + name + "/" + token)));
+    TableView view = bot.Play();
+    std::ostringstream balances;
+    for (int i = 0; i < view.seats_size(); ++i) balances << (i ? "," : "") << view.seats(i).balance();
+    std::cout << "{\"table_id\":\"" << table_id << "\",\"seat\":" << view.your_seat()
+              << ",\"decisions\":" << bot.decisions() << ",\"balances\":[" << balances.str() << "]}" << std::endl;
+  } catch (const Refused& refused) {
+    std::cerr << refused.call << ": " << ErrorDetails::Of(refused.status).ToString() << std::endl;
+    return 1;
+  }
+  return 0;
+}
