@@ -559,6 +559,42 @@ def _add_browser_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> 
         "default: %(default)s)",
     )
     above_zero = _at_least(0.001, float)
+    for flag, env, default, what in (
+        (
+            "--http-header-timeout",
+            "DIZHU_HTTP_HEADER_TIMEOUT_S",
+            d.http_header_timeout_s,
+            "a request's line and headers may take from their first byte on the HTTP port, else 408 and the "
+            "connection closed",
+        ),
+        (
+            "--http-body-timeout",
+            "DIZHU_HTTP_BODY_TIMEOUT_S",
+            d.http_body_timeout_s,
+            "a request's body may take after its headers on the HTTP port, else 408 and the connection closed",
+        ),
+        (
+            "--http-idle-timeout",
+            "DIZHU_HTTP_IDLE_TIMEOUT_S",
+            d.http_idle_timeout_s,
+            "an HTTP connection may sit without a request (before its first, between two) before it is closed",
+        ),
+    ):
+        browsers.add_argument(
+            flag,
+            metavar="SECONDS",
+            type=_checked(above_zero, "a number of seconds above 0", env),
+            default=_env(env, default),
+            help=f"seconds {what} (env {env}; default: %(default)s)",
+        )
+    browsers.add_argument(
+        "--http-max-connections",
+        metavar="N",
+        type=_checked(_at_least(1, int), "a whole number, at least 1", "DIZHU_HTTP_MAX_CONNECTIONS"),
+        default=os.environ.get("DIZHU_HTTP_MAX_CONNECTIONS") or None,
+        help="HTTP connections open at once; more are answered 503 and closed as they come, so that the gRPC port "
+        "keeps file descriptors (env DIZHU_HTTP_MAX_CONNECTIONS; default: half the open-file limit)",
+    )
     browsers.add_argument(
         "--presence-window",
         metavar="SECONDS",
@@ -628,6 +664,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         http_address=args.http_address,
         cors_origins=tuple(origin for origin in cors_origins if origin),
         web_bots=args.web_bots,
+        http_header_timeout_s=args.http_header_timeout,
+        http_body_timeout_s=args.http_body_timeout,
+        http_idle_timeout_s=args.http_idle_timeout,
+        http_max_connections=args.http_max_connections,
         tls_cert=tls_cert,
         tls_key=tls_key,
         presence_window_s=args.presence_window,

@@ -69,6 +69,14 @@ class ServerConfig:
     cors_origins: tuple[str, ...] = ()
     #: Bundled bots the web table may start in this process at once (0: none).
     web_bots: int = 32
+    #: The HTTP port's connections (docs/security.md): seconds a request's line and headers may
+    #: take from their first byte, seconds its body may take after them, seconds a connection may
+    #: sit without a request (before its first, between two), and how many may be open at once
+    #: (None: half the process's open-file limit, so that the gRPC port always has descriptors).
+    http_header_timeout_s: float = 10.0
+    http_body_timeout_s: float = 30.0
+    http_idle_timeout_s: float = 60.0
+    http_max_connections: int | None = None
     #: The certificate (chain) and private key both ports serve, PEM; None: plaintext.
     tls_cert: Path | None = None
     tls_key: Path | None = None

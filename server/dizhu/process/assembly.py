@@ -73,7 +73,7 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
 async def _serve_browsers(config: ServerConfig, grpc_side: GrpcReferee, bots_target: str) -> WebServer:
     """The HTTP side (gRPC-Web, Connect, the web table) from the same servicers and interceptors."""
     try:
-        from dizhu.web import start_web_server
+        from dizhu.web import ConnectionLimits, start_web_server
     except ImportError as error:
         raise SystemExit(f"--http-address needs the web extra: pip install 'dizhu[web]' ({error})") from None
     tls = grpc_side.tls
@@ -89,6 +89,12 @@ async def _serve_browsers(config: ServerConfig, grpc_side: GrpcReferee, bots_tar
         grace_s=config.grace_s,
         max_request_bytes=config.max_request_bytes,
         ssl_context=None if tls is None else tls.http_context(),
+        connection_limits=ConnectionLimits(
+            header_timeout_s=config.http_header_timeout_s,
+            body_timeout_s=config.http_body_timeout_s,
+            idle_timeout_s=config.http_idle_timeout_s,
+            max_connections=config.http_max_connections,
+        ),
     )
 
 

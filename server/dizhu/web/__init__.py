@@ -4,6 +4,7 @@ Needs the ``web`` extra (``pip install 'dizhu[web]'``). ``dizhu serve --http-add
 host:port`` starts it beside the gRPC server, in the same process; see docs/front-ends.md.
 """
 
+from dizhu.web.connections import ConnectionLimits
 from dizhu.web.server import WebServer, start_web_server
 
-__all__ = ["WebServer", "start_web_server"]
+__all__ = ["ConnectionLimits", "WebServer", "start_web_server"]

@@ -23,8 +23,11 @@ from dizhu.bots import BotHost
 from dizhu.service.registration import DEFAULT_MAX_REQUEST_BYTES
 from dizhu.web.app import web_application
 from dizhu.web.bridge import Registration, connect_application
+from dizhu.web.connections import ConnectionLimits, limited_protocol
 
 __all__ = ["WebServer", "start_web_server"]
+
+_DEFAULT_LIMITS = ConnectionLimits()
 
 
 class _Uvicorn(uvicorn.Server):
@@ -92,12 +95,14 @@ async def start_web_server(
     grace_s: float = 10.0,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ssl_context: ssl.SSLContext | None = None,
+    connection_limits: ConnectionLimits = _DEFAULT_LIMITS,
 ) -> WebServer:
     """Serve ``services`` (gRPC-Web, Connect), the web table and, if ``max_bots``, its bots on ``address``.
 
     ``grpc_target`` is where the bots reach the referee's gRPC port (in plaintext);
     ``max_request_bytes`` is the gRPC side's request limit, applied here alike; with
-    ``ssl_context`` the port speaks HTTPS only.
+    ``ssl_context`` the port speaks HTTPS only; ``connection_limits`` bound how long and how
+    many connections are held (:mod:`dizhu.web.connections`).
     """
     stopping = asyncio.Event()
     contract = connect_application(registrations, services, interceptors, stopping, max_request_bytes=max_request_bytes)
@@ -110,6 +115,8 @@ async def start_web_server(
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=max(math.ceil(grace_s), 1),
+        http=limited_protocol(connection_limits),
+        timeout_keep_alive=connection_limits.idle_timeout_s,  # type: ignore[arg-type]  # a float works
     )
     if ssl_context is not None:
         config.load()  # what serve() would do, then the context that renews certificates in place
