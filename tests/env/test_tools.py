@@ -225,3 +225,24 @@ def test_a_reset_with_a_seed_deals_that_seeds_tables_again() -> None:
         tables.step(np.zeros(4, dtype=np.int64))
         fresh, _ = tables.reset()
         assert not any(np.array_equal(row, old) for row in fresh["observation"] for old in dealt)
+
+
+def test_the_checked_environment_keeps_pettingzoos_order_and_bounds_errors() -> None:
+    """``env()`` checks in place what PettingZoo's OrderEnforcingWrapper and AssertOutOfBoundsWrapper check."""
+    env = dou_dizhu_v0.env(variant="3p", encoding="compact")
+    with pytest.raises(AttributeError, match="agent_selection cannot be accessed before reset"):
+        _ = env.agent_selection
+    with pytest.raises(AssertionError, match="reset\\(\\) needs to be called before step"):
+        env.step(0)
+    with pytest.raises(AssertionError, match="reset\\(\\) needs to be called before observe"):
+        env.observe("seat_0")
+    env.reset(seed=1)
+    size = env.action_space(env.agent_selection).n
+    for wrong in (-1, size, None, 2.5):
+        with pytest.raises(AssertionError, match="action is not in action space"):
+            env.step(wrong)
+    env.step(np.int64(size - 1))  # in bounds, illegal: replaced by the pass and flagged
+    assert env.infos[env.possible_agents[(env.possible_agents.index(env.agent_selection) - 1) % 3]] == {
+        "illegal_action": True
+    }
+    assert str(env) == "dou_dizhu_v0"

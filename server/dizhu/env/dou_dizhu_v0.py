@@ -249,11 +249,21 @@ class _Checked(wrappers.OrderEnforcingWrapper[str, Observation, int]):  # type: 
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
         raw = self.env
+        if not raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = raw.agent_selection
-        dead = raw.terminations[agent] or raw.truncations[agent]
-        if not (action is None and dead) and not raw.action_spaces[agent].contains(action):
+        if action is None:
+            in_bounds = raw.terminations[agent] or raw.truncations[agent]
+        elif isinstance(action, int | np.integer):  # Discrete.contains, without its conversions
+            in_bounds = 0 <= action < raw.game.table.size
+        else:
+            in_bounds = raw.action_spaces[agent].contains(action)
+        if not in_bounds:
             raise AssertionError("action is not in action space")
-        super().step(action)
+        self._has_updated = True
+        raw.step(action)
 
     def last(self, observe: bool = True) -> tuple[Observation | None, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
@@ -261,7 +271,7 @@ class _Checked(wrappers.OrderEnforcingWrapper[str, Observation, int]):  # type: 
         raw = self.env
         agent = raw.agent_selection
         return (
-            self.observe(agent) if observe else None,
+            raw.observe(agent) if observe else None,
             raw._cumulative_rewards[agent],
             raw.terminations[agent],
             raw.truncations[agent],
