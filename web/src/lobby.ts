@@ -3,8 +3,9 @@
 import { Variant } from "./gen/dizhu/v1/cards_pb";
 import { NextRound, Phase, TimeoutPolicy } from "./gen/dizhu/v1/table_pb";
 import type { TableSummary } from "./gen/dizhu/v1/table_service_pb";
-import { auth, refusal, requestId, seatBots, tables, tokens } from "./api";
+import { auth, refusal, requestId, seatBots, tables, tokens, type Refusal } from "./api";
 import { fill, h } from "./dom";
+import { refusalParts } from "./refusals";
 
 function go(params: Record<string, string>): void {
   location.search = new URLSearchParams(params).toString();
@@ -14,10 +15,34 @@ function field(label: string, input: HTMLElement): HTMLElement {
   return h("label", {}, h("span", {}, label), input);
 }
 
+/**
+ * What a listed table is doing, in words that tell apart the tables worth joining from the ones
+ * nobody may finish: a round over that waits for every seat's Next round (Settle), a seat left
+ * free after the first round, a new table waiting for players, a round being played.
+ */
+export function tableState(table: TableSummary): { key: string; text: string } {
+  const limit = table.roundLimit ? ` of ${table.roundLimit}` : "";
+  const free = table.freeSeats === 1 ? "1 free seat" : `${table.freeSeats} free seats`;
+  switch (table.phase) {
+    case Phase.ROUND_OVER:
+      return { key: "round-over", text: `round ${Math.max(1, table.round - 1)}${limit} over, waiting for every seat's Next round (settle)` };
+    case Phase.WAITING_FOR_PLAYERS:
+      return table.round > 1
+        ? { key: "left", text: `a player left after round ${table.round - 1}${limit}: waiting for someone to take the ${free}` }
+        : { key: "new", text: `new, waiting for players (${free})` };
+    case Phase.AUCTION:
+      return { key: "playing", text: `round ${table.round}${limit}: bidding` };
+    case Phase.PLAY:
+      return { key: "playing", text: `round ${table.round}${limit}: playing` };
+    default:
+      return { key: "other", text: Phase[table.phase].toLowerCase().replaceAll("_", " ") };
+  }
+}
+
 export function showLobby(root: HTMLElement, openReplayFile: (text: string) => void): void {
   const error = h("p", { class: "refusal", "data-testid": "refusal", role: "alert", hidden: true });
-  const fail = (text: string) => {
-    error.textContent = text;
+  const fail = (what: string | Refusal) => {
+    fill(error, ...(typeof what === "string" ? [what] : refusalParts(what)));
     error.hidden = false;
   };
   const name = h("input", { "data-testid": "name", value: localStorage.getItem("dizhu.name") ?? "", placeholder: "You", maxlength: 32 });
@@ -52,8 +77,8 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
       await seatBots(created.tableId, Array(players - 1).fill(bots.value));
       go({ table: created.tableId });
     } catch (err) {
-      const refused = refusal(err);
-      fail(err instanceof Error && !refused.reason ? err.message : `${refused.reason}: ${refused.message}`);
+      // The bots API answers in words of its own; the referee's refusals carry a reason.
+      fail(err instanceof Error && !(err.name === "ConnectError") ? err.message : refusal(err));
     }
   }
 
@@ -67,8 +92,7 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
       tokens.setSeat(id, joined.seatToken);
       go({ table: id });
     } catch (err) {
-      const refused = refusal(err);
-      fail(`${refused.reason}: ${refused.message}`);
+      fail(refusal(err));
     }
   }
 
@@ -84,19 +108,18 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
       openTables.append(...page.tables.map(openTable));
       if (first && !page.tables.length) openTables.append(h("li", {}, "No open table yet: create one below."));
     } catch (err) {
-      const refused = refusal(err);
-      fail(`${refused.reason}: ${refused.message}`);
+      fail(refusal(err));
     }
   }
   function openTable(table: TableSummary): HTMLElement {
     const players = table.playerNames.filter(Boolean).join(", ") || "nobody yet";
-    const phase = Phase[table.phase].toLowerCase().replaceAll("_", " ");
-    const limit = table.roundLimit ? ` of ${table.roundLimit}` : "";
     return h(
       "li",
-      { "data-testid": "open-table", "data-table": table.tableId },
+      { "data-testid": "open-table", "data-table": table.tableId, "data-state": tableState(table).key },
       h("b", {}, `${table.variant === Variant.FOUR_PLAYER ? 4 : 3} players`),
-      h("span", {}, `${players} · round ${table.round}${limit}, ${phase}`),
+      h("code", { "data-testid": "open-table-id", title: "the table's id" }, table.tableId),
+      h("span", {}, players),
+      h("span", { class: "state", "data-testid": "open-table-state" }, tableState(table).text),
       h("button", { type: "button", "data-testid": "watch-table", onclick: () => go({ table: table.tableId, spectate: "1" }) }, "Watch"),
       table.freeSeats
         ? h(

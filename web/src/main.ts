@@ -6,7 +6,7 @@
 // ?api=<url> points the page at a referee other than the one serving it (which must allow
 // this page's origin with --cors-origin).
 import { showLobby } from "./lobby";
-import { ReplayPage } from "./replay";
+import { badRound, ReplayPage } from "./replay";
 import { TablePage } from "./table";
 
 const root = document.getElementById("app")!;
@@ -19,7 +19,10 @@ function replayFile(text: string): void {
 if (params.get("table")) {
   void new TablePage(root, params.get("table")!, params.get("spectate") === "1").start();
 } else if (params.get("replay")) {
-  void new ReplayPage(root).fromReferee(params.get("replay")!, Number(params.get("round") ?? "1"));
+  const round = params.get("round") ?? "1";
+  // Rounds are numbered 1, 2, ...: anything else never reaches the referee (NaN is no uint32).
+  if (/^[1-9][0-9]{0,8}$/.test(round.trim())) void new ReplayPage(root).fromReferee(params.get("replay")!, Number(round));
+  else badRound(root, params.get("replay")!, round);
 } else if (params.get("replay_url")) {
   void new ReplayPage(root).fromUrl(params.get("replay_url")!);
 } else {

@@ -1,11 +1,13 @@
 // The replay viewer: a finished round step by step, every hand shown, from the referee
 // (GetReplay: ?replay=<table>&round=<n>), from a JSON file (dizhu replay > round.json), or
 // from a URL (?replay_url=<url of the JSON>). The JSON is schema dizhu.replay/v1 (docs/replay.md).
-import { refusal, tables } from "./api";
+import { refusal, tables, type Refusal } from "./api";
 import { cardElement, cardId, parseCards, sortCards } from "./cards";
 import { fill, h, landlordBadge } from "./dom";
 import { fromHex, seedMatches } from "./fairness";
 import type { Card } from "./gen/dizhu/v1/cards_pb";
+import { Phase } from "./gen/dizhu/v1/table_pb";
+import { deadEnd, refusalParts } from "./refusals";
 import { describe, payout, RoundWalk, type Decision } from "./round";
 
 interface ReplayAction {
@@ -102,11 +104,50 @@ export async function replayOf(tableId: string, round: number): Promise<ReplayDo
   return parseReplay(answer.json);
 }
 
-/** A dizhu.replay/v1 document read from its JSON text. */
+/** Why a text is no replay a page can show, in words for the person who chose it. */
+export class NotAReplay extends Error {}
+
+/** A dizhu.replay/v1 document read from its JSON text; `NotAReplay` says why not. */
 export function parseReplay(text: string): ReplayDocument {
-  const doc = JSON.parse(text) as ReplayDocument;
-  if (doc.schema !== "dizhu.replay/v1") throw new Error(`not a dizhu.replay/v1 record (schema ${doc.schema})`);
-  return doc;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new NotAReplay("it is not JSON at all: a replay record is the JSON that dizhu replay writes (docs/replay.md).");
+  }
+  const schema = typeof doc === "object" && doc !== null ? (doc as { schema?: unknown }).schema : undefined;
+  if (schema !== "dizhu.replay/v1")
+    throw new NotAReplay(
+      schema === undefined
+        ? "it is JSON, but not a replay record (it names no schema; a replay names dizhu.replay/v1)."
+        : `it is a record of another kind (schema ${JSON.stringify(schema)}, not dizhu.replay/v1).`,
+    );
+  const replay = doc as ReplayDocument;
+  if (!Array.isArray(replay.deals) || !replay.deals.length || typeof replay.result !== "object" || replay.result === null)
+    throw new NotAReplay("it says it is a replay record, but its deals or its result are missing.");
+  return replay;
+}
+
+/** The page of a replay link whose round is no round number (?replay=ID&round=abc). */
+export function badRound(root: HTMLElement, tableId: string, round: string): void {
+  deadEnd(
+    root,
+    "No such round",
+    [`The round in this link, “${round}”, is not a number: rounds are numbered 1, 2, 3, …`],
+    replayLink(tableId, 1, "The replay of round 1 of this table"),
+  );
+}
+
+function replayLink(tableId: string, round: number, text: string): HTMLElement {
+  const url = new URL(location.pathname, location.href);
+  url.search = new URLSearchParams({ replay: tableId, round: String(round) }).toString();
+  return h("a", { href: url.toString(), "data-testid": "replay-round-link" }, text);
+}
+
+function tableLink(tableId: string): HTMLElement {
+  const url = new URL(location.pathname, location.href);
+  url.search = new URLSearchParams({ table: tableId, spectate: "1" }).toString();
+  return h("a", { href: url.toString(), "data-testid": "table-link" }, `Watch table ${tableId}`);
 }
 
 export class ReplayPage {
@@ -125,32 +166,75 @@ export class ReplayPage {
   }
 
   async fromReferee(tableId: string, round: number): Promise<void> {
+    let text: string;
     try {
-      const [doc, table] = await Promise.all([replayOf(tableId, round), tables.getTable({ tableId })]);
-      this.names = table.table?.seats.map((seat) => seat.playerName) ?? [];
-      this.show(doc);
+      text = (await tables.getReplay({ tableId, round })).json;
     } catch (error) {
-      const refused = refusal(error);
-      this.fail(`${refused.reason}: ${refused.message}`);
+      await this.noReplay(tableId, round, refusal(error));
+      return;
     }
+    try {
+      const table = await tables.getTable({ tableId });
+      this.names = table.table?.seats.map((seat) => seat.playerName) ?? [];
+    } catch {
+      // The names are a nicety: a replay kept after its table expired still shows, by seat.
+    }
+    this.open(text, "The referee's record of this round");
+  }
+
+  /** Why the referee has no replay of round `round` of `tableId`: no such table, or no such finished round. */
+  private async noReplay(tableId: string, round: number, refused: Refusal): Promise<void> {
+    if (refused.reason !== "TABLE_NOT_FOUND") {
+      deadEnd(this.root, "The replay could not be read", refusalParts(refused));
+      return;
+    }
+    let played: number | null = null;
+    try {
+      const view = (await tables.getTable({ tableId })).table;
+      // A closed table's round is the number it played; an open one's, the round it is at.
+      if (view) played = view.phase === Phase.CLOSED ? view.round : view.round - 1;
+    } catch {
+      played = null;
+    }
+    if (played === null) {
+      deadEnd(this.root, "No such table", [`There is no table “${tableId}”: it may have closed and expired, or the id is mistyped.`]);
+      return;
+    }
+    const rounds = played > 0 ? `it has finished ${played === 1 ? "round 1" : `rounds 1 to ${played}`}` : "it has finished no round yet";
+    deadEnd(
+      this.root,
+      "No such round",
+      [`Round ${round} of table ${tableId} does not exist or is not over: ${rounds}.`],
+      ...(played > 0 ? [replayLink(tableId, Math.min(round, played), `The replay of round ${Math.min(round, played)}`)] : []),
+      tableLink(tableId),
+    );
   }
 
   async fromUrl(url: string): Promise<void> {
+    let text: string;
     try {
       const response = await fetch(url);
-      if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-      this.open(await response.text());
+      if (!response.ok) throw new Error(`the server answered HTTP ${response.status}`);
+      text = await response.text();
     } catch (error) {
-      this.fail(String(error));
+      deadEnd(this.root, "The replay could not be fetched", [`${url}: ${error instanceof Error ? error.message : String(error)}`]);
+      return;
     }
+    this.open(text, url);
   }
 
-  open(text: string): void {
+  /** Show a replay record given as JSON text; `source` names where it came from (a file, a URL). */
+  open(text: string, source = "This file"): void {
+    let doc: ReplayDocument;
     try {
-      this.show(parseReplay(text));
+      doc = parseReplay(text);
+      this.steps = frames(doc, (seat) => this.name(seat));
     } catch (error) {
-      this.fail(String(error));
+      const why = error instanceof NotAReplay ? error.message : "it is damaged: a part of it could not be read.";
+      deadEnd(this.root, "Not a replay", [`${source} is not a replay the page can show: ${why}`]);
+      return;
     }
+    this.show(doc);
   }
 
   private show(doc: ReplayDocument): void {
@@ -162,10 +246,6 @@ export class ReplayPage {
 
   private name(seat: number): string {
     return this.names[seat] || `seat ${seat}`;
-  }
-
-  private fail(text: string): void {
-    fill(this.root, h("p", { class: "refusal", "data-testid": "refusal" }, text), h("a", { href: location.pathname }, "back"));
   }
 
   private go(step: number): void {

@@ -20,6 +20,7 @@ import { CombinationKind, type Card } from "./gen/dizhu/v1/cards_pb";
 import type { TableEvent } from "./gen/dizhu/v1/events_pb";
 import type { LegalMove } from "./gen/dizhu/v1/rules_service_pb";
 import { CloseReason, NextRound, Phase, RoundOutcome, type RoundSettlement, type TableView } from "./gen/dizhu/v1/table_pb";
+import { deadEnd, refusalParts } from "./refusals";
 import { frames, replayOf, type Frame } from "./replay";
 import { describe, payout, RoundWalk, variantSizes } from "./round";
 
@@ -47,6 +48,15 @@ const PLACES: Record<number, string[]> = { 3: ["bottom", "right", "left"], 4: ["
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The seats best first, each with its place: equal balances share a place and the places they
+ * take up are skipped (docs/tables.md; balances 3, 3, -6 give places 1, 1, 3).
+ */
+export function standings<Seat extends { balance: bigint }>(seats: readonly Seat[]): { seat: Seat; place: number }[] {
+  const sorted = [...seats].sort((a, b) => (a.balance === b.balance ? 0 : a.balance > b.balance ? -1 : 1));
+  return sorted.map((seat) => ({ seat, place: 1 + sorted.filter((other) => other.balance > seat.balance).length }));
+}
+
 /** A finished round as the page shows it: what each seat still held, the last trick, the story. */
 interface RoundEnd {
   round: number;
@@ -73,6 +83,8 @@ export class TablePage {
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
   private clockOffsetMs = 0;
+  /** Whether a narrow screen shows the whole running trick, not just its play to beat and after. */
+  private wholeTrick = false;
   /** The groups of legal plays the person opened. */
   private readonly openGroups = new Set<string>();
   /** The finished rounds this page told, newest last (read back with GetReplay, once each). */
@@ -128,7 +140,11 @@ export class TablePage {
         this.token = null;
         await this.refresh();
       } else {
-        fill(this.root, h("p", { class: "refusal", "data-testid": "refusal" }, `${refused.reason}: ${refused.message}`));
+        if (refused.reason === "TABLE_NOT_FOUND")
+          deadEnd(this.root, "No such table", [
+            `There is no table “${this.tableId}”: it may have closed and expired, or the id is mistyped.`,
+          ]);
+        else deadEnd(this.root, "The table could not be opened", refusalParts(refused));
         return;
       }
     }
@@ -388,6 +404,15 @@ export class TablePage {
     void this.act((id) => tables.closeTable({ tableId: this.tableId, requestId: id }, auth(creator)));
   }
 
+  /**
+   * Whether `selection` may be sent: some cards, and a legal play once the legal plays are
+   * known (before they are, the referee judges it, and its refusal says why).
+   */
+  private playable(selection: Card[]): boolean {
+    if (!selection.length) return false;
+    return !this.legalFor || this.legal.some((move) => ranksKey(move.cards) === ranksKey(selection));
+  }
+
   private selectedCards(): Card[] {
     return (this.view?.yourHand ?? []).filter((card) => this.selected.has(cardId(card)));
   }
@@ -425,7 +450,7 @@ export class TablePage {
     if (view.phase === Phase.AUCTION && /^[0-3]$/.test(key)) {
       const amount = Number(key);
       if (amount === 0 || amount > view.highestBid) this.bid(amount);
-    } else if (view.phase === Phase.PLAY && key === "p" && this.selected.size) this.play(this.selectedCards());
+    } else if (view.phase === Phase.PLAY && key === "p" && this.playable(this.selectedCards())) this.play(this.selectedCards());
     else if (view.phase === Phase.PLAY && key === "s" && this.canPass) this.play([]);
     else if (view.phase === Phase.PLAY && key === "h") this.choose(this.legal[0]);
     else if (key === "c" || key === "escape") {
@@ -443,13 +468,7 @@ export class TablePage {
   }
 
   private showRefusal(refused: Refusal): void {
-    fill(
-      this.parts.refusal,
-      h("b", { "data-testid": "refusal-reason" }, refused.reason),
-      " ",
-      h("span", {}, refused.message),
-      h("button", { class: "link", onclick: () => this.clearRefusal() }, "dismiss"),
-    );
+    fill(this.parts.refusal, ...refusalParts(refused), h("button", { class: "link", onclick: () => this.clearRefusal() }, "dismiss"));
     this.parts.refusal.hidden = false;
   }
 
@@ -582,7 +601,7 @@ export class TablePage {
       const plays = view.trick.plays;
       parts.push(
         h("p", {}, plays.length ? `Trick led by ${this.name(view.trick.leaderSeat)}` : `${this.name(view.trick.leaderSeat)} leads a new trick`),
-        this.trickList(plays, "trick"),
+        this.trickList(plays, "trick", true),
       );
     }
     if (view.phase === Phase.WAITING_FOR_PLAYERS) parts.push(h("p", {}, "Waiting for players…"));
@@ -591,22 +610,45 @@ export class TablePage {
     return h("div", { class: "centre", "data-testid": "center" }, parts);
   }
 
-  /** A trick's plays in order, each with its seat, cards and (when known) kind. */
-  private trickList(plays: { seat: number; cards: Card[]; combination?: { kind: CombinationKind } }[], testid?: string): HTMLElement {
-    return h(
+  /**
+   * A trick's plays in order, each with its seat, cards and (when known) kind. In the running
+   * trick (`running`) its last play is the play to beat, marked in words; the plays before it
+   * are "earlier", which a narrow screen folds away (a toggle shows them) so that the hand
+   * stays on the screen however long the trick.
+   */
+  private trickList(
+    plays: { seat: number; cards: Card[]; combination?: { kind: CombinationKind } }[],
+    testid?: string,
+    running = false,
+  ): HTMLElement {
+    let toBeat = -1;
+    if (running) for (let i = plays.length - 1; i >= 0 && toBeat < 0; i--) if (plays[i].cards.length) toBeat = i;
+    const list = h(
       "ol",
-      { class: "trick", "data-testid": testid, "aria-label": "the trick" },
-      plays.map((play) =>
+      { class: `trick${running && !this.wholeTrick ? " folded" : ""}`, "data-testid": testid, "aria-label": "the trick" },
+      plays.map((play, index) =>
         h(
           "li",
-          {},
+          { class: index === toBeat ? "to-beat" : index < toBeat ? "earlier" : undefined },
           h("span", { class: "by" }, this.name(play.seat)),
           play.cards.length
             ? h("span", {}, ...sortCards(play.cards).map((c) => cardElement(c)), play.combination ? ` ${kindName(play.combination.kind)}` : "")
             : h("span", { class: "pass" }, "pass"),
+          index === toBeat ? h("strong", { class: "to-beat-mark", "data-testid": "to-beat" }, "to beat") : null,
         ),
       ),
     );
+    if (toBeat < 1) return list;
+    const toggle = h(
+      "button",
+      { type: "button", class: "link trick-toggle", "data-testid": "trick-toggle", "aria-expanded": String(this.wholeTrick) },
+      this.wholeTrick ? "fold the earlier plays" : `show the ${toBeat} earlier play${toBeat === 1 ? "" : "s"}`,
+    );
+    toggle.addEventListener("click", () => {
+      this.wholeTrick = !this.wholeTrick;
+      this.render();
+    });
+    return h("div", { class: "trick-box" }, list, toggle);
   }
 
   private renderMe(view: TableView): void {
@@ -691,7 +733,7 @@ export class TablePage {
       h(
         "div",
         { class: "actions" },
-        button("play", "P", "Play", this.busy || !selection.length, () => this.play(selection)),
+        button("play", "P", "Play", this.busy || !this.playable(selection), () => this.play(selection)),
         button("pass", "S", "Pass", this.busy || !this.canPass, () => this.play([])),
         button("hint", "H", "Hint", !this.legal.length, () => this.choose(this.legal[0])),
         button("clear", "C", "Clear", false, () => (this.selected.clear(), this.render())),
@@ -807,9 +849,9 @@ export class TablePage {
         h(
           "ol",
           { "data-testid": "standings" },
-          [...view.seats]
-            .sort((a, b) => Number(b.balance - a.balance))
-            .map((seat) => h("li", {}, `${seat.playerName || `seat ${seat.seat}`}: ${seat.balance}`)),
+          standings(view.seats).map(({ seat, place }) =>
+            h("li", { value: place, "data-place": place, "data-testid": "standing" }, `${seat.playerName || `seat ${seat.seat}`}: ${seat.balance}`),
+          ),
         ),
       );
     } else if (view.settings?.nextRound === NextRound.AUTOMATIC) {
