@@ -15,14 +15,16 @@ always apply: they protect the process itself.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import hashlib
 import hmac
 import ipaddress
 import math
 import time
 from collections.abc import Callable, Collection
-from typing import Final
+from typing import Any, Final
 
 from dizhu.referee.errors import QuotaExceeded, RateLimited
 from dizhu.service.errors import ServicerContext
@@ -106,21 +108,39 @@ class AdmissionLimits:
     max_streams: int = 2000
 
 
+@dataclasses.dataclass(eq=False, slots=True)
+class _StreamSlot:
+    """One open stream's place under the caps: its connection, its client ("" when limits are
+    off), and the task serving it (None outside a task: never taken back early)."""
+
+    connection: str
+    client: str
+    task: asyncio.Task[Any] | None
+
+
 class Admission:
-    """Applies :class:`AdmissionLimits` to calls as they arrive (before their request is read)."""
+    """Applies :class:`AdmissionLimits` to calls as they arrive (before their request is read).
+
+    A stream holds its slot until it ends, or until its call is seen to end: when a cap is
+    reached, the slots of streams whose task is done or cancelled (the client cancelled the
+    call, or it ended) are taken back before refusing, although their handlers may still be
+    letting go of what they hold (a seat's presence, their feed). gRPC cancels a stream's task
+    as soon as the client's cancellation arrives, before any later call of that connection
+    is admitted: a client that cancels a stream and opens another never finds its slot taken.
+    """
 
     def __init__(self, limits: AdmissionLimits, api_keys: Collection[str] = ()) -> None:
         self.limits = limits
         self._calls = RateLimiter(limits.calls_per_s, limits.calls_burst)
         self._creates = RateLimiter(limits.creates_per_min / 60, limits.creates_burst)
         self._api_keys = {key.encode(): "key-" + hashlib.sha256(key.encode()).hexdigest()[:16] for key in api_keys}
-        self._streams = 0
+        self._slots: set[_StreamSlot] = set()
         self._streams_by_connection: dict[str, int] = {}
         self._streams_by_client: dict[str, int] = {}
 
     @property
     def open_streams(self) -> int:
-        return self._streams
+        return len(self._slots)
 
     def client(self, context: ServicerContext) -> str:
         """The client a call comes from: its API key's name, else its address's."""
@@ -160,17 +180,13 @@ class Admission:
             self._calls.charge(self.client(context), calls)
 
     def open_stream(self, context: ServicerContext) -> Callable[[], None]:
-        """Take one stream slot (QUOTA_EXCEEDED if a cap is reached); call what it returns to free it."""
-        limits = self.limits
+        """Take one stream slot (QUOTA_EXCEEDED if a cap is reached); call what it returns to free it
+        (once: later calls, and calls after the slot was taken back, do nothing)."""
         connection = context.peer()
-        client = self.client(context) if limits.enabled else ""
-        full = None
-        if self._streams >= limits.max_streams:
-            full = ("streams_per_process", limits.max_streams)
-        elif self._streams_by_connection.get(connection, 0) >= limits.max_streams_per_connection:
-            full = ("streams_per_connection", limits.max_streams_per_connection)
-        elif client and self._streams_by_client.get(client, 0) >= limits.max_streams_per_client:
-            full = ("streams_per_client", limits.max_streams_per_client)
+        client = self.client(context) if self.limits.enabled else ""
+        full = self._full(connection, client)
+        if full is not None and self._take_back_ended():
+            full = self._full(connection, client)
         if full is not None:
             limit, most = full
             REFUSED_ADMISSIONS.labels(limit).inc()
@@ -179,18 +195,47 @@ class Admission:
                 retry_after_ms=1000,
                 metadata={"limit": limit, "max": str(most)},
             )
-        self._streams += 1
+        slot = _StreamSlot(connection, client, _current_task())
+        self._slots.add(slot)
         _count(self._streams_by_connection, connection, 1)
         if client:
             _count(self._streams_by_client, client, 1)
+        return functools.partial(self._free, slot)
 
-        def close() -> None:
-            self._streams -= 1
-            _count(self._streams_by_connection, connection, -1)
-            if client:
-                _count(self._streams_by_client, client, -1)
+    def _full(self, connection: str, client: str) -> tuple[str, int] | None:
+        """The cap (its name and value) a new stream of ``connection`` and ``client`` would exceed."""
+        limits = self.limits
+        if len(self._slots) >= limits.max_streams:
+            return "streams_per_process", limits.max_streams
+        if self._streams_by_connection.get(connection, 0) >= limits.max_streams_per_connection:
+            return "streams_per_connection", limits.max_streams_per_connection
+        if client and self._streams_by_client.get(client, 0) >= limits.max_streams_per_client:
+            return "streams_per_client", limits.max_streams_per_client
+        return None
 
-        return close
+    def _take_back_ended(self) -> bool:
+        """Free the slots of streams whose task is done or cancelled; whether there were any.
+
+        Only at a cap: a look at every open stream (at most ``max_streams``) instead of a refusal.
+        """
+        ended = [slot for slot in self._slots if slot.task is not None and (slot.task.done() or slot.task.cancelling())]
+        for slot in ended:
+            self._free(slot)
+        return bool(ended)
+
+    def _free(self, slot: _StreamSlot) -> None:
+        if slot in self._slots:
+            self._slots.discard(slot)
+            _count(self._streams_by_connection, slot.connection, -1)
+            if slot.client:
+                _count(self._streams_by_client, slot.client, -1)
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return None
 
 
 def _count(counts: dict[str, int], key: str, step: int) -> None:

@@ -14,6 +14,7 @@ table's log now has at ``after_sequence``.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import functools
 from collections.abc import AsyncIterator
@@ -59,6 +60,7 @@ async def watch(
     resume_after = await _resume_point(store, table_id, after_sequence, after_write, snapshot_sequence)
     # A seat counts as connected while its stream is open (see dizhu.service.presence).
     async with feeds.subscribe(table_id) as subscription, unit_of_work.presence.stream_lease(table, seat) as here:
+        _unless_cancelled()
         if resume_after is not None:
             last, last_write = resume_after, after_write
         else:
@@ -68,6 +70,7 @@ async def watch(
             yield snapshot
         while True:
             history = await store.read_entries(table_id, last, count=_HISTORY_CHUNK)
+            _unless_cancelled()
             for entry in history:
                 event, viewer, closed = _event(entry, viewer)
                 last, last_write = entry.sequence, entry.write
@@ -82,6 +85,7 @@ async def watch(
             # A closed table never changes: its snapshot or history was all there is to say.
             return
         while True:
+            _unless_cancelled()
             entry = await subscription.queue.get()
             if entry is HEARTBEAT:
                 heartbeat = events_pb2.TableEvent(sequence=last, write_id=last_write)
@@ -106,6 +110,22 @@ async def watch(
             yield event
             if closed:
                 return
+
+
+def _unless_cancelled() -> None:
+    """Raise CancelledError if the stream's task was cancelled (its client left) and the
+    cancellation got lost on the way.
+
+    Python 3.11's ``asyncio.wait_for``, which redis-py's commands go through when the client
+    has a socket timeout, returns the reply and drops a cancellation that arrives as the reply
+    does (fixed in Python 3.12). A stream cancelled while it read Redis then went on waiting
+    for its table's next event, holding its stream slot and its seat's presence until a
+    write to the gone client failed (the next heartbeat). The task still says it was
+    cancelled: checked before each wait and each write, the stream ends at once.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 #: Every stream of a table is handed the same stored event: each viewer's version of it is
