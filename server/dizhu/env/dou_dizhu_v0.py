@@ -180,11 +180,13 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # noqa: N80
         encoded: npt.NDArray[np.int8] = self.state_coder.encode(seen)[0]
         return encoded
 
-    def step(self, action: int) -> None:
+    def step(self, action: int | None) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if action is None:
+            raise ValueError(f"{agent} is to act: its action cannot be None")
         game = self.game
         seat = game.turn
         legal = game.step(int(action))
