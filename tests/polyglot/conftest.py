@@ -45,3 +45,9 @@ def java_bot() -> list[str]:
 def cpp_bot() -> list[str]:
     """The command of clients/cpp's bot, built."""
     return polyglot_builds.build_cpp()
+
+
+@pytest.fixture(scope="session")
+def rust_bot() -> list[str]:
+    """The command of clients/rust's bot, built (minutes the first time)."""
+    return polyglot_builds.build_rust()

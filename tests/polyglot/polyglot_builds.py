@@ -135,3 +135,30 @@ def build_cpp() -> list[str]:
             run([cmake, "-S", str(CLIENTS / "cpp"), "-B", str(folder), *generator], cwd=CLIENTS / "cpp")
         run([cmake, "--build", str(folder), "-j", "2"], cwd=CLIENTS / "cpp")
     return [str(folder / "dizhu-bot")]
+
+
+RUST_HOW = (
+    "install Rust with rustup (https://rustup.rs; cargo in ~/.cargo/bin) and Debian's protobuf-compiler "
+    "(apt-get install protobuf-compiler; clients/rust/README.md)"
+)
+
+
+def build_rust() -> list[str]:
+    """clients/rust: ``cargo build --release`` (tonic; stubs by tonic-prost-build in build.rs, with protoc).
+
+    The target folder is kept in build/polyglot/rust-target: the first build takes minutes, a
+    later one of unchanged sources, a second."""
+    path = f"{Path.home() / '.cargo' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    cargo = shutil.which("cargo", path=path)
+    if cargo is None:
+        pytest.fail(f"cargo is not on PATH: {RUST_HOW}", pytrace=False)
+    protoc = require("protoc", RUST_HOW)
+    target = BUILD / "rust-target"
+    with build_lock("rust"):
+        run(
+            [cargo, "build", "--release", "--quiet", "--target-dir", str(target)],
+            cwd=CLIENTS / "rust",
+            env={"PROTOC": protoc, "PATH": path},
+            timeout=1800,
+        )
+    return [str(target / "release" / "dizhu-bot")]

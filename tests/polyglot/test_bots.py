@@ -14,7 +14,7 @@ from polyglot_tables import closed_view, create_table, play
 
 from dizhu.v1 import table_pb2
 
-LANGUAGES = ["go", "java", "cpp"]
+LANGUAGES = ["go", "java", "rust", "cpp"]
 
 
 @pytest.fixture(params=LANGUAGES)

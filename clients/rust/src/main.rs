@@ -1,0 +1,460 @@
+//! dizhu-bot plays a seat of a dizhu table at random among the legal choices, through the
+//! referee's gRPC API (docs/api.md), until the table closes.
+//!
+//!   dizhu-bot --create [--variant 3p|4p] [--rounds 1]     create a table, print {"table_id": ...}
+//!   dizhu-bot --table ID [--name NAME | --token TOKEN]   take a seat (or play a token's) to the end
+//!
+//! Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
+//! DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints
+//! {"table_id", "seat", "decisions", "balances"} as one line of JSON.
+
+mod referee;
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::process::ExitCode;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tokio::sync::watch;
+use tonic::{Code, Status};
+
+use referee::{describe, reason_of, Referee};
+
+pub mod dizhu {
+    pub mod v1 {
+        tonic::include_proto!("dizhu.v1");
+    }
+}
+
+use dizhu::v1::{
+    BidRequest, CardSet, CreateTableRequest, GetTableRequest, JoinTableRequest,
+    ListLegalMovesRequest, Phase, PlayRequest, SettleRequest, TableSettings, TableView, Variant,
+    WatchTableRequest,
+};
+
+/// What the WatchTable task tells the player: the latest version seen, and whether the stream
+/// ended (with the error that ended it, if any).
+#[derive(Clone, Default)]
+struct Followed {
+    version: u64,
+    ended: bool,
+    error: Option<Status>,
+}
+
+/// Plays one seat of one table at random among the legal choices.
+struct Bot {
+    referee: Referee,
+    table_id: String,
+    random: StdRng,
+    decisions: u32,
+    settled_round: u32,
+}
+
+impl Bot {
+    async fn read(&self) -> Result<TableView, Status> {
+        let request = GetTableRequest {
+            table_id: self.table_id.clone(),
+        };
+        let response = self
+            .referee
+            .call("GetTable", request, |r| {
+                let mut tables = self.referee.tables.clone();
+                async move { tables.get_table(r).await }
+            })
+            .await?;
+        Ok(response.table.unwrap_or_default())
+    }
+
+    /// Follows the table with WatchTable and tells of every new version; a lost stream is
+    /// opened again (the bot reads the table with GetTable anyway, so it needs no resume point).
+    fn follow(&self) -> watch::Receiver<Followed> {
+        let (sender, receiver) = watch::channel(Followed::default());
+        let referee = self.referee.clone();
+        let table_id = self.table_id.clone();
+        tokio::spawn(async move {
+            let mut failures = 0u64;
+            let error = loop {
+                let request = referee.request(
+                    WatchTableRequest {
+                        table_id: table_id.clone(),
+                        ..Default::default()
+                    },
+                    None,
+                );
+                let mut tables = referee.tables.clone();
+                let outcome = match tables.watch_table(request).await {
+                    Ok(response) => {
+                        let mut stream = response.into_inner();
+                        loop {
+                            match stream.message().await {
+                                Ok(Some(message)) => {
+                                    failures = 0;
+                                    let version = message.event.map_or(0, |event| event.version);
+                                    sender.send_modify(|state| {
+                                        state.version = state.version.max(version)
+                                    });
+                                }
+                                Ok(None) => break Ok(()), // OK: after TableClosed
+                                Err(status) => break Err(status),
+                            }
+                        }
+                    }
+                    Err(status) => Err(status),
+                };
+                match outcome {
+                    Ok(()) => break None,
+                    Err(status) => {
+                        let lost = matches!(
+                            status.code(),
+                            Code::Unavailable | Code::Cancelled | Code::DeadlineExceeded
+                        );
+                        failures += 1;
+                        if !lost || failures > 8 {
+                            break Some(status);
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(100 * failures)).await;
+                    }
+                }
+            };
+            sender.send_modify(|state| {
+                state.ended = true;
+                state.error = error;
+            });
+        });
+        receiver
+    }
+
+    /// Plays the seat until the table closes; the closed table's view.
+    async fn play(&mut self) -> Result<TableView, Status> {
+        let mut followed = self.follow();
+        let mut view = self.read().await?;
+        while view.phase() != Phase::Closed {
+            match self.act(&view).await {
+                Ok(Some(after)) => {
+                    self.decisions += 1;
+                    view = after;
+                }
+                Ok(None) => {
+                    let seen = view.version;
+                    let state = followed
+                        .wait_for(|state| state.version > seen || state.ended)
+                        .await
+                        .map_err(|_| Status::internal("the WatchTable task stopped"))?
+                        .clone();
+                    if state.version <= seen {
+                        if let Some(error) = state.error {
+                            return Err(error);
+                        }
+                    }
+                    view = self.read().await?;
+                }
+                // The table moved on (the clock acted, a round ended): read it, decide again.
+                Err(status)
+                    if matches!(
+                        reason_of(&status).as_str(),
+                        "STALE_STATE" | "NOT_YOUR_TURN" | "WRONG_PHASE" | "TABLE_CLOSED"
+                    ) =>
+                {
+                    eprintln!(
+                        "seat {:?}: {}; reading the table again",
+                        view.your_seat,
+                        describe(&status)
+                    );
+                    view = self.read().await?;
+                }
+                Err(status) => return Err(status),
+            }
+        }
+        Ok(view)
+    }
+
+    /// Makes the seat's decision if the table waits for one; None if it does not.
+    async fn act(&mut self, view: &TableView) -> Result<Option<TableView>, Status> {
+        let request_id = referee::new_request_id();
+        let table_id = self.table_id.clone();
+        let settled_round = view
+            .last_settlement
+            .as_ref()
+            .map_or(0, |settlement| settlement.round);
+        if view.phase() == Phase::RoundOver && settled_round > self.settled_round {
+            let request = SettleRequest {
+                table_id,
+                request_id,
+                ..Default::default()
+            };
+            let settled = self
+                .referee
+                .call("Settle", request, |r| {
+                    let mut tables = self.referee.tables.clone();
+                    async move { tables.settle(r).await }
+                })
+                .await?;
+            self.settled_round = settled
+                .settlement
+                .as_ref()
+                .map_or(settled_round, |settlement| settlement.round);
+            return Ok(settled.table);
+        }
+        // turn_seat and your_seat are `optional`: prost makes them Option<u32>, so an unset
+        // seat cannot pass for seat 0 here.
+        let (Some(turn), Some(mine)) = (view.turn_seat, view.your_seat) else {
+            return Ok(None);
+        };
+        if turn != mine {
+            return Ok(None);
+        }
+        match view.phase() {
+            Phase::Auction => {
+                let amounts: Vec<u32> =
+                    std::iter::once(0).chain(view.highest_bid + 1..=3).collect();
+                let amount = amounts[self.random.random_range(0..amounts.len())];
+                let request = BidRequest {
+                    table_id,
+                    request_id,
+                    expected_version: view.version,
+                    amount,
+                };
+                let response = self
+                    .referee
+                    .call("Bid", request, |r| {
+                        let mut tables = self.referee.tables.clone();
+                        async move { tables.bid(r).await }
+                    })
+                    .await?;
+                Ok(response.table)
+            }
+            Phase::Play => {
+                let ask = ListLegalMovesRequest {
+                    variant: view
+                        .settings
+                        .as_ref()
+                        .map_or(0, |settings| settings.variant),
+                    hand: Some(CardSet {
+                        cards: view.your_hand.clone(),
+                        ..Default::default()
+                    }),
+                    to_beat: to_beat(view, mine),
+                };
+                let legal = self
+                    .referee
+                    .call("ListLegalMoves", ask, |r| {
+                        let mut rules = self.referee.rules.clone();
+                        async move { rules.list_legal_moves(r).await }
+                    })
+                    .await?;
+                let mut choices: Vec<_> = legal
+                    .moves
+                    .into_iter()
+                    .map(|legal_move| legal_move.cards)
+                    .collect();
+                if legal.can_pass || choices.is_empty() {
+                    choices.push(Vec::new()); // a pass
+                }
+                let cards = choices.swap_remove(self.random.random_range(0..choices.len()));
+                let request = PlayRequest {
+                    table_id,
+                    request_id,
+                    expected_version: view.version,
+                    cards,
+                };
+                let response = self
+                    .referee
+                    .call("Play", request, |r| {
+                        let mut tables = self.referee.tables.clone();
+                        async move { tables.play(r).await }
+                    })
+                    .await?;
+                Ok(response.table)
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The trick's latest play by another seat; None when the bot leads.
+fn to_beat(view: &TableView, mine: u32) -> Option<CardSet> {
+    let play = view
+        .trick
+        .as_ref()?
+        .plays
+        .iter()
+        .rev()
+        .find(|play| !play.cards.is_empty())?;
+    (play.seat != mine).then(|| CardSet {
+        cards: play.cards.clone(),
+        ..Default::default()
+    })
+}
+
+struct Options {
+    target: String,
+    table_id: String,
+    token: String,
+    name: String,
+    api_key: String,
+    variant: String,
+    rounds: u32,
+    create: bool,
+    seed: Option<u64>,
+}
+
+fn usage() -> ExitCode {
+    eprintln!("usage: dizhu-bot --create [--variant 3p|4p] [--rounds N] | --table ID [--name NAME | --token TOKEN]");
+    ExitCode::from(2)
+}
+
+fn parse() -> Option<Options> {
+    let env = |name: &str, fallback: &str| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or(fallback.into())
+    };
+    let mut options = Options {
+        target: env("DIZHU_TARGET", "127.0.0.1:50051"),
+        table_id: env("DIZHU_TABLE_ID", ""),
+        token: env("DIZHU_SEAT_TOKEN", ""),
+        name: env("DIZHU_ENTRANT", "rust-bot"),
+        api_key: env("DIZHU_API_KEY", ""),
+        variant: "3p".into(),
+        rounds: 1,
+        create: false,
+        seed: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        if flag == "--create" {
+            options.create = true;
+            continue;
+        }
+        let value = args.next()?;
+        match flag.as_str() {
+            "--target" => options.target = value,
+            "--table" => options.table_id = value,
+            "--token" => options.token = value,
+            "--name" => options.name = value,
+            "--api-key" => options.api_key = value,
+            "--variant" => options.variant = value,
+            "--rounds" => options.rounds = value.parse().ok()?,
+            "--seed" => options.seed = Some(value.parse().ok()?),
+            _ => return None,
+        }
+    }
+    Some(options)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let Some(mut options) = parse() else {
+        return usage();
+    };
+    let tls = std::env::var_os("DIZHU_TLS").is_some();
+    let mut referee =
+        match Referee::connect(&options.target, tls, std::env::var("DIZHU_TLS_CA").ok()) {
+            Ok(referee) => referee,
+            Err(error) => {
+                eprintln!("{error}");
+                return ExitCode::from(1);
+            }
+        };
+    if options.create {
+        let variant = match options.variant.as_str() {
+            "3p" => Variant::ThreePlayer,
+            "4p" => Variant::FourPlayer,
+            _ => return usage(),
+        };
+        referee.api_key = Some(options.api_key.clone()).filter(|key| !key.is_empty());
+        let request = CreateTableRequest {
+            request_id: referee::new_request_id(),
+            settings: Some(TableSettings {
+                variant: variant.into(),
+                round_limit: options.rounds,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let created = referee
+            .call("CreateTable", request, |r| {
+                let mut tables = referee.tables.clone();
+                async move { tables.create_table(r).await }
+            })
+            .await;
+        return match created {
+            Ok(created) => {
+                println!("{{\"table_id\":\"{}\"}}", created.table_id);
+                ExitCode::SUCCESS
+            }
+            Err(status) => {
+                eprintln!("CreateTable: {}", describe(&status));
+                ExitCode::from(1)
+            }
+        };
+    }
+    if options.table_id.is_empty() {
+        return usage();
+    }
+    if options.token.is_empty() {
+        // A JoinTable whose deadline passes may have taken a seat: the same request_id sent
+        // again returns that seat instead of taking a second one.
+        let request = JoinTableRequest {
+            table_id: options.table_id.clone(),
+            request_id: referee::new_request_id(),
+            player_name: options.name.clone(),
+            ..Default::default()
+        };
+        let joined = referee
+            .call("JoinTable", request, |r| {
+                let mut tables = referee.tables.clone();
+                async move { tables.join_table(r).await }
+            })
+            .await;
+        match joined {
+            Ok(joined) => {
+                eprintln!(
+                    "joined table {} at seat {} as {}",
+                    options.table_id, joined.seat, options.name
+                );
+                options.token = joined.seat_token;
+            }
+            Err(status) => {
+                eprintln!("JoinTable: {}", describe(&status));
+                return ExitCode::from(1);
+            }
+        }
+    }
+    referee.token = Some(options.token.clone());
+    let seed = options.seed.unwrap_or_else(|| {
+        let mut hasher = DefaultHasher::new();
+        (&options.table_id, &options.name, &options.token).hash(&mut hasher);
+        hasher.finish()
+    });
+    let mut bot = Bot {
+        referee,
+        table_id: options.table_id.clone(),
+        random: StdRng::seed_from_u64(seed),
+        decisions: 0,
+        settled_round: 0,
+    };
+    match bot.play().await {
+        Ok(view) => {
+            let balances: Vec<String> = view
+                .seats
+                .iter()
+                .map(|seat| seat.balance.to_string())
+                .collect();
+            println!(
+                "{{\"table_id\":\"{}\",\"seat\":{},\"decisions\":{},\"balances\":[{}]}}",
+                options.table_id,
+                view.your_seat.unwrap_or_default(),
+                bot.decisions,
+                balances.join(",")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(status) => {
+            eprintln!("playing table {}: {}", options.table_id, describe(&status));
+            ExitCode::from(1)
+        }
+    }
+}

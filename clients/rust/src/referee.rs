@@ -1,0 +1,171 @@
+//! One connection to a dizhu referee, the metadata sent with every call, how calls are retried,
+//! and what a refusal's google.rpc details say (docs/api.md, "Errors").
+
+use std::future::Future;
+use std::time::Duration;
+
+use rand::RngCore;
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Request, Response, Status};
+use tonic_types::StatusExt;
+
+use crate::dizhu::v1::rules_service_client::RulesServiceClient;
+use crate::dizhu::v1::table_service_client::TableServiceClient;
+
+/// Each attempt of a call gets this long; one that runs past it is sent again, same request_id.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Clone)]
+pub struct Referee {
+    pub tables: TableServiceClient<Channel>,
+    pub rules: RulesServiceClient<Channel>,
+    /// The seat token, sent as `authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// The API key CreateTable needs on a referee configured with keys (`x-api-key`).
+    pub api_key: Option<String>,
+}
+
+impl Referee {
+    /// A lazily connected channel to `target` ("host:port"). tonic wants a URI, so the
+    /// scheme is added here: http:// for plaintext, https:// with TLS (checked against
+    /// `ca_file`, PEM, or else the system's authorities).
+    pub fn connect(
+        target: &str,
+        tls: bool,
+        ca_file: Option<String>,
+    ) -> Result<Self, Box<dyn std::error::Error>> {
+        let scheme = if tls { "https" } else { "http" };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{target}"))?;
+        if tls {
+            let mut config = ClientTlsConfig::new().with_native_roots();
+            if let Some(path) = ca_file.filter(|path| !path.is_empty()) {
+                config = config.ca_certificate(Certificate::from_pem(std::fs::read(path)?));
+            }
+            endpoint = endpoint.tls_config(config)?;
+        }
+        let channel = endpoint.connect_lazy();
+        Ok(Referee {
+            tables: TableServiceClient::new(channel.clone()),
+            rules: RulesServiceClient::new(channel),
+            token: None,
+            api_key: None,
+        })
+    }
+
+    /// The message as a request with this referee's metadata and, if given, a deadline.
+    pub fn request<T>(&self, message: T, timeout: Option<Duration>) -> Request<T> {
+        let mut request = Request::new(message);
+        if let Some(token) = &self.token {
+            if let Ok(value) = MetadataValue::try_from(format!("Bearer {token}")) {
+                request.metadata_mut().insert("authorization", value);
+            }
+        }
+        if let Some(key) = &self.api_key {
+            if let Ok(value) = MetadataValue::try_from(key.as_str()) {
+                request.metadata_mut().insert("x-api-key", value);
+            }
+        }
+        if let Some(timeout) = timeout {
+            request.set_timeout(timeout);
+        }
+        request
+    }
+
+    /// Runs one RPC, sending the very same request again while the failure says it may not
+    /// have been applied (a deadline, a lost connection) or asks to come back later
+    /// (RATE_LIMITED, STORE_FULL, after their RetryInfo delay).
+    pub async fn call<T, U, F, Fut>(&self, name: &str, message: T, rpc: F) -> Result<U, Status>
+    where
+        T: Clone,
+        F: Fn(Request<T>) -> Fut,
+        Fut: Future<Output = Result<Response<U>, Status>>,
+    {
+        let mut delay = Duration::from_millis(100);
+        let mut attempt = 1;
+        loop {
+            match rpc(self.request(message.clone(), Some(CALL_TIMEOUT))).await {
+                Ok(response) => return Ok(response.into_inner()),
+                Err(status) if attempt < 8 && retryable(&status) => {
+                    let wait = delay.max(
+                        status
+                            .get_details_retry_info()
+                            .and_then(|info| info.retry_delay)
+                            .unwrap_or_default(),
+                    );
+                    eprintln!(
+                        "{name}: {}; sending it again with the same request_id in {wait:?}",
+                        describe(&status)
+                    );
+                    tokio::time::sleep(wait).await;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                    attempt += 1;
+                }
+                Err(status) => return Err(status),
+            }
+        }
+    }
+}
+
+/// A random idempotency key: 32 hex digits (CreateTable and JoinTable want at least 16 random
+/// characters, and keep them secret like tokens).
+pub fn new_request_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn retryable(status: &Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled
+    ) || matches!(reason_of(status).as_str(), "RATE_LIMITED" | "STORE_FULL")
+}
+
+/// ErrorInfo.reason: the ErrorReason's name without its ERROR_REASON_ prefix
+/// ("NOT_YOUR_TURN"), or the code's name for errors gRPC itself ends a call with.
+pub fn reason_of(status: &Status) -> String {
+    status
+        .get_details_error_info()
+        .map_or_else(|| code_name(status.code()), |info| info.reason)
+}
+
+/// Like "FAILED_PRECONDITION NOT_YOUR_TURN: ... table_id=abc turn_seat=2".
+pub fn describe(status: &Status) -> String {
+    let mut line = format!(
+        "{} {}: {}",
+        code_name(status.code()),
+        reason_of(status),
+        status.message()
+    );
+    if let Some(info) = status.get_details_error_info() {
+        let mut metadata: Vec<_> = info.metadata.into_iter().collect();
+        metadata.sort();
+        for (key, value) in metadata {
+            line += &format!(" {key}={value}");
+        }
+    }
+    if let Some(bad_request) = status.get_details_bad_request() {
+        for violation in bad_request.field_violations {
+            line += &format!(" [{}: {}]", violation.field, violation.description);
+        }
+    }
+    line
+}
+
+/// The code as gRPC's status names spell it: FAILED_PRECONDITION, not FailedPrecondition.
+fn code_name(code: Code) -> String {
+    let name = format!("{code:?}");
+    let mut spelled = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            spelled.push('_');
+        }
+        spelled.push(c.to_ascii_uppercase());
+    }
+    if code == Code::Cancelled {
+        "CANCELLED".into()
+    } else {
+        spelled
+    }
+}
