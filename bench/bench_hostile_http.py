@@ -10,7 +10,12 @@ about 1 MB of JSON (20,000 cards) gzip-compressed to a few KB. Printed: the byst
 p50/p99 per side, idle and under attack, their ratios, how many answers each side got, and
 what the bombs were answered.
 
-Run: ``python bench/bench_hostile_http.py [--seconds 10] [--attackers 2]``.
+Then held connections: a referee started with a 1,024 file-descriptor limit, ``--held`` TCP
+connections to its HTTP port that never send a byte, and, while they are open, fresh gRPC
+connections each making one call: how many of the held ones the port refused (503) or closed,
+and how many gRPC calls were answered.
+
+Run: ``python bench/bench_hostile_http.py [--seconds 10] [--attackers 2] [--held 1100]``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import gzip
 import http.client
 import json
 import multiprocessing
+import resource
+import socket
 import statistics
 import tempfile
 import time
@@ -145,11 +152,58 @@ def _report(side: str, idle: list[float], attacked: list[float]) -> None:
     print(f"  {side:5s} under bombs / idle:    p50 {p50 / idle_p50:.1f}x   p99 {p99 / idle_p99:.1f}x")
 
 
+def _grpc_calls_answered(target: str, calls: int) -> int:
+    """Calls answered, each on a fresh gRPC connection (3 s each at most)."""
+    answered = 0
+    for _ in range(calls):
+        with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+            stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+            try:
+                stub.GetTable(pb.GetTableRequest(table_id="none"), timeout=3)
+            except grpc.RpcError as error:
+                answered += error.code() == grpc.StatusCode.NOT_FOUND
+    return answered
+
+
+def _held_connections(redis_url: str, held: int) -> None:
+    """``held`` silent connections to the HTTP port of a referee limited to 1,024 descriptors."""
+    http_port = free_port()
+    flags = ["--log-level", "critical", "--http-address", f"127.0.0.1:{http_port}"]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))  # the referee inherits it
+    try:
+        with serve_process(redis_url, args=flags) as referee:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            sockets = [socket.create_connection(("127.0.0.1", http_port), timeout=10) for _ in range(held)]
+            try:
+                time.sleep(2)
+                closed = 0
+                for sock in sockets:
+                    sock.setblocking(False)
+                    try:
+                        sock.recv(64)  # a 503, or the end of the connection: the port let it go
+                    except BlockingIOError:
+                        continue  # nothing: still held open
+                    except OSError:
+                        pass
+                    closed += 1
+                answered = _grpc_calls_answered(referee.target, 10)
+            finally:
+                for sock in sockets:
+                    sock.close()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    print(f"{held} silent HTTP connections to a referee limited to 1,024 file descriptors:")
+    print(f"  refused (503) or closed by the port within 2 s: {closed}; held open: {held - closed}")
+    print(f"  meanwhile, calls on fresh gRPC connections answered: {answered} of 10")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10, help="length of each phase (default 10)")
     parser.add_argument("--attackers", type=int, default=2, help="processes sending one bomb a second (default 2)")
     parser.add_argument("--interval", type=float, default=20, help="ms between a bystander's calls (default 20)")
+    parser.add_argument("--held", type=int, default=1100, help="silent connections held open (default 1,100)")
     args = parser.parse_args()
     size = len(bomb())
     print(f"bomb: a Connect JSON Play of {_BOMB_CARDS:,} cards, {size:,} bytes gzip-compressed")
@@ -182,6 +236,8 @@ def main() -> None:
     _report("gRPC", idle[0], attacked[0])
     _report("HTTP", idle[1], attacked[1])
     print("  bombs answered: " + ", ".join(f"{outcome} x{count}" for outcome, count in sorted(outcomes.items())))
+    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=False) as store:
+        _held_connections(store.url, args.held)
 
 
 if __name__ == "__main__":
