@@ -10,14 +10,19 @@ events reuse sequence numbers the caller holds for others) is answered with a fr
 snapshot: on an open stream when its feed notices (``REWRITTEN``, see
 :mod:`dizhu.service.feeds`), and on a resume whose ``after_write`` is not the write id the
 table's log now has at ``after_sequence``.
+
+No message of a stream is stamped earlier than the one before it (docs/api.md): a snapshot
+or heartbeat carries this process's clock, raised to the time of the event the stream starts
+from and to anything it sent before; an event stored with an earlier time (another referee's
+clock, behind this one's) is sent with the stream's latest time instead.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
+import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from dizhu.referee.auth import Role
 from dizhu.referee.errors import SequenceOutOfRange
@@ -27,20 +32,29 @@ from dizhu.service.event_codec import decode_event
 from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, TableFeeds
 from dizhu.service.metadata import Credentials
 from dizhu.service.presence import mark_presence
-from dizhu.service.unit_of_work import UnitOfWork
+from dizhu.service.unit_of_work import Snapshot, UnitOfWork
 from dizhu.store import StoredEvent, TableStore
-from dizhu.v1 import events_pb2, table_pb2
+from dizhu.v1 import events_pb2
 
 __all__ = ["watch"]
 
 _HISTORY_CHUNK = 500
 
 
-def _snapshot(view: table_pb2.TableView, sequence: int, write: int, version: int) -> events_pb2.TableEvent:
-    event = events_pb2.TableEvent(sequence=sequence, version=version, write_id=write)
-    event.snapshot.CopyFrom(view)
-    event.time.FromDatetime(dt.datetime.now(tz=dt.UTC))
+def _snapshot(snapshot: Snapshot, time_ms: int) -> events_pb2.TableEvent:
+    """The first message of a stream that is no resume: the table as the caller may see it."""
+    event = events_pb2.TableEvent(sequence=snapshot.sequence, version=snapshot.table.version, write_id=snapshot.write)
+    event.snapshot.CopyFrom(table_view(snapshot.table, snapshot.principal))
+    mark_presence(event.snapshot, snapshot.presence)
+    event.time.FromMilliseconds(time_ms)
     return event
+
+
+def _heartbeat(sequence: int, write: int, time_ms: int) -> events_pb2.TableEvent:
+    heartbeat = events_pb2.TableEvent(sequence=sequence, write_id=write)
+    heartbeat.heartbeat.SetInParent()
+    heartbeat.time.FromMilliseconds(time_ms)
+    return heartbeat
 
 
 async def watch(
@@ -51,28 +65,36 @@ async def watch(
     credentials: Credentials,
     after_sequence: int | None,
     after_write: int = 0,
-) -> AsyncIterator[events_pb2.TableEvent]:
-    """The events of ``table_id`` for the caller (see the module docstring)."""
+    *,
+    shown_ms: int = 0,
+) -> AsyncGenerator[events_pb2.TableEvent, None]:
+    """The events of ``table_id`` for the caller (see the module docstring); none of them
+    stamped earlier than ``shown_ms``, the latest time the caller was shown (see ``_later``)."""
     # Read before subscribing, so an unknown table or a bad token fails at once. Events after
     # this snapshot's sequence that the subscription misses are read back from the store below.
-    table, principal, snapshot_sequence, presence, snapshot_write = await unit_of_work.snapshot(table_id, credentials)
+    taken = await unit_of_work.snapshot(table_id, credentials)
+    table, principal = taken.table, taken.principal
     viewer = seat = principal.seat if principal.role is Role.SEAT else None
-    resume_after = await _resume_point(store, table_id, after_sequence, after_write, snapshot_sequence)
+    resume_after, start_ms = await _start(store, table_id, after_sequence, after_write, taken.sequence)
+    # Nothing earlier than the event the stream starts from (which the caller has seen, or the
+    # snapshot shows), whichever referee's clock stamped it.
+    shown_ms = max(shown_ms, start_ms)
+    now_ms = unit_of_work.presence.now_ms  # this process's clock, its own writes' stamp
     # A seat counts as connected while its stream is open (see dizhu.service.presence).
     async with feeds.subscribe(table_id) as subscription, unit_of_work.presence.stream_lease(table, seat) as here:
         _unless_cancelled()
         if resume_after is not None:
             last, last_write = resume_after, after_write
         else:
-            last, last_write = snapshot_sequence, snapshot_write
-            snapshot = _snapshot(table_view(table, principal), snapshot_sequence, snapshot_write, table.version)
-            mark_presence(snapshot.snapshot, presence)
-            yield snapshot
+            last, last_write = taken.sequence, taken.write
+            shown_ms = max(shown_ms, now_ms())
+            yield _snapshot(taken, shown_ms)
         while True:
             history = await store.read_entries(table_id, last, count=_HISTORY_CHUNK)
             _unless_cancelled()
             for entry in history:
                 event, viewer, closed = _event(entry, viewer)
+                event, shown_ms = _later(event, shown_ms)
                 last, last_write = entry.sequence, entry.write
                 if viewer is None:
                     await here.release()  # the seat was left: this stream no longer keeps it connected
@@ -88,28 +110,46 @@ async def watch(
             _unless_cancelled()
             entry = await subscription.queue.get()
             if entry is HEARTBEAT:
-                heartbeat = events_pb2.TableEvent(sequence=last, write_id=last_write)
-                heartbeat.heartbeat.SetInParent()
-                heartbeat.time.GetCurrentTime()
-                yield heartbeat
+                shown_ms = max(shown_ms, now_ms())
+                yield _heartbeat(last, last_write, shown_ms)
                 continue
             if entry is LAGGING or entry is REWRITTEN:
                 # Too far behind to keep a queue, or following a history that is no longer the
                 # table's: start again from a fresh snapshot (as a spectator if the seat was
                 # left meanwhile: its token is revoked).
                 watcher = credentials if viewer is not None or seat is None else Credentials()
-                async for event in watch(unit_of_work, store, feeds, table_id, watcher, None):
-                    yield event
+                again = watch(unit_of_work, store, feeds, table_id, watcher, None, shown_ms=shown_ms)
+                async with contextlib.aclosing(again):
+                    async for event in again:
+                        yield event
                 return
             if entry.sequence <= last:
                 continue
             event, viewer, closed = _event(entry, viewer)
+            event, shown_ms = _later(event, shown_ms)
             last, last_write = entry.sequence, entry.write
             if viewer is None:
                 await here.release()
             yield event
             if closed:
                 return
+
+
+def _later(event: events_pb2.TableEvent, shown_ms: int) -> tuple[events_pb2.TableEvent, int]:
+    """``event`` as delivered after a message of time ``shown_ms``, and the time delivered.
+
+    Stored events never go back in time, but a snapshot or heartbeat carries the serving
+    process's clock, which may be ahead of the one that stamped the next event (another
+    referee's, or this one's while the write was on its way): that event is delivered with
+    the time already shown instead (a copy: decoded events are shared by every stream).
+    """
+    time_ms: int = event.time.ToMilliseconds()
+    if time_ms >= shown_ms:
+        return event, time_ms
+    later = events_pb2.TableEvent()
+    later.CopyFrom(event)
+    later.time.FromMilliseconds(shown_ms)
+    return later, shown_ms
 
 
 def _unless_cancelled() -> None:
@@ -133,16 +173,30 @@ def _unless_cancelled() -> None:
 _decoded = functools.lru_cache(maxsize=4096)(decode_event)
 
 
+async def _start(
+    store: TableStore, table_id: str, after_sequence: int | None, after_write: int, latest: int
+) -> tuple[int | None, int]:
+    """Where a stream goes on from -- ``after_sequence`` when every event after it is still kept
+    and (given ``after_write``) the caller's last event is still the table's; None for a fresh
+    snapshot of the state at the ``latest`` sequence -- and the time of the table's event there
+    (0 if none is kept). Beyond the ``latest`` sequence, without ``after_write``:
+    SEQUENCE_OUT_OF_RANGE."""
+    resume_after = await _resume_point(store, table_id, after_sequence, after_write, latest)
+    sequence = latest if resume_after is None else resume_after
+    entry = await _logged(store, table_id, sequence) if sequence else None
+    return resume_after, entry.time_ms if entry is not None else 0
+
+
 async def _resume_point(
     store: TableStore, table_id: str, after_sequence: int | None, after_write: int, latest: int
 ) -> int | None:
-    """Where a resume goes on from: ``after_sequence`` when every event after it is still kept
-    and (given ``after_write``) the caller's last event is still the table's; None for a fresh
-    snapshot. Beyond the ``latest`` sequence, without ``after_write``: SEQUENCE_OUT_OF_RANGE."""
+    """See :func:`_start`."""
     if after_sequence is None:
         return None
-    if after_write and not await _still_logged(store, table_id, after_sequence, after_write):
-        return None  # the caller's history is no longer the table's
+    if after_write:
+        caller_last = await _logged(store, table_id, after_sequence)
+        if caller_last is None or caller_last.write != after_write:
+            return None  # the caller's history is no longer the table's
     if after_sequence > latest:
         raise SequenceOutOfRange(
             f"sequence {after_sequence} is beyond the table's latest, {latest}",
@@ -154,10 +208,10 @@ async def _resume_point(
     return after_sequence if oldest is not None and after_sequence + 1 >= oldest else None
 
 
-async def _still_logged(store: TableStore, table_id: str, sequence: int, write: int) -> bool:
-    """Whether the table's log still has, at ``sequence``, the event of write ``write``."""
+async def _logged(store: TableStore, table_id: str, sequence: int) -> StoredEvent | None:
+    """The table's event ``sequence`` if its log still has it."""
     entries = await store.read_entries(table_id, max(sequence - 1, 0), count=1)
-    return bool(entries) and (entries[0].sequence, entries[0].write) == (sequence, write)
+    return entries[0] if entries and entries[0].sequence == sequence else None
 
 
 def _event(entry: StoredEvent, viewer: int | None) -> tuple[events_pb2.TableEvent, int | None, bool]:
