@@ -23,29 +23,18 @@ import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # Before gRPC loads: no command forks a process that uses gRPC (workers are spawned), and
 # gRPC's fork handlers can abort a child started with a pre-exec hook, such as the
 # embedded redis-server (it dies with its parent that way).
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
-from dizhu.config import add_server_arguments
-from dizhu.narrate import describe_deal, describe_event, describe_settlement
-from dizhu.rules import (
-    SEED_SIZE,
-    VARIANTS,
-    LandlordChosen,
-    apply,
-    deal,
-    new_seed,
-    settle,
-    start_round,
-)
-from dizhu.rules.random_play import random_action
-
 if TYPE_CHECKING:
     from dizhu.referee.signing import PublicKey
+
+# Nothing of dizhu is imported here: dizhu.rules reads DIZHU_ENGINE when it is imported, and a
+# bad value must be a message (main), not a traceback.
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -56,6 +45,8 @@ EXIT_BROKEN_PIPE = 141
 
 
 def _seed(text: str) -> bytes:
+    from dizhu.rules import SEED_SIZE
+
     try:
         seed = bytes.fromhex(text)
     except ValueError:
@@ -63,6 +54,36 @@ def _seed(text: str) -> bytes:
     if len(seed) != SEED_SIZE:
         raise argparse.ArgumentTypeError(f"a seed is {SEED_SIZE} bytes ({2 * SEED_SIZE} hex digits)")
     return seed
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a whole number is needed") from None
+
+
+def _clock(text: str) -> float:
+    """Seconds per decision as the referee takes them: 0 (no clock), or whole milliseconds within its bounds."""
+    from dizhu.referee.limits import MAX_DECISION_MS, MIN_DECISION_MS
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number of seconds is needed") from None
+    if seconds != 0 and not MIN_DECISION_MS <= seconds * 1000 <= MAX_DECISION_MS:
+        raise argparse.ArgumentTypeError(
+            f"0 (no clock) or {MIN_DECISION_MS / 1000:g} to {MAX_DECISION_MS // 1000} seconds, not {text}"
+        )
+    return round(seconds * 1000) / 1000
+
+
+def _player_name(text: str) -> str:
+    from dizhu.referee.limits import MAX_NAME_LENGTH
+
+    if not 1 <= len(text) <= MAX_NAME_LENGTH or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"1 to {MAX_NAME_LENGTH} printable characters")
+    return text
 
 
 def _positive(text: str) -> int:
@@ -75,12 +96,30 @@ def _positive(text: str) -> int:
     return value
 
 
+def _engine_problem() -> str | None:
+    """Why the rules engine the environment asks for cannot be used (None: it can)."""
+    try:
+        importlib.import_module("dizhu.rules")
+    except (ValueError, RuntimeError) as error:  # an unknown engine; EngineUnavailable
+        named = [
+            f"{name}={os.environ[name]!r}" for name in ("DIZHU_ENGINE", "DIZHU_REQUIRE_NATIVE") if os.environ.get(name)
+        ]
+        if not named:
+            raise
+        return f"{', '.join(named)}: {error}"
+    return None
+
+
 def _demo_local(args: argparse.Namespace) -> int:
     """Play one round between random players in this process and narrate it."""
+    from dizhu.narrate import describe_deal, describe_event, describe_settlement
+    from dizhu.rules import VARIANTS, LandlordChosen, apply, deal, new_seed, settle, start_round
+    from dizhu.rules.random_play import random_action
+
     variant = VARIANTS[args.variant]
     seed = args.seed or new_seed()
     rng = random.Random(seed)
-    dealt = deal(seed, variant, dealer=args.dealer % variant.players)
+    dealt = deal(seed, variant, dealer=args.dealer or 0)
     state = start_round(dealt)
     print("\n".join(describe_deal(dealt)))
     print("Auction:")
@@ -102,6 +141,10 @@ def _demo_local(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     """The demonstration: ``--local`` for the in-process one, else bots against a real referee."""
+    players = 4 if args.variant == "4p" else 3
+    if args.dealer is not None and not 0 <= args.dealer < players:
+        print(f"dizhu demo: --dealer: a seat of {args.variant}: 0 to {players - 1}", file=sys.stderr)
+        return EXIT_USAGE
     if args.local:
         return _demo_local(args)
     import asyncio
@@ -117,7 +160,11 @@ def _demo(args: argparse.Namespace) -> int:
     from dizhu.service.startup import StartupError
 
     try:
-        return asyncio.run(run_demo(variant=args.variant, rounds=args.rounds, seed=args.seed, bots=bots, write=print))
+        return asyncio.run(
+            run_demo(
+                variant=args.variant, rounds=args.rounds, seed=args.seed, bots=bots, dealer=args.dealer, write=print
+            )
+        )
     except (StartupError, RedisServerFailed, RedisServerNotFound) as error:
         print(f"dizhu demo: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -282,15 +329,48 @@ def _replay(args: argparse.Namespace) -> int:
         async with open_channel(args.target, credentials) as channel:
             stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
             request = table_service_pb2.GetReplayRequest(table_id=args.table_id, round=args.round)
-            response = await stub.GetReplay(request, timeout=30)
+            try:
+                response = await stub.GetReplay(request, timeout=30)
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.NOT_FOUND:
+                    raise
+                raise _NoReplay(await _why_no_replay(stub, args.table_id, args.round, args.target)) from None
             return str(response.json)
 
     try:
         print(asyncio.run(fetch()))
+    except _NoReplay as missing:
+        print(f"dizhu replay: {missing}", file=sys.stderr)
+        return EXIT_FAILED
     except grpc.aio.AioRpcError as error:
         print(f"dizhu replay: {error.code().name}: {error.details()}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+class _NoReplay(Exception):
+    """The referee has no replay of the round asked for; the message says why."""
+
+
+async def _why_no_replay(stub: Any, table_id: str, round_number: int, target: str) -> str:
+    """A missing table told apart from a round not over yet, or one no longer kept."""
+    import grpc
+
+    from dizhu.v1 import table_pb2, table_service_pb2
+
+    try:
+        response = await stub.GetTable(table_service_pb2.GetTableRequest(table_id=table_id), timeout=30)
+    except grpc.aio.AioRpcError as error:
+        if error.code() == grpc.StatusCode.NOT_FOUND:
+            return f"no table {table_id} at {target}"
+        raise
+    view: table_pb2.TableView = response.table
+    finished = view.last_settlement.round
+    if round_number > finished:
+        state = table_pb2.Phase.Name(view.phase).removeprefix("PHASE_").lower().replace("_", " ")
+        last = f"round {finished} is the last finished" if finished else "no round is finished yet"
+        return f"round {round_number} of table {table_id} is not over ({last}; the table is in {state})"
+    return f"round {round_number} of table {table_id} is no longer kept (only the latest rounds' replays are)"
 
 
 def _version() -> str:
@@ -350,6 +430,10 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dizhu.config import add_server_arguments
+    from dizhu.rules import VARIANTS
+    from dizhu.table_command import add_parser as add_table_parser
+
     parser = argparse.ArgumentParser(
         prog="dizhu",
         description="Dou Dizhu referee and rules engine.",
@@ -377,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--local", action="store_true", help="the old in-process round between random players: no gRPC, no Redis"
     )
-    demo.add_argument("--dealer", type=int, default=0, help="with --local: the dealing seat (default 0)")
+    demo.add_argument("--dealer", type=_whole, help="the seat that deals the first round (default 0)")
     demo.set_defaults(handler=_demo)
     from dizhu.client.command import add_arguments as add_bot_arguments
     from dizhu.client.command import add_tls_arguments
@@ -423,13 +507,19 @@ def build_parser() -> argparse.ArgumentParser:
     seat.add_argument("--variant", choices=sorted(VARIANTS), default="3p", help="3 or 4 players (default 3p)")
     seat.add_argument("--rounds", type=_positive, default=3, help="rounds to play (default 3)")
     seat.add_argument("--bots", help="the other seats' bots, comma-separated, among heuristic and random")
-    seat.add_argument("--name", default="You", help="your name at the table")
-    seat.add_argument("--clock", type=int, default=60, help="seconds per decision, 0 for no clock (default 60)")
+    seat.add_argument("--name", type=_player_name, default="You", help="your name at the table (1 to 32 characters)")
+    seat.add_argument(
+        "--clock",
+        type=_clock,
+        default=60.0,
+        help="seconds per decision, 0.1 to 3600 (whole milliseconds), 0 for no clock (default 60)",
+    )
     seat.add_argument("--seed", type=_seed, help="seed of the first round (64 hex digits), for a reproducible game")
     seat.add_argument("--target", help="a running referee's host:port (default: one in this process)")
     seat.add_argument("--table", help="with --target: take a free seat at this table instead of creating one")
     add_tls_arguments(seat)
     seat.set_defaults(handler=_play)
+    add_table_parser(commands, clock=_clock, positive=_positive)
     from dizhu.conformance.command import add_parser as add_conformance_parser
 
     add_conformance_parser(commands)
@@ -450,6 +540,9 @@ def _only_broken_pipes(error: BaseException) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if problem := _engine_problem():
+        print(f"dizhu: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if argv[:1] == ["tournament"]:
             from dizhu.tournament.cli import main as tournament

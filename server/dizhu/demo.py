@@ -259,9 +259,11 @@ async def run_demo(
     rounds: int = 1,
     seed: bytes | None = None,
     bots: Sequence[str] | None = None,
+    dealer: int | None = None,
     write: Callable[[str], None],
 ) -> int:
-    """Play and narrate a demonstration table; 0 when it closed with balances summing to zero."""
+    """Play and narrate a demonstration table (``dealer``: the first round's dealing seat, default 0); 0 when
+    it closed with balances summing to zero."""
     kinds = bot_kinds(variant, bots)
     players = len(kinds)
     names = list(_NAMES[:players])
@@ -273,6 +275,7 @@ async def run_demo(
             round_limit=rounds,
             seeds=demo_seeds(seed, rounds) if seed is not None else (),
             next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED,
+            first_dealer=dealer,
         )
         write(
             f"Table {created.table_id}: {players} players, {rounds} round(s). Players: "

@@ -249,3 +249,191 @@ class TestOutputReaderGone:
         assert process.returncode == BROKEN_PIPE, errors.decode()
         assert b"Traceback" not in errors
         assert b"Exception ignored" not in errors
+
+
+class TestEnvironmentEngine:
+    @pytest.mark.parametrize("command", [["demo", "--local"], ["verify", "-"], ["tournament", "--help"]])
+    def test_an_unknown_engine_is_a_usage_error_naming_the_variable(self, command: list[str]) -> None:
+        assert_clean(dizhu(*command, env={"DIZHU_ENGINE": "bogus"}), USAGE, "DIZHU_ENGINE", "'bogus'")
+
+
+class TestTournamentCommandLine:
+    def test_help_needs_no_tournament_extra(self) -> None:
+        """openskill (of the [tournament] extra) made unimportable: --help still answers."""
+        result = _without_openskill("tournament", "--help")
+        assert_clean(result, 0, "--deal-sets")
+
+    def test_a_run_without_the_extra_says_what_to_install(self) -> None:
+        result = _without_openskill("tournament", "--deal-sets", "1")
+        assert_clean(result, USAGE, "pip install 'dizhu[tournament]'", "openskill")
+
+    def test_a_bad_number_says_what_is_needed(self) -> None:
+        assert_clean(dizhu("tournament", "--deal-sets", "abc"), USAGE, "--deal-sets: a whole number is needed")
+        assert "_positive" not in dizhu("tournament", "--concurrency", "0").stderr
+
+    def test_a_missing_tournament_file_is_named(self, tmp_path: Path) -> None:
+        missing = tmp_path / "nosuch.toml"
+        result = dizhu("tournament", str(missing))
+        assert_clean(result, USAGE, f"cannot read {missing}: No such file or directory")
+        assert "Errno" not in result.stderr
+
+
+def _without_openskill(*args: str) -> subprocess.CompletedProcess[str]:
+    """``dizhu ARGS`` in an interpreter where ``import openskill`` fails, as without the extra."""
+    program = "import sys; sys.modules['openskill'] = None; from dizhu.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", program, *args],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+class TestServeHttp:
+    def test_a_taken_http_port(self, redis_url: str, taken_port: int) -> None:
+        args = ["--redis-url", redis_url, "--address", "127.0.0.1:0", "--http-address", f"127.0.0.1:{taken_port}"]
+        assert_clean(dizhu("serve", *args), FAILED, f"cannot serve HTTP on 127.0.0.1:{taken_port}")
+
+    def test_the_grpc_port_is_no_http_port(self, redis_url: str) -> None:
+        port = free_port()
+        args = ["--redis-url", redis_url, "--address", f"127.0.0.1:{port}", "--http-address", f"127.0.0.1:{port}"]
+        assert_clean(dizhu("serve", *args), USAGE, "--http-address", "--address")
+
+    def test_serve_says_where_the_web_table_is(self, redis_url: str) -> None:
+        port = free_port()
+        http = ["--http-address", f"127.0.0.1:{port}", "--log-level", "warning"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dizhu.cli", "serve", "--redis-url", redis_url, "--address", "127.0.0.1:0", *http],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            _wait_listening(port, process)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            said, _ = process.communicate(timeout=TIMEOUT_S)
+        assert f"The web table: http://127.0.0.1:{port}/\n" in said
+
+    def test_a_malformed_json_body_is_told_without_an_empty_field_name(self, redis_url: str) -> None:
+        import json
+        import urllib.error
+        import urllib.request
+
+        from dizhu.testing import serve_process
+
+        port = free_port()
+        with serve_process(redis_url, args=["--http-address", f"127.0.0.1:{port}", "--log-level", "warning"]):
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/dizhu.v1.TableService/GetTable",
+                data=b"{bad",
+                headers={"Content-Type": "application/json"},
+            )
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=TIMEOUT_S)
+            answer = json.loads(refused.value.read())
+        assert answer["code"] == "invalid_argument"
+        assert answer["message"] == "the body is no valid dizhu.v1.GetTableRequest (protobuf JSON form)"
+
+
+class TestPlayValues:
+    @pytest.mark.parametrize(
+        ("args", "said"),
+        [
+            (["--clock", "-1"], "--clock: 0 (no clock) or 0.1 to 3600 seconds"),
+            (["--clock", "0.05"], "--clock: 0 (no clock) or 0.1 to 3600 seconds"),
+            (["--clock", "3601"], "--clock: 0 (no clock) or 0.1 to 3600 seconds"),
+            (["--clock", "abc"], "--clock: a number of seconds"),
+            (["--name", "x" * 33], "--name: 1 to 32 printable characters"),
+            (["--name", ""], "--name: 1 to 32 printable characters"),
+        ],
+        ids=["negative-clock", "clock-below-100-ms", "clock-above-an-hour", "clock-no-number", "long-name", "no-name"],
+    )
+    def test_values_the_referee_would_refuse_are_refused_before_starting(self, args: list[str], said: str) -> None:
+        result = dizhu("play", *args)
+        assert_clean(result, USAGE, said)
+        assert "settings." not in result.stderr
+
+    def test_a_clock_of_half_a_second_is_played_until_the_input_ends(self) -> None:
+        result = dizhu("play", "--clock", "0.5", "--rounds", "1", "--seed", "ab" * 32)
+        assert_clean(result, 0, "End of input: you left the table.")
+
+
+class TestDemoDealer:
+    def test_the_dealer_deals_the_referees_first_round(self) -> None:
+        """The seed's first round is dealt by seat 2 unless told otherwise."""
+        assert_clean(dizhu("demo", "--seed", "ab" * 32), 0, "Cyd (seat 2) deals 17 cards")
+        assert_clean(dizhu("demo", "--dealer", "1", "--seed", "ab" * 32), 0, "Bob (seat 1) deals 17 cards")
+
+    @pytest.mark.parametrize("args", [["--dealer", "3"], ["--dealer", "3", "--local"], ["--dealer", "-1"]])
+    def test_a_seat_the_variant_does_not_have(self, args: list[str]) -> None:
+        assert_clean(dizhu("demo", *args), USAGE, "--dealer: a seat of 3p: 0 to 2")
+
+
+class TestReplayNotFound:
+    def test_a_missing_table_is_told_apart_from_an_unfinished_round(self, redis_url: str) -> None:
+        import asyncio
+
+        from dizhu.client import TableClient
+        from dizhu.testing import serve_process
+
+        async def create(target: str) -> str:
+            async with TableClient(target) as creator:
+                return (await creator.create_table(player_names=["a", "b", "c"])).table_id
+
+        with serve_process(redis_url, args=["--log-level", "warning"]) as referee:
+            table_id = asyncio.run(create(referee.target))
+            missing = dizhu("replay", "nosuchtable0000000000", "1", "--target", referee.target)
+            unfinished = dizhu("replay", table_id, "1", "--target", referee.target)
+        assert_clean(missing, FAILED, "no table nosuchtable0000000000 at")
+        assert_clean(unfinished, FAILED, f"round 1 of table {table_id} is not over")
+
+
+class TestConformanceCommandLine:
+    @pytest.mark.parametrize(
+        ("args", "said"),
+        [
+            (["--profile", "nosuch"], "no profile 'nosuch': default, quota, rate, store-full"),
+            (["--only", "nosuch"], "no case of profile default has an id starting with 'nosuch'"),
+        ],
+        ids=["profile", "only"],
+    )
+    def test_a_selection_of_no_case_is_a_usage_error(self, redis_url: str, args: list[str], said: str) -> None:
+        from dizhu.testing import serve_process
+
+        with serve_process(redis_url, args=["--log-level", "warning"]) as referee:
+            result = dizhu("conformance", "protocol", "--target", referee.target, *args)
+        assert_clean(result, USAGE, said)
+
+    def test_an_unreachable_referee_is_one_message(self) -> None:
+        target = f"127.0.0.1:{free_port()}"
+        result = dizhu("conformance", "protocol", "--target", target)
+        assert_clean(result, USAGE, f"no referee answers at {target}")
+        assert "FAILED" not in result.stdout
+        assert len((result.stdout + result.stderr).strip().splitlines()) == 1
+
+
+class TestTableCommand:
+    def test_create_list_and_close_a_table_for_bots_to_join(self, redis_url: str) -> None:
+        import json
+
+        from dizhu.testing import serve_process
+
+        with serve_process(redis_url, args=["--log-level", "warning"]) as referee:
+            target = ["--target", referee.target]
+            created = dizhu("table", "create", *target, "--variant", "4p", "--rounds", "2", "--clock", "0.5", "--json")
+            assert_clean(created, 0)
+            table = json.loads(created.stdout)
+            listed = dizhu("table", "list", *target)
+            closed = dizhu("table", "close", table["table_id"], "--token", table["creator_token"], *target)
+            wrong = dizhu("table", "close", table["table_id"], "--token", "nonsense", *target)
+            plain = dizhu("table", "create", *target)
+        assert table["table_id"]
+        assert table["seat_tokens"] == []
+        assert_clean(listed, 0, table["table_id"], "4p")
+        assert_clean(closed, 0, f"Table {table['table_id']} closed")
+        assert_clean(wrong, FAILED, "UNAUTHENTICATED")
+        assert_clean(plain, 0, "dizhu bot --table ", "--target", "creator token: ")

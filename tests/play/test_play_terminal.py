@@ -106,3 +106,48 @@ class TestPlayAtATlsReferee:
             finally:
                 if child.isalive():
                     child.terminate(force=True)
+
+
+class TestLeaving:
+    def test_q_in_the_auction_says_the_round_is_abandoned(self) -> None:
+        child = _spawn("--rounds", "1", "--clock", "0", "--seed", SEED)
+        try:
+            child.expect(r"Your bid .*> ")
+            child.sendline("q")
+            child.expect(r"Round over: the round was abandoned\.")
+            child.expect(r"You left the table\.")
+            child.expect(pexpect.EOF)
+            child.close()
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        assert child.exitstatus == 0
+
+    def test_the_end_of_input_leaves_the_table(self) -> None:
+        child = _spawn("--rounds", "1", "--clock", "0", "--seed", SEED)
+        try:
+            child.expect(r"Your bid .*> ")
+            child.sendeof()
+            child.expect(r"the round was abandoned")
+            child.expect(r"End of input: you left the table\.")
+            child.expect(pexpect.EOF)
+            child.close()
+        finally:
+            if child.isalive():
+                child.terminate(force=True)
+        assert child.exitstatus == 0
+
+
+class TestFourPlayerHelp:
+    def test_the_help_explains_second_deck_cards_and_which_bombs_double(self) -> None:
+        child = _spawn("--variant", "4p", "--rounds", "1", "--clock", "0", "--seed", SEED)
+        try:
+            child.expect(r"Your (bid|play) .*> ")
+            child.sendline("h")
+            child.expect(r"' marks a card of the second deck")
+            child.expect(r"only a rocket or a bomb of 6 or more cards doubles the stake")
+            child.sendline("q")
+            child.expect(pexpect.EOF)
+        finally:
+            if child.isalive():
+                child.terminate(force=True)

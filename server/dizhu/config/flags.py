@@ -622,6 +622,12 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         raise _usage_error("several nodes in --redis-url (or REDIS_URL) are a Redis Cluster's: add --redis-cluster")
     if args.durability == "replica" and not args.redis_url:
         raise _usage_error("--durability replica needs a Redis with replicas (--redis-url): the embedded one has none")
+    http_port = args.http_address.rpartition(":")[2] if args.http_address else ""
+    if http_port not in ("", "0") and http_port == args.address.rpartition(":")[2]:
+        raise _usage_error(
+            f"--http-address {args.http_address} takes the port of --address {args.address}: the HTTP side needs "
+            "a port of its own"
+        )
     api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")
     cors_origins = args.cors_origin if args.cors_origin is not None else _env("DIZHU_CORS_ORIGINS", "").split(",")
     tls_cert, tls_key = _tls_files(args)

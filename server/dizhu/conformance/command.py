@@ -1,8 +1,9 @@
 """``dizhu conformance rules|protocol``: the kit's runner on the command line (docs/conformance.md).
 
 Exit status: 0 every case passed (or failed as its implementation's known-failing list says);
-1 a case failed, or a listed case passed (the list must be updated); 2 a bad command line, an
-engine that cannot be loaded (the native engine not built), or a kit that cannot be read.
+1 a case failed, or a listed case passed (the list must be updated); 2 a bad command line (a
+profile the kit does not have, a selection of no case), an engine that cannot be loaded (the
+native engine not built), a kit that cannot be read, or no referee answering at ``--target``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _rules(args: argparse.Namespace) -> int:
 
 def _protocol(args: argparse.Namespace) -> int:
     from dizhu.client.command import credentials_from
-    from dizhu.conformance.protocol_runner import run_protocol
+    from dizhu.conformance.protocol_runner import Unreachable, run_protocol
 
     try:
         kit = find_kit(args.kit)
@@ -62,7 +63,7 @@ def _protocol(args: argparse.Namespace) -> int:
             only=args.only,
             profile=args.profile,
         )
-    except KitError as error:
+    except (KitError, Unreachable) as error:
         print(f"dizhu conformance protocol: {error}", file=sys.stderr)
         return 2
     except OSError as error:
@@ -92,7 +93,8 @@ def add_parser(commands: Any) -> None:
         "conformance",
         help="run the conformance kit: the rules vectors against an engine, the protocol cases against a referee",
         description="Run the conformance kit (docs/conformance.md). Exit status 0: passed (known failures "
-        "allowed); 1: a case failed or a known-failing case passed; 2: bad arguments, engine or kit.",
+        "allowed); 1: a case failed or a known-failing case passed; 2: bad arguments, engine or kit, or no referee "
+        "at --target.",
     )
     kinds = conformance.add_subparsers(dest="suite", required=True)
     rules = kinds.add_parser("rules", help="the rules vectors against a rules engine")

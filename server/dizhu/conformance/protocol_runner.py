@@ -26,10 +26,10 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from dizhu.conformance.kit import Kit, Report
+from dizhu.conformance.kit import Kit, KitError, Report
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
-__all__ = ["check_answer", "resolve", "run_protocol"]
+__all__ = ["Unreachable", "check_answer", "resolve", "run_protocol"]
 
 _PACKAGE = "dizhu.v1"
 _DEFAULTS: tuple[Any, ...] = (0, "", False, "0", [], {})
@@ -242,13 +242,26 @@ def run_protocol(
     """
     report = Report("protocol", implementation, kit.version)
     known = kit.known_failing(implementation)
-    cases = kit.load("protocol/cases.json")["cases"]
+    document = kit.load("protocol/cases.json")
+    profiles = sorted(document.get("profiles", {"default": []}))
+    if profile not in profiles:
+        raise KitError(f"no profile {profile!r}: {', '.join(profiles)}")
+    cases = [
+        case
+        for case in document["cases"]
+        if case.get("profile", "default") == profile and (only is None or case["id"].startswith(only))
+    ]
+    if not cases:
+        starting = f" has an id starting with {only!r}" if only is not None else ""
+        raise KitError(f"no case of profile {profile}{starting}")
     channel = grpc.insecure_channel(target) if credentials is None else grpc.secure_channel(target, credentials)
     with channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=timeout_s)
+        except grpc.FutureTimeoutError:
+            raise Unreachable(f"no referee answers at {target} (waited {timeout_s:g} s)") from None
         caller = _Caller(channel, timeout_s)
         for case in cases:
-            if case.get("profile", "default") != profile or (only is not None and not case["id"].startswith(only)):
-                continue
             try:
                 run_case(caller, case)
                 failure = None
@@ -256,3 +269,7 @@ def run_protocol(
                 failure = str(why)
             report.add(case["id"], case["area"], failure, known)
     return report
+
+
+class Unreachable(Exception):
+    """Nothing answers at the target: no case can be run."""

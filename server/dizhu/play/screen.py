@@ -15,7 +15,7 @@ from rich.text import Text
 from dizhu.client.cards import format_card, sorted_cards
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
-__all__ = ["HELP", "Screen", "seconds_left"]
+__all__ = ["HELP", "HELP_4P", "Screen", "seconds_left"]
 
 HELP = """\
 How to play:
@@ -25,6 +25,10 @@ How to play:
             m2: the legal play numbered 2;  p: pass (not when you lead)
   after a round: Enter for the next one
   h: this help and every legal play;  q: leave the table"""
+#: What the four-player variant adds to the help.
+HELP_4P = """Four players, two decks:
+  ' marks a card of the second deck (5h' is the second deck's 5 of hearts: alike in play)
+  only a rocket or a bomb of 6 or more cards doubles the stake (4- and 5-card bombs do not)"""
 _RED = (cards_pb2.SUIT_HEARTS, cards_pb2.SUIT_DIAMONDS)
 _KINDS = {
     cards_pb2.COMBINATION_KIND_TRIO_SEQUENCE: "airplane",

@@ -21,11 +21,11 @@ from typing import Any
 import grpc
 
 from dizhu.bots import BotHost
-from dizhu.client import DizhuError, MoveRefused, OutOfTurn, TableClient, to_beat
+from dizhu.client import DizhuError, MoveRefused, OutOfTurn, PermissionDenied, TableClient, Unauthenticated, to_beat
 from dizhu.client.bots import BOT_KINDS
 from dizhu.demo import Narrator, demo_seeds
 from dizhu.play.commands import Bid, Help, NextRound, Play, Quit, Unclear, read_command
-from dizhu.play.screen import HELP, Screen, seconds_left
+from dizhu.play.screen import HELP, HELP_4P, Screen, seconds_left
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
 __all__ = ["PlayOptions", "play", "stdin_lines"]
@@ -90,6 +90,8 @@ class _Seat:
         self._narrator: Narrator | None = None
         #: Set when the stream ended (the table closed, or it failed): nothing more will be told.
         self.stream_over = False
+        #: Set once the person leaves the seat: its token stops working.
+        self.leaving = False
 
     def narrate(self, line: str) -> None:
         if self._open_line:
@@ -116,7 +118,13 @@ class _Seat:
         return self.stream_over or (self._narrator is not None and self._narrator.has_told(view))
 
     async def read(self) -> None:
-        view = await self.client.get()
+        try:
+            view = await self.client.get()
+        except (Unauthenticated, PermissionDenied):
+            if not self.leaving:
+                raise
+            self.client.token = None  # the seat's token is revoked: read on as a spectator, as the stream does
+            view = await self.client.get()
         if view.version >= self.view.version:
             self.view = view
             self.changed.set()
@@ -255,6 +263,7 @@ class _Turns:
         """Leave the seat, let the narration tell how that ended the round (abandoned in the auction,
         forfeited in the play), and say ``said``."""
         if view.HasField("your_seat"):
+            self.seat.leaving = True
             left = await self.seat.client.leave()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.seat.until_told(left), _TELL_LEAVING_S)
@@ -269,6 +278,8 @@ class _Turns:
             return False
         if isinstance(command, Help):
             self.screen.say(HELP)
+            if view.settings.variant == cards_pb2.VARIANT_FOUR_PLAYER:
+                self.screen.say(HELP_4P)
             if phase == "play":
                 self.screen.legal(self.legal, per_kind=None)
         elif isinstance(command, Unclear):

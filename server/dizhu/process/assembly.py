@@ -12,7 +12,7 @@ import structlog
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.service.server import SERVICES, GrpcReferee, build_grpc_server
-from dizhu.service.startup import bind, wait_for_redis
+from dizhu.service.startup import StartupError, bind, wait_for_redis
 from dizhu.store import TableStore
 from dizhu.store.connection import connect
 
@@ -65,7 +65,11 @@ async def create_server(config: ServerConfig, store: TableStore) -> Referee:
     bots_target = _bots_target(config, grpc_side) if config.http_address else ""
     await grpc_side.server.start()
     # Browsers are served before health says SERVING, so that a ready referee is ready on both ports.
-    web = await _serve_browsers(config, grpc_side, bots_target) if config.http_address else None
+    try:
+        web = await _serve_browsers(config, grpc_side, bots_target) if config.http_address else None
+    except OSError as error:  # a taken port: the gRPC side stops too, then the referee says why
+        await grpc_side.server.stop(None)
+        raise StartupError(f"cannot serve HTTP on {config.http_address}: {error.strerror or error}") from None
     await grpc_side.start_serving()
     return Referee(grpc_side, web)
 

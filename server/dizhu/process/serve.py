@@ -8,6 +8,7 @@ import gc
 import os
 import secrets
 import signal
+import sys
 
 import structlog
 
@@ -85,9 +86,23 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
             # Which rules engine checks every move (docs/engine.md): "native" unless it is not built.
             rules_engine=engine.backend(),
         )
+        if referee.web is not None and warn:  # warn: the one process (each worker would say it again)
+            sys.stdout.write(f"The web table: {_web_url(config, referee.web.port)}\n")
+            sys.stdout.flush()
         await stop.wait()
         _log.info("stopping", grace_s=config.grace_s)
     _log.info("stopped")
+
+
+def _web_url(config: ServerConfig, port: int) -> str:
+    """Where a browser on this machine opens the web table."""
+    host = config.http_address.rpartition(":")[0].strip("[]")
+    if host in ("", "0.0.0.0", "::"):  # noqa: S104 -- names, not a bind
+        host = "127.0.0.1"
+    elif ":" in host:
+        host = f"[{host}]"
+    scheme = "https" if config.tls_cert else "http"
+    return f"{scheme}://{host}:{port}/"
 
 
 def _check_certificate(config: ServerConfig) -> None:

@@ -87,7 +87,9 @@ class InvalidArgument(RefereeError):
     code = "INVALID_ARGUMENT"
 
     def __init__(self, field: str, description: str, *, metadata: dict[str, str] | None = None) -> None:
-        super().__init__(f"{field}: {description}", metadata=metadata, violations=((field, description),))
+        # A whole request at fault has no field (""): its message is the description alone.
+        message = f"{field}: {description}" if field else description
+        super().__init__(message, metadata=metadata, violations=((field, description),))
 
 
 class IllegalCombination(RefereeError):

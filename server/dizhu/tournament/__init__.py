@@ -13,10 +13,16 @@
 Every game is played through the referee service (gRPC and Redis), never in process.
 """
 
-from dizhu.tournament.config import ConfigError, EntrantSpec, TournamentConfig, load_config
-from dizhu.tournament.report import write_results
-from dizhu.tournament.runner import RunSummary, run_tournament
-from dizhu.tournament.schedule import Game, build_schedule
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dizhu.tournament.config import ConfigError, EntrantSpec, TournamentConfig, load_config
+    from dizhu.tournament.report import write_results
+    from dizhu.tournament.runner import RunSummary, run_tournament
+    from dizhu.tournament.schedule import Game, build_schedule
 
 __all__ = [
     "ConfigError",
@@ -29,3 +35,23 @@ __all__ = [
     "run_tournament",
     "write_results",
 ]
+
+# Loaded when first used, so that ``dizhu tournament --help`` (dizhu.tournament.cli) needs none
+# of the [tournament] extra's packages (openskill, matplotlib), which the ratings and reports do.
+_HOMES = {
+    "ConfigError": "config",
+    "EntrantSpec": "config",
+    "TournamentConfig": "config",
+    "load_config": "config",
+    "write_results": "report",
+    "RunSummary": "runner",
+    "run_tournament": "runner",
+    "Game": "schedule",
+    "build_schedule": "schedule",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"dizhu.tournament.{_HOMES[name]}"), name)

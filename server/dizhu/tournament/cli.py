@@ -13,7 +13,10 @@ __all__ = ["main"]
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a whole number is needed") from None
     if value < 1:
         raise argparse.ArgumentTypeError("at least 1")
     return value
@@ -67,13 +70,22 @@ _VIEWER_HELP = (
 )
 
 
+#: What ``dizhu tournament`` needs beyond dizhu itself: the [tournament] extra.
+_EXTRA = "pip install 'dizhu[tournament]'"
+
+
 def _run(argv: Sequence[str]) -> int:
+    args = run_parser().parse_args(argv)
     from dizhu.client import DizhuError
     from dizhu.tournament.config import ConfigError, load_config
-    from dizhu.tournament.runner import run_tournament, summary_lines
-    from dizhu.tournament.store import ScheduleMismatch
 
-    args = run_parser().parse_args(argv)
+    try:
+        from dizhu.tournament.runner import run_tournament, summary_lines
+        from dizhu.tournament.store import ScheduleMismatch
+    except ModuleNotFoundError as error:
+        print(f"dizhu tournament: needs the tournament extra ({_EXTRA}): {error}", file=sys.stderr)
+        return 2
+
     overrides = {
         "name": args.name,
         "variant": args.variant,
@@ -118,8 +130,6 @@ def _run(argv: Sequence[str]) -> int:
 
 
 def _report(argv: Sequence[str]) -> int:
-    from dizhu.tournament.report import write_results
-
     parser = argparse.ArgumentParser(
         prog="dizhu tournament report",
         description="Recompute results.json, games.csv, standings.csv, leaderboard.md and ratings.png "
@@ -128,6 +138,11 @@ def _report(argv: Sequence[str]) -> int:
     parser.add_argument("directory", type=Path)
     parser.add_argument("--viewer-url", help=_VIEWER_HELP)
     args = parser.parse_args(argv)
+    try:
+        from dizhu.tournament.report import write_results
+    except ModuleNotFoundError as error:
+        print(f"dizhu tournament report: needs the tournament extra ({_EXTRA}): {error}", file=sys.stderr)
+        return 2
     try:
         result = write_results(args.directory, args.viewer_url)
     except ValueError as error:

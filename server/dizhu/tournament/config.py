@@ -326,7 +326,9 @@ def load_config(path: Path | None, overrides: Mapping[str, Any] | None = None) -
     else:
         try:
             data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as error:
+        except OSError as error:
+            raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
+        except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: {error}") from error
         base = path.resolve().parent
         config = _from_toml(data, base, default_name=re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:32] or "tournament")
