@@ -72,7 +72,7 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
 
     async def _move(self, table_id: str, request_id: str, expected_version: int) -> table_pb2.TableView:
         base = f"{_PREFIX}:{{t:{table_id}}}"
-        version, _data, _seq, answer, _presence = await self._load(
+        version, _data, _seq, answer, _presence, _write = await self._load(
             keys=[f"{base}:state", f"{base}:answers"], args=[request_id]
         )
         if answer is not None:
@@ -85,7 +85,7 @@ class Skeleton(table_service_pb2_grpc.TableServiceServicer):
         args = [
             *(expected_version, expected_version + 1, self._state, _EVENTS_KEPT),
             *(request_id, "1", pb.BidResponse(table=view).SerializeToString(), _ANSWER_TTL_MS, _ANSWERS_KEPT),
-            *(0, 0, 0, "", "", self._event),
+            *(0, 0, 0, "", "", "", self._event),
         ]
         keys = [f"{base}:state", f"{base}:events", f"{base}:records", f"{base}:answers", f"{base}:answered"]
         await self._save(keys=keys, args=args)
