@@ -33,11 +33,9 @@ _Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 _Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 _ASGIApp = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
 
-#: The header naming a request message's encoding, by the content type that frames messages.
-_ENCODING_HEADERS = (
-    (b"application/grpc-web", b"grpc-encoding"),
-    (b"application/connect+", b"connect-content-encoding"),
-)
+#: The header naming a request message's encoding, by the content types that frame messages
+#: (``application/grpc-web`` and ``application/grpc-web+proto``, ``application/connect+json``...).
+_ENCODING_HEADERS = ((b"application/grpc-web", b"grpc-encoding"), (b"application/connect", b"connect-content-encoding"))
 #: Set, for one request, when its first frame is flagged compressed and the call names no encoding.
 _UNANNOUNCED: contextvars.ContextVar[str | None] = contextvars.ContextVar("unannounced_compression", default=None)
 
@@ -105,8 +103,8 @@ def _unnamed_encoding_header(scope: _Scope) -> bytes | None:
     """The encoding header a framed request names none in (absent, empty or identity), else None."""
     headers = dict(scope.get("headers", ()))
     content_type = headers.get(b"content-type", b"").lower()
-    for prefix, header in _ENCODING_HEADERS:
-        if content_type.startswith(prefix):
+    for framed, header in _ENCODING_HEADERS:
+        if content_type == framed or content_type.startswith(framed + b"+"):
             return header if headers.get(header, b"identity") in (b"", b"identity") else None
     return None
 
