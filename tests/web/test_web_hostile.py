@@ -10,6 +10,7 @@ import gzip
 import json
 import struct
 import threading
+import tracemalloc
 
 import pytest
 from google.rpc import error_details_pb2, status_pb2
@@ -17,6 +18,7 @@ from web_helpers import SOON_S, WebReferee
 
 from dizhu.v1 import cards_pb2
 from dizhu.v1 import table_service_pb2 as pb
+from dizhu.web.encodings import Unreadable, request_compressions
 
 LIMIT = 64 * 1024
 #: Far more than the limit once decompressed, yet under the 1 MiB the transport reads.
@@ -105,6 +107,20 @@ def _assert_too_large(status: status_pb2.Status) -> None:
 
 class TestCompressedBombs:
     """A body that inflates far past the request limit is refused once the limit is passed."""
+
+    def test_the_decompressor_never_holds_more_than_the_limit(self) -> None:
+        bomb = gzip.compress(b"\0" * (16 << 20), compresslevel=9)  # 16 MiB in 16 KB
+        (gzip_encoding,) = request_compressions(LIMIT)
+        tracemalloc.start()
+        try:
+            # The library allows what the transport reads (1 MiB); the limit is what counts.
+            inflated = gzip_encoding.decompress(bomb, 1 << 20)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert isinstance(inflated, Unreadable)
+        assert inflated.reason.metadata == {"max_bytes": str(LIMIT)}
+        assert peak < 3 * LIMIT, peak
 
     async def test_connect_json(self, web_referee: WebReferee) -> None:
         # Small once parsed (a GetTable of a table that does not exist), large once inflated.
