@@ -6,6 +6,9 @@ hand, no token), paging to the end, closed tables left out, and malformed page t
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import grpc
 from grpc_helpers import FOUR, THREE, TableStub, as_seat, create_table, refused, rid
 
@@ -38,6 +41,20 @@ class TestListTables:
         assert answer.next_page_token == ""
         for token in waiting.tokens.values():
             assert token not in str(answer)
+
+    async def test_a_table_is_listed_with_its_age_and_last_change(self, tables: TableStub) -> None:
+        before_ms = int(time.time() * 1000)
+        waiting = await create_table(tables, THREE, players=2)
+        after_ms = int(time.time() * 1000)
+        created = (await tables.ListTables(pb.ListTablesRequest())).tables[0]
+        # The referee's clock is this machine's: creation falls within the call.
+        assert before_ms <= created.created_at.ToMilliseconds() <= after_ms
+        assert created.last_active_at == created.created_at
+        await asyncio.sleep(0.01)  # a later millisecond for the join
+        await tables.JoinTable(pb.JoinTableRequest(table_id=waiting.table_id, request_id=rid(), player_name="late"))
+        joined = (await tables.ListTables(pb.ListTablesRequest())).tables[0]
+        assert joined.created_at == created.created_at
+        assert joined.last_active_at.ToMilliseconds() > created.created_at.ToMilliseconds()
 
     async def test_pages_list_every_open_table_once(self, tables: TableStub) -> None:
         created = [await create_table(tables, THREE) for _ in range(5)]

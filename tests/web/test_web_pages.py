@@ -13,6 +13,7 @@ so that each page opens on a position the test knows.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -273,3 +274,7 @@ class TestLobby:
             row = page.locator(f'[data-testid=open-table][data-table="{table_id}"]')
             await expect(row.locator("[data-testid=open-table-id]")).to_have_text(table_id, timeout=SOON_S * 1000)
             await expect(row.locator("[data-testid=open-table-state]")).to_have_text(state)
+            # Made within the test: its age and last change are "just now" or a few minutes.
+            await expect(row.locator("[data-testid=open-table-age]")).to_have_text(
+                re.compile(r"^created (just now|\d+ min ago), last changed (just now|\d+ min ago)$")
+            )

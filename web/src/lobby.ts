@@ -3,6 +3,7 @@
 import { Variant } from "./gen/dizhu/v1/cards_pb";
 import { NextRound, Phase, TimeoutPolicy } from "./gen/dizhu/v1/table_pb";
 import type { TableSummary } from "./gen/dizhu/v1/table_service_pb";
+import { timestampMs, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { auth, refusal, requestId, seatBots, tables, tokens, type Refusal } from "./api";
 import { fill, h } from "./dom";
 import { refusalParts } from "./refusals";
@@ -37,6 +38,23 @@ export function tableState(table: TableSummary): { key: string; text: string } {
     default:
       return { key: "other", text: Phase[table.phase].toLowerCase().replaceAll("_", " ") };
   }
+}
+
+/** How long ago ``stamp`` was, in the largest whole unit ("just now" under a minute). */
+export function ago(stamp: Timestamp | undefined, nowMs: number): string {
+  if (!stamp) return "at an unknown time";
+  const seconds = Math.max(0, Math.floor((nowMs - timestampMs(stamp)) / 1000));
+  const units: [number, string][] = [[86400, "day"], [3600, "hour"], [60, "min"]];
+  for (const [size, unit] of units) {
+    const count = Math.floor(seconds / size);
+    if (count >= 1) return `${count} ${unit}${count > 1 && unit !== "min" ? "s" : ""} ago`;
+  }
+  return "just now";
+}
+
+/** A listed table's age and when a player last changed it: an old, quiet table is likely abandoned. */
+function tableAge(table: TableSummary, nowMs: number): string {
+  return `created ${ago(table.createdAt, nowMs)}, last changed ${ago(table.lastActiveAt, nowMs)}`;
 }
 
 export function showLobby(root: HTMLElement, openReplayFile: (text: string) => void): void {
@@ -120,6 +138,7 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
       h("code", { "data-testid": "open-table-id", title: "the table's id" }, table.tableId),
       h("span", {}, players),
       h("span", { class: "state", "data-testid": "open-table-state" }, tableState(table).text),
+      h("small", { class: "age", "data-testid": "open-table-age" }, tableAge(table, Date.now())),
       h("button", { type: "button", "data-testid": "watch-table", onclick: () => go({ table: table.tableId, spectate: "1" }) }, "Watch"),
       table.freeSeats
         ? h(

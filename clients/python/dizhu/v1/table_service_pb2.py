@@ -26,9 +26,10 @@ from dizhu.v1 import cards_pb2 as dizhu_dot_v1_dot_cards__pb2
 from dizhu.v1 import events_pb2 as dizhu_dot_v1_dot_events__pb2
 from dizhu.v1 import replay_pb2 as dizhu_dot_v1_dot_replay__pb2
 from dizhu.v1 import table_pb2 as dizhu_dot_v1_dot_table__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x64izhu/v1/table_service.proto\x12\x08\x64izhu.v1\x1a\x14\x64izhu/v1/cards.proto\x1a\x15\x64izhu/v1/events.proto\x1a\x15\x64izhu/v1/replay.proto\x1a\x14\x64izhu/v1/table.proto\"=\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"x\n\x12\x43reateTableRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12)\n\x08settings\x18\x02 \x01(\x0b\x32\x17.dizhu.v1.TableSettings\x12\r\n\x05seeds\x18\x03 \x03(\x0c\x12\x14\n\x0cplayer_names\x18\x04 \x03(\t\"\x8c\x01\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12(\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x13.dizhu.v1.SeatToken\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\x83\x01\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x13\n\x0bplayer_name\x18\x04 \x01(\t\x12\x11\n\x04seat\x18\x05 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"Y\n\x11JoinTableResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\"\n\x05table\x18\x03 \x01(\x0b\x32\x13.dizhu.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"6\n\x10GetTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"8\n\x12LeaveTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11\x43loseTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"_\n\x12\x43loseTableResponse\x12%\n\tstandings\x18\x01 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\\\n\nBidRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x0e\n\x06\x61mount\x18\x04 \x01(\r\"1\n\x0b\x42idResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"l\n\x0bPlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x1d\n\x05\x63\x61rds\x18\x04 \x03(\x0b\x32\x0e.dizhu.v1.Card\"^\n\x0cPlayResponse\x12*\n\x0b\x63ombination\x18\x01 \x01(\x0b\x32\x15.dizhu.v1.Combination\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"O\n\rSettleRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"\xb0\x01\n\x0eSettleResponse\x12-\n\nsettlement\x18\x01 \x01(\x0b\x32\x19.dizhu.v1.RoundSettlement\x12$\n\x06reveal\x18\x02 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12%\n\tstandings\x18\x03 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"m\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x16\n\x0e\x61\x66ter_write_id\x18\x03 \x01(\x04\x42\x11\n\x0f_after_sequence\"9\n\x12WatchTableResponse\x12#\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x14.dizhu.v1.TableEvent\"3\n\x10GetReplayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\"q\n\x11GetReplayResponse\x12 \n\x06replay\x18\x01 \x01(\x0b\x32\x10.dizhu.v1.Replay\x12\x0c\n\x04json\x18\x02 \x01(\t\x12,\n\tsignature\x18\x03 \x01(\x0b\x32\x19.dizhu.v1.ReplaySignature\"\x17\n\x15GetRefereeKeysRequest\"a\n\nRefereeKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\talgorithm\x18\x02 \x01(\t\x12\x12\n\npublic_key\x18\x03 \x01(\x0c\x12\x0b\n\x03pem\x18\x04 \x01(\t\x12\x0f\n\x07\x63urrent\x18\x05 \x01(\x08\"<\n\x16GetRefereeKeysResponse\x12\"\n\x04keys\x18\x01 \x03(\x0b\x32\x14.dizhu.v1.RefereeKey\":\n\x11ListTablesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"\xb2\x01\n\x0cTableSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\"\n\x07variant\x18\x02 \x01(\x0e\x32\x11.dizhu.v1.Variant\x12\x1e\n\x05phase\x18\x03 \x01(\x0e\x32\x0f.dizhu.v1.Phase\x12\r\n\x05round\x18\x04 \x01(\r\x12\x13\n\x0bround_limit\x18\x05 \x01(\r\x12\x14\n\x0cplayer_names\x18\x06 \x03(\t\x12\x12\n\nfree_seats\x18\x07 \x01(\r\"U\n\x12ListTablesResponse\x12&\n\x06tables\x18\x01 \x03(\x0b\x32\x16.dizhu.v1.TableSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\x88\x07\n\x0cTableService\x12O\n\x0b\x43reateTable\x12\x1c.dizhu.v1.CreateTableRequest\x1a\x1d.dizhu.v1.CreateTableResponse\"\x03\x90\x02\x02\x12I\n\tJoinTable\x12\x1a.dizhu.v1.JoinTableRequest\x1a\x1b.dizhu.v1.JoinTableResponse\"\x03\x90\x02\x02\x12\x46\n\x08GetTable\x12\x19.dizhu.v1.GetTableRequest\x1a\x1a.dizhu.v1.GetTableResponse\"\x03\x90\x02\x01\x12L\n\nLeaveTable\x12\x1b.dizhu.v1.LeaveTableRequest\x1a\x1c.dizhu.v1.LeaveTableResponse\"\x03\x90\x02\x02\x12L\n\nCloseTable\x12\x1b.dizhu.v1.CloseTableRequest\x1a\x1c.dizhu.v1.CloseTableResponse\"\x03\x90\x02\x02\x12\x37\n\x03\x42id\x12\x14.dizhu.v1.BidRequest\x1a\x15.dizhu.v1.BidResponse\"\x03\x90\x02\x02\x12:\n\x04Play\x12\x15.dizhu.v1.PlayRequest\x1a\x16.dizhu.v1.PlayResponse\"\x03\x90\x02\x02\x12@\n\x06Settle\x12\x17.dizhu.v1.SettleRequest\x1a\x18.dizhu.v1.SettleResponse\"\x03\x90\x02\x02\x12I\n\tGetReplay\x12\x1a.dizhu.v1.GetReplayRequest\x1a\x1b.dizhu.v1.GetReplayResponse\"\x03\x90\x02\x01\x12X\n\x0eGetRefereeKeys\x12\x1f.dizhu.v1.GetRefereeKeysRequest\x1a .dizhu.v1.GetRefereeKeysResponse\"\x03\x90\x02\x01\x12N\n\nWatchTable\x12\x1b.dizhu.v1.WatchTableRequest\x1a\x1c.dizhu.v1.WatchTableResponse\"\x03\x90\x02\x01\x30\x01\x12L\n\nListTables\x12\x1b.dizhu.v1.ListTablesRequest\x1a\x1c.dizhu.v1.ListTablesResponse\"\x03\x90\x02\x01\x42n\n\x08\x64izhu.v1B\x11TableServiceProtoP\x01Z%dizhu/clients/go/gen/dizhu/v1;dizhuv1\xa2\x02\x03\x44VX\xaa\x02\x08\x44izhu.V1\xca\x02\x08\x44izhu\\V1\xea\x02\tDizhu::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x64izhu/v1/table_service.proto\x12\x08\x64izhu.v1\x1a\x14\x64izhu/v1/cards.proto\x1a\x15\x64izhu/v1/events.proto\x1a\x15\x64izhu/v1/replay.proto\x1a\x14\x64izhu/v1/table.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"=\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"x\n\x12\x43reateTableRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12)\n\x08settings\x18\x02 \x01(\x0b\x32\x17.dizhu.v1.TableSettings\x12\r\n\x05seeds\x18\x03 \x03(\x0c\x12\x14\n\x0cplayer_names\x18\x04 \x03(\t\"\x8c\x01\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12(\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x13.dizhu.v1.SeatToken\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\x83\x01\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x13\n\x0bplayer_name\x18\x04 \x01(\t\x12\x11\n\x04seat\x18\x05 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"Y\n\x11JoinTableResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\"\n\x05table\x18\x03 \x01(\x0b\x32\x13.dizhu.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"6\n\x10GetTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"8\n\x12LeaveTableResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"S\n\x11\x43loseTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"_\n\x12\x43loseTableResponse\x12%\n\tstandings\x18\x01 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"\\\n\nBidRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x0e\n\x06\x61mount\x18\x04 \x01(\r\"1\n\x0b\x42idResponse\x12\"\n\x05table\x18\x01 \x01(\x0b\x32\x13.dizhu.v1.TableView\"l\n\x0bPlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\x12\x1d\n\x05\x63\x61rds\x18\x04 \x03(\x0b\x32\x0e.dizhu.v1.Card\"^\n\x0cPlayResponse\x12*\n\x0b\x63ombination\x18\x01 \x01(\x0b\x32\x15.dizhu.v1.Combination\x12\"\n\x05table\x18\x02 \x01(\x0b\x32\x13.dizhu.v1.TableView\"O\n\rSettleRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x18\n\x10\x65xpected_version\x18\x03 \x01(\x04\"\xb0\x01\n\x0eSettleResponse\x12-\n\nsettlement\x18\x01 \x01(\x0b\x32\x19.dizhu.v1.RoundSettlement\x12$\n\x06reveal\x18\x02 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12%\n\tstandings\x18\x03 \x03(\x0b\x32\x12.dizhu.v1.Standing\x12\"\n\x05table\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableView\"m\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x16\n\x0e\x61\x66ter_write_id\x18\x03 \x01(\x04\x42\x11\n\x0f_after_sequence\"9\n\x12WatchTableResponse\x12#\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x14.dizhu.v1.TableEvent\"3\n\x10GetReplayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\"q\n\x11GetReplayResponse\x12 \n\x06replay\x18\x01 \x01(\x0b\x32\x10.dizhu.v1.Replay\x12\x0c\n\x04json\x18\x02 \x01(\t\x12,\n\tsignature\x18\x03 \x01(\x0b\x32\x19.dizhu.v1.ReplaySignature\"\x17\n\x15GetRefereeKeysRequest\"a\n\nRefereeKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\talgorithm\x18\x02 \x01(\t\x12\x12\n\npublic_key\x18\x03 \x01(\x0c\x12\x0b\n\x03pem\x18\x04 \x01(\t\x12\x0f\n\x07\x63urrent\x18\x05 \x01(\x08\"<\n\x16GetRefereeKeysResponse\x12\"\n\x04keys\x18\x01 \x03(\x0b\x32\x14.dizhu.v1.RefereeKey\":\n\x11ListTablesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"\x96\x02\n\x0cTableSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\"\n\x07variant\x18\x02 \x01(\x0e\x32\x11.dizhu.v1.Variant\x12\x1e\n\x05phase\x18\x03 \x01(\x0e\x32\x0f.dizhu.v1.Phase\x12\r\n\x05round\x18\x04 \x01(\r\x12\x13\n\x0bround_limit\x18\x05 \x01(\r\x12\x14\n\x0cplayer_names\x18\x06 \x03(\t\x12\x12\n\nfree_seats\x18\x07 \x01(\r\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x32\n\x0elast_active_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"U\n\x12ListTablesResponse\x12&\n\x06tables\x18\x01 \x03(\x0b\x32\x16.dizhu.v1.TableSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\x88\x07\n\x0cTableService\x12O\n\x0b\x43reateTable\x12\x1c.dizhu.v1.CreateTableRequest\x1a\x1d.dizhu.v1.CreateTableResponse\"\x03\x90\x02\x02\x12I\n\tJoinTable\x12\x1a.dizhu.v1.JoinTableRequest\x1a\x1b.dizhu.v1.JoinTableResponse\"\x03\x90\x02\x02\x12\x46\n\x08GetTable\x12\x19.dizhu.v1.GetTableRequest\x1a\x1a.dizhu.v1.GetTableResponse\"\x03\x90\x02\x01\x12L\n\nLeaveTable\x12\x1b.dizhu.v1.LeaveTableRequest\x1a\x1c.dizhu.v1.LeaveTableResponse\"\x03\x90\x02\x02\x12L\n\nCloseTable\x12\x1b.dizhu.v1.CloseTableRequest\x1a\x1c.dizhu.v1.CloseTableResponse\"\x03\x90\x02\x02\x12\x37\n\x03\x42id\x12\x14.dizhu.v1.BidRequest\x1a\x15.dizhu.v1.BidResponse\"\x03\x90\x02\x02\x12:\n\x04Play\x12\x15.dizhu.v1.PlayRequest\x1a\x16.dizhu.v1.PlayResponse\"\x03\x90\x02\x02\x12@\n\x06Settle\x12\x17.dizhu.v1.SettleRequest\x1a\x18.dizhu.v1.SettleResponse\"\x03\x90\x02\x02\x12I\n\tGetReplay\x12\x1a.dizhu.v1.GetReplayRequest\x1a\x1b.dizhu.v1.GetReplayResponse\"\x03\x90\x02\x01\x12X\n\x0eGetRefereeKeys\x12\x1f.dizhu.v1.GetRefereeKeysRequest\x1a .dizhu.v1.GetRefereeKeysResponse\"\x03\x90\x02\x01\x12N\n\nWatchTable\x12\x1b.dizhu.v1.WatchTableRequest\x1a\x1c.dizhu.v1.WatchTableResponse\"\x03\x90\x02\x01\x30\x01\x12L\n\nListTables\x12\x1b.dizhu.v1.ListTablesRequest\x1a\x1c.dizhu.v1.ListTablesResponse\"\x03\x90\x02\x01\x42n\n\x08\x64izhu.v1B\x11TableServiceProtoP\x01Z%dizhu/clients/go/gen/dizhu/v1;dizhuv1\xa2\x02\x03\x44VX\xaa\x02\x08\x44izhu.V1\xca\x02\x08\x44izhu\\V1\xea\x02\tDizhu::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -60,60 +61,60 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TABLESERVICE'].methods_by_name['WatchTable']._serialized_options = b'\220\002\001'
   _globals['_TABLESERVICE'].methods_by_name['ListTables']._loaded_options = None
   _globals['_TABLESERVICE'].methods_by_name['ListTables']._serialized_options = b'\220\002\001'
-  _globals['_SEATTOKEN']._serialized_start=132
-  _globals['_SEATTOKEN']._serialized_end=193
-  _globals['_CREATETABLEREQUEST']._serialized_start=195
-  _globals['_CREATETABLEREQUEST']._serialized_end=315
-  _globals['_CREATETABLERESPONSE']._serialized_start=318
-  _globals['_CREATETABLERESPONSE']._serialized_end=458
-  _globals['_JOINTABLEREQUEST']._serialized_start=461
-  _globals['_JOINTABLEREQUEST']._serialized_end=592
-  _globals['_JOINTABLERESPONSE']._serialized_start=594
-  _globals['_JOINTABLERESPONSE']._serialized_end=683
-  _globals['_GETTABLEREQUEST']._serialized_start=685
-  _globals['_GETTABLEREQUEST']._serialized_end=720
-  _globals['_GETTABLERESPONSE']._serialized_start=722
-  _globals['_GETTABLERESPONSE']._serialized_end=776
-  _globals['_LEAVETABLEREQUEST']._serialized_start=778
-  _globals['_LEAVETABLEREQUEST']._serialized_end=861
-  _globals['_LEAVETABLERESPONSE']._serialized_start=863
-  _globals['_LEAVETABLERESPONSE']._serialized_end=919
-  _globals['_CLOSETABLEREQUEST']._serialized_start=921
-  _globals['_CLOSETABLEREQUEST']._serialized_end=1004
-  _globals['_CLOSETABLERESPONSE']._serialized_start=1006
-  _globals['_CLOSETABLERESPONSE']._serialized_end=1101
-  _globals['_BIDREQUEST']._serialized_start=1103
-  _globals['_BIDREQUEST']._serialized_end=1195
-  _globals['_BIDRESPONSE']._serialized_start=1197
-  _globals['_BIDRESPONSE']._serialized_end=1246
-  _globals['_PLAYREQUEST']._serialized_start=1248
-  _globals['_PLAYREQUEST']._serialized_end=1356
-  _globals['_PLAYRESPONSE']._serialized_start=1358
-  _globals['_PLAYRESPONSE']._serialized_end=1452
-  _globals['_SETTLEREQUEST']._serialized_start=1454
-  _globals['_SETTLEREQUEST']._serialized_end=1533
-  _globals['_SETTLERESPONSE']._serialized_start=1536
-  _globals['_SETTLERESPONSE']._serialized_end=1712
-  _globals['_WATCHTABLEREQUEST']._serialized_start=1714
-  _globals['_WATCHTABLEREQUEST']._serialized_end=1823
-  _globals['_WATCHTABLERESPONSE']._serialized_start=1825
-  _globals['_WATCHTABLERESPONSE']._serialized_end=1882
-  _globals['_GETREPLAYREQUEST']._serialized_start=1884
-  _globals['_GETREPLAYREQUEST']._serialized_end=1935
-  _globals['_GETREPLAYRESPONSE']._serialized_start=1937
-  _globals['_GETREPLAYRESPONSE']._serialized_end=2050
-  _globals['_GETREFEREEKEYSREQUEST']._serialized_start=2052
-  _globals['_GETREFEREEKEYSREQUEST']._serialized_end=2075
-  _globals['_REFEREEKEY']._serialized_start=2077
-  _globals['_REFEREEKEY']._serialized_end=2174
-  _globals['_GETREFEREEKEYSRESPONSE']._serialized_start=2176
-  _globals['_GETREFEREEKEYSRESPONSE']._serialized_end=2236
-  _globals['_LISTTABLESREQUEST']._serialized_start=2238
-  _globals['_LISTTABLESREQUEST']._serialized_end=2296
-  _globals['_TABLESUMMARY']._serialized_start=2299
-  _globals['_TABLESUMMARY']._serialized_end=2477
-  _globals['_LISTTABLESRESPONSE']._serialized_start=2479
-  _globals['_LISTTABLESRESPONSE']._serialized_end=2564
-  _globals['_TABLESERVICE']._serialized_start=2567
-  _globals['_TABLESERVICE']._serialized_end=3471
+  _globals['_SEATTOKEN']._serialized_start=165
+  _globals['_SEATTOKEN']._serialized_end=226
+  _globals['_CREATETABLEREQUEST']._serialized_start=228
+  _globals['_CREATETABLEREQUEST']._serialized_end=348
+  _globals['_CREATETABLERESPONSE']._serialized_start=351
+  _globals['_CREATETABLERESPONSE']._serialized_end=491
+  _globals['_JOINTABLEREQUEST']._serialized_start=494
+  _globals['_JOINTABLEREQUEST']._serialized_end=625
+  _globals['_JOINTABLERESPONSE']._serialized_start=627
+  _globals['_JOINTABLERESPONSE']._serialized_end=716
+  _globals['_GETTABLEREQUEST']._serialized_start=718
+  _globals['_GETTABLEREQUEST']._serialized_end=753
+  _globals['_GETTABLERESPONSE']._serialized_start=755
+  _globals['_GETTABLERESPONSE']._serialized_end=809
+  _globals['_LEAVETABLEREQUEST']._serialized_start=811
+  _globals['_LEAVETABLEREQUEST']._serialized_end=894
+  _globals['_LEAVETABLERESPONSE']._serialized_start=896
+  _globals['_LEAVETABLERESPONSE']._serialized_end=952
+  _globals['_CLOSETABLEREQUEST']._serialized_start=954
+  _globals['_CLOSETABLEREQUEST']._serialized_end=1037
+  _globals['_CLOSETABLERESPONSE']._serialized_start=1039
+  _globals['_CLOSETABLERESPONSE']._serialized_end=1134
+  _globals['_BIDREQUEST']._serialized_start=1136
+  _globals['_BIDREQUEST']._serialized_end=1228
+  _globals['_BIDRESPONSE']._serialized_start=1230
+  _globals['_BIDRESPONSE']._serialized_end=1279
+  _globals['_PLAYREQUEST']._serialized_start=1281
+  _globals['_PLAYREQUEST']._serialized_end=1389
+  _globals['_PLAYRESPONSE']._serialized_start=1391
+  _globals['_PLAYRESPONSE']._serialized_end=1485
+  _globals['_SETTLEREQUEST']._serialized_start=1487
+  _globals['_SETTLEREQUEST']._serialized_end=1566
+  _globals['_SETTLERESPONSE']._serialized_start=1569
+  _globals['_SETTLERESPONSE']._serialized_end=1745
+  _globals['_WATCHTABLEREQUEST']._serialized_start=1747
+  _globals['_WATCHTABLEREQUEST']._serialized_end=1856
+  _globals['_WATCHTABLERESPONSE']._serialized_start=1858
+  _globals['_WATCHTABLERESPONSE']._serialized_end=1915
+  _globals['_GETREPLAYREQUEST']._serialized_start=1917
+  _globals['_GETREPLAYREQUEST']._serialized_end=1968
+  _globals['_GETREPLAYRESPONSE']._serialized_start=1970
+  _globals['_GETREPLAYRESPONSE']._serialized_end=2083
+  _globals['_GETREFEREEKEYSREQUEST']._serialized_start=2085
+  _globals['_GETREFEREEKEYSREQUEST']._serialized_end=2108
+  _globals['_REFEREEKEY']._serialized_start=2110
+  _globals['_REFEREEKEY']._serialized_end=2207
+  _globals['_GETREFEREEKEYSRESPONSE']._serialized_start=2209
+  _globals['_GETREFEREEKEYSRESPONSE']._serialized_end=2269
+  _globals['_LISTTABLESREQUEST']._serialized_start=2271
+  _globals['_LISTTABLESREQUEST']._serialized_end=2329
+  _globals['_TABLESUMMARY']._serialized_start=2332
+  _globals['_TABLESUMMARY']._serialized_end=2610
+  _globals['_LISTTABLESRESPONSE']._serialized_start=2612
+  _globals['_LISTTABLESRESPONSE']._serialized_end=2697
+  _globals['_TABLESERVICE']._serialized_start=2700
+  _globals['_TABLESERVICE']._serialized_end=3604
 # @@protoc_insertion_point(module_scope)

@@ -1,7 +1,10 @@
+import datetime
+
 from dizhu.v1 import cards_pb2 as _cards_pb2
 from dizhu.v1 import events_pb2 as _events_pb2
 from dizhu.v1 import replay_pb2 as _replay_pb2
 from dizhu.v1 import table_pb2 as _table_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -241,7 +244,7 @@ class ListTablesRequest(_message.Message):
     def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class TableSummary(_message.Message):
-    __slots__ = ("table_id", "variant", "phase", "round", "round_limit", "player_names", "free_seats")
+    __slots__ = ("table_id", "variant", "phase", "round", "round_limit", "player_names", "free_seats", "created_at", "last_active_at")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
@@ -249,6 +252,8 @@ class TableSummary(_message.Message):
     ROUND_LIMIT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_NAMES_FIELD_NUMBER: _ClassVar[int]
     FREE_SEATS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    LAST_ACTIVE_AT_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     variant: _cards_pb2.Variant
     phase: _table_pb2.Phase
@@ -256,7 +261,9 @@ class TableSummary(_message.Message):
     round_limit: int
     player_names: _containers.RepeatedScalarFieldContainer[str]
     free_seats: int
-    def __init__(self, table_id: _Optional[str] = ..., variant: _Optional[_Union[_cards_pb2.Variant, str]] = ..., phase: _Optional[_Union[_table_pb2.Phase, str]] = ..., round: _Optional[int] = ..., round_limit: _Optional[int] = ..., player_names: _Optional[_Iterable[str]] = ..., free_seats: _Optional[int] = ...) -> None: ...
+    created_at: _timestamp_pb2.Timestamp
+    last_active_at: _timestamp_pb2.Timestamp
+    def __init__(self, table_id: _Optional[str] = ..., variant: _Optional[_Union[_cards_pb2.Variant, str]] = ..., phase: _Optional[_Union[_table_pb2.Phase, str]] = ..., round: _Optional[int] = ..., round_limit: _Optional[int] = ..., player_names: _Optional[_Iterable[str]] = ..., free_seats: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_active_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListTablesResponse(_message.Message):
     __slots__ = ("tables", "next_page_token")

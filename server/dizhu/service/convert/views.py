@@ -324,7 +324,7 @@ def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
 
 def table_summary(table: TableState) -> table_service_pb2.TableSummary:
     """An open table as ListTables shows it: what any spectator sees of it."""
-    return table_service_pb2.TableSummary(
+    summary = table_service_pb2.TableSummary(
         table_id=table.table_id,
         variant=variant_to_proto(table.variant),
         phase=_phase(table),
@@ -333,3 +333,6 @@ def table_summary(table: TableState) -> table_service_pb2.TableSummary:
         player_names=[seat.name if seat.occupied else "" for seat in table.seats],
         free_seats=sum(not seat.occupied for seat in table.seats),
     )
+    summary.created_at.FromMilliseconds(table.created_ms)
+    summary.last_active_at.FromMilliseconds(table.active_ms or table.created_ms)
+    return summary
