@@ -97,8 +97,6 @@ class Narrator:
         if view.phase == table_pb2.PHASE_PLAY:
             self._shown_deal = (view.round, view.deal_number)
             self._commitments[self._shown_deal] = view.seed_commitment
-        if view.phase in (table_pb2.PHASE_AUCTION, table_pb2.PHASE_PLAY):
-            self._decisions = sum(1 for action in view.history if action.deal_number == view.deal_number)
         if view.phase == table_pb2.PHASE_AUCTION:
             self._deal_header(
                 view.round,
@@ -109,6 +107,10 @@ class Narrator:
                 view.face_up_card,
                 view.seed_commitment,
             )
+            for bid in view.bids:  # made before the snapshot: told, so that the auction reads whole
+                self.write(f"  {self.who(bid.seat)} " + ("passes" if bid.amount == 0 else f"bids {bid.amount}"))
+        if view.phase in (table_pb2.PHASE_AUCTION, table_pb2.PHASE_PLAY):  # what the snapshot's deal saw so far
+            self._decisions = sum(1 for action in view.history if action.deal_number == view.deal_number)
 
     def who(self, seat: int, *, role: bool = True) -> str:
         label = f"{self.names[seat]} (seat {seat}"

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from dizhu.bots import BotHost
 from dizhu.client import TableClient
+from dizhu.demo import Narrator
 from dizhu.play import PlayOptions, play
 from dizhu.play.screen import Screen
 from dizhu.testing import local_referee
@@ -182,3 +183,21 @@ class TestTheClock:
         assert len(left) >= 2, output
         assert left == sorted(left, reverse=True), left
         assert left[-1] < left[0], left
+
+
+class TestASnapshotMidAuction:
+    async def test_the_bids_before_the_snapshot_are_told_and_count_as_told(self, redis_url: str) -> None:
+        """A stream opened after the first bid: the narration has told the table it shows."""
+        async with local_referee(redis_url=redis_url, log_level=None) as target, TableClient(target) as creator:
+            created = await creator.create_table(variant="4p", player_names=["A", "B", "C", "D"], seeds=[SEED])
+            view = await creator.get()
+            first = creator.for_seat(created.seat_tokens[view.turn_seat].token)
+            await first.bid(0, expected_version=view.version)
+            spectator = TableClient(creator.channel, table_id=created.table_id)
+            snapshot = (await anext(spectator.watch())).snapshot
+        lines: list[str] = []
+        narrator = Narrator(snapshot, ["heuristic"] * 4, lines.append)
+        assert snapshot.phase == table_pb2.PHASE_AUCTION
+        assert len(snapshot.bids) == 1
+        assert f"  {narrator.who(view.turn_seat)} passes" in lines
+        assert narrator.has_told(snapshot)
