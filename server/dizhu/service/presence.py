@@ -37,8 +37,9 @@ __all__ = ["Presence", "StreamLease", "mark_presence", "occupied_mask", "run_pre
 
 _log = structlog.get_logger("dizhu.presence")
 _ATTEMPTS: Final = 4
-#: How many (table, seat) pairs a process remembers having refreshed (to skip redundant writes).
-_REMEMBERED: Final = 100_000
+#: How many (table, seat) pairs a process remembers having refreshed (to skip redundant writes):
+#: the seats of as many tables as it keeps decoded (forgetting costs one write, never a wrong answer).
+_REMEMBERED: Final = 4 * 4096
 
 
 def occupied_mask(table: TableState) -> int:

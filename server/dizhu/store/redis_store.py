@@ -72,8 +72,9 @@ DAY_S: Final = 24 * 60 * 60
 _MAX_SUB_ID: Final = 2**64 - 1
 
 
-#: Keys of the tables in play, built (and their ids validated) once rather than on every call.
-_known_table_keys = functools.lru_cache(maxsize=1 << 14)(table_keys)
+#: Keys of the tables in play, built (and their ids validated) once rather than on every call;
+#: as many as the referee keeps decoded tables (about 0.8 KiB each).
+_known_table_keys = functools.lru_cache(maxsize=4096)(table_keys)
 
 
 class TableStore:
