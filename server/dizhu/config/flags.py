@@ -203,6 +203,14 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         "default: %(default)s)",
     )
     parser.add_argument(
+        "--stream-backlog",
+        metavar="N",
+        type=_checked(whole(), "a whole number of at least 1", "DIZHU_STREAM_BACKLOG"),
+        default=_env("DIZHU_STREAM_BACKLOG", d.stream_backlog),
+        help="events a stream may have waiting to be sent; one given more starts again from a snapshot "
+        "(env DIZHU_STREAM_BACKLOG; default: %(default)s)",
+    )
+    parser.add_argument(
         "--clock-interval",
         metavar="SECONDS",
         type=_checked(_at_least(0.001, float), "a number of seconds above 0", "DIZHU_CLOCK_INTERVAL_S"),
@@ -647,6 +655,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         metrics_port=args.metrics_port,
         key_prefix=args.key_prefix,
         heartbeat_s=args.heartbeat,
+        stream_backlog=args.stream_backlog,
         clock_interval_s=args.clock_interval,
         max_watched_tables=args.max_watched_tables,
         redis_wait_s=args.redis_wait,

@@ -57,6 +57,8 @@ class ServerConfig:
     key_prefix: str = "dizhu"
     #: Seconds of silence after which an event stream carries a heartbeat.
     heartbeat_s: float = 20.0
+    #: Events a stream may have waiting to be sent; one given more starts again from a snapshot.
+    stream_backlog: int = 1000
     #: How often the turn clock looks for tables whose time ran out.
     clock_interval_s: float = 0.1
     #: Tables one process may stream at once (all are followed on one Redis connection).

@@ -5,8 +5,9 @@ the scripts that append to a table's stream publish its new last sequence). When
 stream grew, its feed reads the new events once, without blocking, and hands each to every
 subscriber's queue; an idle table costs neither a connection nor a command. A subscriber
 reads what it missed straight from the store, then its queue, skipping what it already has,
-so nothing is lost or repeated. A subscriber too slow to keep up is told so (``LAGGING``)
-and starts again from a fresh snapshot.
+so nothing is lost or repeated. A subscriber too slow to keep up -- handed an event while
+``queue_limit`` others wait for it (``dizhu serve --stream-backlog``) -- is told so
+(``LAGGING``), given nothing more, and starts again from a fresh snapshot.
 
 A feed also checks that the table's history is still the one it handed out: each read starts
 at the last event handed out, which must still be there with the same write id

@@ -142,7 +142,7 @@ def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
         presence_window_s=config.presence_window_s,
         presence_lease_s=config.presence_lease_s,
     )
-    feeds = TableFeeds(store, heartbeat_s=config.heartbeat_s)
+    feeds = TableFeeds(store, heartbeat_s=config.heartbeat_s, queue_limit=config.stream_backlog)
     table_servicer = TableServicer(
         unit_of_work,
         store,
