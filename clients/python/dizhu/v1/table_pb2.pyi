@@ -47,6 +47,12 @@ class RoundOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ROUND_OUTCOME_FARMERS_WON: _ClassVar[RoundOutcome]
     ROUND_OUTCOME_VOID: _ClassVar[RoundOutcome]
     ROUND_OUTCOME_ABANDONED: _ClassVar[RoundOutcome]
+
+class DoublingCause(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DOUBLING_CAUSE_UNSPECIFIED: _ClassVar[DoublingCause]
+    DOUBLING_CAUSE_BOMB: _ClassVar[DoublingCause]
+    DOUBLING_CAUSE_ROCKET: _ClassVar[DoublingCause]
 TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy
 TIMEOUT_POLICY_AUTO_PLAY: TimeoutPolicy
 TIMEOUT_POLICY_FORFEIT: TimeoutPolicy
@@ -68,6 +74,9 @@ ROUND_OUTCOME_LANDLORD_WON: RoundOutcome
 ROUND_OUTCOME_FARMERS_WON: RoundOutcome
 ROUND_OUTCOME_VOID: RoundOutcome
 ROUND_OUTCOME_ABANDONED: RoundOutcome
+DOUBLING_CAUSE_UNSPECIFIED: DoublingCause
+DOUBLING_CAUSE_BOMB: DoublingCause
+DOUBLING_CAUSE_ROCKET: DoublingCause
 
 class HouseRules(_message.Message):
     __slots__ = ("spring",)
@@ -210,7 +219,7 @@ class Standing(_message.Message):
     def __init__(self, place: _Optional[int] = ..., seat: _Optional[int] = ..., player_name: _Optional[str] = ..., balance: _Optional[int] = ...) -> None: ...
 
 class TableView(_message.Message):
-    __slots__ = ("table_id", "settings", "version", "phase", "close_reason", "seats", "round", "deal_number", "redeals", "dealer_seat", "turn_seat", "turn_deadline", "face_up_card", "face_up_seat", "seed_commitment", "bids", "highest_bid", "landlord_seat", "kitty", "trick", "tricks_completed", "doublings", "stake", "your_seat", "your_hand", "last_settlement", "last_reveal", "history")
+    __slots__ = ("table_id", "settings", "version", "phase", "close_reason", "seats", "round", "deal_number", "redeals", "dealer_seat", "turn_seat", "turn_deadline", "face_up_card", "face_up_seat", "seed_commitment", "bids", "highest_bid", "landlord_seat", "kitty", "trick", "tricks_completed", "doublings", "stake", "your_seat", "your_hand", "last_settlement", "last_reveal", "history", "to_beat", "doubling_plays")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -239,6 +248,8 @@ class TableView(_message.Message):
     LAST_SETTLEMENT_FIELD_NUMBER: _ClassVar[int]
     LAST_REVEAL_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
+    TO_BEAT_FIELD_NUMBER: _ClassVar[int]
+    DOUBLING_PLAYS_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     settings: TableSettings
     version: int
@@ -267,7 +278,21 @@ class TableView(_message.Message):
     last_settlement: RoundSettlement
     last_reveal: DealReveal
     history: _containers.RepeatedCompositeFieldContainer[RoundAction]
-    def __init__(self, table_id: _Optional[str] = ..., settings: _Optional[_Union[TableSettings, _Mapping]] = ..., version: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., seats: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., round: _Optional[int] = ..., deal_number: _Optional[int] = ..., redeals: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., turn_seat: _Optional[int] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., bids: _Optional[_Iterable[_Union[AuctionBid, _Mapping]]] = ..., highest_bid: _Optional[int] = ..., landlord_seat: _Optional[int] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., tricks_completed: _Optional[int] = ..., doublings: _Optional[int] = ..., stake: _Optional[int] = ..., your_seat: _Optional[int] = ..., your_hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_settlement: _Optional[_Union[RoundSettlement, _Mapping]] = ..., last_reveal: _Optional[_Union[DealReveal, _Mapping]] = ..., history: _Optional[_Iterable[_Union[RoundAction, _Mapping]]] = ...) -> None: ...
+    to_beat: TrickPlay
+    doubling_plays: _containers.RepeatedCompositeFieldContainer[Doubling]
+    def __init__(self, table_id: _Optional[str] = ..., settings: _Optional[_Union[TableSettings, _Mapping]] = ..., version: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., seats: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., round: _Optional[int] = ..., deal_number: _Optional[int] = ..., redeals: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., turn_seat: _Optional[int] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., bids: _Optional[_Iterable[_Union[AuctionBid, _Mapping]]] = ..., highest_bid: _Optional[int] = ..., landlord_seat: _Optional[int] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., tricks_completed: _Optional[int] = ..., doublings: _Optional[int] = ..., stake: _Optional[int] = ..., your_seat: _Optional[int] = ..., your_hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_settlement: _Optional[_Union[RoundSettlement, _Mapping]] = ..., last_reveal: _Optional[_Union[DealReveal, _Mapping]] = ..., history: _Optional[_Iterable[_Union[RoundAction, _Mapping]]] = ..., to_beat: _Optional[_Union[TrickPlay, _Mapping]] = ..., doubling_plays: _Optional[_Iterable[_Union[Doubling, _Mapping]]] = ...) -> None: ...
+
+class Doubling(_message.Message):
+    __slots__ = ("cause", "seat", "cards", "trick")
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    TRICK_FIELD_NUMBER: _ClassVar[int]
+    cause: DoublingCause
+    seat: int
+    cards: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
+    trick: int
+    def __init__(self, cause: _Optional[_Union[DoublingCause, str]] = ..., seat: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., trick: _Optional[int] = ...) -> None: ...
 
 class RoundAction(_message.Message):
     __slots__ = ("deal_number", "seat", "bid", "cards", "timed_out")

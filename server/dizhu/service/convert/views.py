@@ -23,6 +23,8 @@ from dizhu.rules import (
     Action,
     Bid,
     Card,
+    Combination,
+    CombinationKind,
     Phase,
     Play,
     Variant,
@@ -106,10 +108,11 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
             view.MergeFromString(_cards_field(_KITTY, round_view.kitty))
         digest = _DIGESTS.of(table)
         # The history, the auction's bids and the current trick's plays, each encoded once.
-        view.MergeFromString(digest.encoded + digest.bids + digest.trick_plays)
+        view.MergeFromString(digest.encoded + digest.bids + digest.trick_plays + digest.doubling_plays)
         if round_view.phase is Phase.PLAY:
             view.tricks_completed = digest.completed
             view.trick.leader_seat = round_view.turn if digest.leader is None else digest.leader
+            view.MergeFromString(digest.to_beat)
         if table.deadline_ms:
             view.turn_deadline.FromMilliseconds(table.deadline_ms)
         view.doublings = round_view.doublings
@@ -164,14 +167,43 @@ def _bid_entry(action: Bid) -> bytes:
     return table_pb2.TableView(bids=[table_pb2.AuctionBid(seat=action.seat, amount=action.amount)]).SerializeToString()
 
 
-def _trick_entry(action: Play, variant: Variant) -> bytes:
-    """One play (or pass) of the current trick as an encoded ``TableView.trick`` with that one entry:
-    consecutive ones merge into one trick."""
+def _trick_play(action: Play, combination: Combination | None) -> table_pb2.TrickPlay:
     message = table_pb2.TrickPlay(seat=action.seat, cards=cards_to_proto(action.cards))
-    combination = try_classify(action.cards, variant) if action.cards else None
     if combination is not None:
         message.combination.CopyFrom(combination_to_proto(combination))
-    return table_pb2.TableView(trick=table_pb2.Trick(plays=[message])).SerializeToString()
+    return message
+
+
+def _trick_entry(play: table_pb2.TrickPlay) -> bytes:
+    """One play (or pass) of the current trick as an encoded ``TableView.trick`` with that one entry:
+    consecutive ones merge into one trick."""
+    return table_pb2.TableView(trick=table_pb2.Trick(plays=[play])).SerializeToString()
+
+
+def _to_beat_entry(play: table_pb2.TrickPlay) -> bytes:
+    """A play with cards as the encoded ``TableView.to_beat``."""
+    return table_pb2.TableView(to_beat=play).SerializeToString()
+
+
+_DOUBLING_CAUSES = {
+    CombinationKind.BOMB: table_pb2.DOUBLING_CAUSE_BOMB,
+    CombinationKind.ROCKET: table_pb2.DOUBLING_CAUSE_ROCKET,
+}
+
+
+def _doubling_cause(combination: Combination, variant: Variant) -> table_pb2.DoublingCause | None:
+    """Why ``combination`` doubles the stake, or None if it does not (docs/rules.md §9: in 4p a bomb
+    doubles only from ``min_doubling_bomb_size`` cards on)."""
+    cause = _DOUBLING_CAUSES.get(combination.kind)
+    if cause == table_pb2.DOUBLING_CAUSE_BOMB and combination.size < variant.min_doubling_bomb_size:
+        return None
+    return cause
+
+
+def _doubling_entry(action: Play, cause: table_pb2.DoublingCause, trick: int) -> bytes:
+    """One encoded ``TableView.doubling_plays`` entry, field tag included."""
+    doubling = table_pb2.Doubling(cause=cause, seat=action.seat, cards=cards_to_proto(action.cards), trick=trick)
+    return table_pb2.TableView(doubling_plays=[doubling]).SerializeToString()
 
 
 def _last_reveal(table: TableState, running: bool) -> Reveal | None:
@@ -202,7 +234,8 @@ class _RoundDigest:
     """What every view of a running deal derives from its whole history, kept for the next view.
 
     The encoded ``history`` and ``bids`` entries, the current trick's plays encoded (with
-    their combinations) and who led it, and the tricks completed. A deal's history only
+    their combinations), who led it and its play to beat, the plays that doubled the stake, and the
+    tricks completed. A deal's history only
     grows, so the next view of the same table (the next move, mostly handled by the same
     process) continues from here instead of going over the whole history again. Kept by
     value: a digest is reused only when the deal's earlier history is equal to the one it
@@ -213,12 +246,14 @@ class _RoundDigest:
         "bids",
         "completed",
         "deal_number",
+        "doubling_plays",
         "earlier",
         "encoded",
         "history",
         "leader",
         "passes",
         "timings",
+        "to_beat",
         "trick_plays",
     )
 
@@ -235,6 +270,10 @@ class _RoundDigest:
         #: The deal's bids as encoded ``bids`` entries; the current trick's plays as an encoded ``trick``.
         self.bids = b""
         self.trick_plays = b""
+        #: The current trick's last play with cards as an encoded ``to_beat`` (empty: the next play leads).
+        self.to_beat = b""
+        #: The deal's plays that doubled the stake as encoded ``doubling_plays`` entries.
+        self.doubling_plays = b""
         #: Who led the current trick (None before its first play).
         self.leader: int | None = None
 
@@ -264,15 +303,22 @@ class _RoundDigest:
                 continue
             if self.leader is None:
                 self.leader = action.seat
-            self.trick_plays += _trick_entry(action, table.variant)
+            combination = try_classify(action.cards, table.variant) if action.cards else None
+            play = _trick_play(action, combination)
+            self.trick_plays += _trick_entry(play)
             if not action.is_pass:
                 self.passes = 0
+                self.to_beat = _to_beat_entry(play)
+                cause = None if combination is None else _doubling_cause(combination, table.variant)
+                if cause is not None:
+                    self.doubling_plays += _doubling_entry(action, cause, self.completed)
                 continue
             self.passes += 1
             if self.passes == to_close:
                 self.completed += 1
                 self.passes = 0
                 self.trick_plays = b""
+                self.to_beat = b""
                 self.leader = None
         self.history, self.timings = history, table.timings
 
