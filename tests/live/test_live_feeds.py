@@ -14,7 +14,7 @@ import redis.asyncio
 import structlog
 from live_helpers import SOON_S
 
-from dizhu.service.feeds import LAGGING, REWRITTEN, Entry, Subscription, TableFeeds
+from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, Entry, Subscription, TableFeeds
 from dizhu.store import TableStore
 
 TABLE = "feed-1"
@@ -49,6 +49,25 @@ class TestALaggingSubscriber:
                 await store.save(TABLE, 6, 7, b"v7", [b"e"], "p", None, None)
                 assert [entry.sequence for entry in await _given(keeping_up, 1)] == [7]
                 assert slow.queue.empty()
+        finally:
+            await feeds.close()
+
+
+class TestHeartbeats:
+    async def test_go_to_a_silent_subscriber_only_never_piling_up_behind_one_that_does_not_read(
+        self, store: TableStore
+    ) -> None:
+        feeds = TableFeeds(store, heartbeat_s=0.05)
+        try:
+            async with feeds.subscribe(TABLE) as reading, feeds.subscribe(TABLE) as stuck:
+                await store.save(TABLE, 1, 2, b"v2", [b"e"], "p", None, None)
+                while (await _given(reading, 1))[0] is HEARTBEAT:  # beats before the event
+                    pass
+                # Both were given the event at once, so both fell silent at once: every beat the
+                # reading one gets after it, the stuck one was due for too.
+                assert await _given(reading, 3) == [HEARTBEAT] * 3
+                waiting = [stuck.queue.get_nowait() for _ in range(stuck.queue.qsize())]
+                assert waiting[-1].sequence == 2, "a stream with an event waiting is not silent: no heartbeat queued"
         finally:
             await feeds.close()
 

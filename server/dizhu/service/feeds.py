@@ -21,7 +21,8 @@ A subscription confirmed by Redis (the first time, or again after a reconnection
 feed read the stream from where it is, so that nothing published while the connection was
 down is missed. Heartbeats come from one timer per process: every quarter of
 ``heartbeat_s`` it hands ``HEARTBEAT`` to the subscriptions that were given nothing for
-``heartbeat_s`` (a timer per stream cost more than the idle streams' events themselves).
+``heartbeat_s`` and have nothing waiting (a timer per stream cost more than the idle streams'
+events themselves).
 """
 
 from __future__ import annotations
@@ -224,7 +225,9 @@ class TableFeeds:
             quiet_since = time.monotonic() - self._heartbeat_s
             for feed in list(self._feeds.values()):
                 for subscription in feed.subscribers:
-                    if subscription.given <= quiet_since:
+                    # One with entries waiting is not silent: a beat would only pile up behind
+                    # them (a stream whose client stopped reading would grow by one a beat).
+                    if subscription.given <= quiet_since and subscription.queue.empty():
                         subscription.give(HEARTBEAT)
 
     async def close(self) -> None:
