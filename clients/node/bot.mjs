@@ -116,13 +116,10 @@ export async function* watchTable(tables, tableId, token, { afterSequence = null
   }
 }
 
-/** The cards to beat: the trick's last play by another seat; null when the seat leads. */
+/** The cards to beat (the view's to_beat, by another seat); null when the seat leads. */
 export function toBeat(view) {
-  const plays = view.trick?.plays ?? [];
-  for (let i = plays.length - 1; i >= 0; i -= 1) {
-    if (plays[i].cards.length > 0) return plays[i].seat === view.your_seat ? null : plays[i].cards;
-  }
-  return null;
+  const beat = view.to_beat;
+  return beat && (beat.seat ?? 0) !== view.your_seat ? beat.cards : null;
 }
 
 const version = (view) => BigInt(view.version ?? 0);

@@ -32,8 +32,7 @@ function play(view, legal, canPass) {
     // Leading: the lowest starting card, then the most cards.
     return [...legal].sort((a, b) => lowest(a) - lowest(b) || cardsOf(b).length - cardsOf(a).length)[0];
   }
-  const owner = [...view.trick].reverse().find((entry) => entry.cards !== "")?.seat;
-  const partner = view.landlord !== null && owner !== view.landlord && view.seat !== view.landlord;
+  const partner = view.landlord !== null && view.to_beat_seat !== view.landlord && view.seat !== view.landlord;
   return partner ? "" : legal[0];
 }
 

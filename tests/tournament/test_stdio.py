@@ -21,6 +21,7 @@ def view() -> table_pb2.TableView:
         landlord_seat=0,
         your_hand=parse_cards("3c 3d 5h 9s"),
         trick=table_pb2.Trick(leader_seat=0, plays=[table_pb2.TrickPlay(seat=0, cards=parse_cards("4c"))]),
+        to_beat=table_pb2.TrickPlay(seat=0, cards=parse_cards("4c")),
     )
 
 

@@ -51,6 +51,7 @@ def view_json(view: table_pb2.TableView) -> dict[str, Any]:
         "stake": view.stake,
         "trick": [{"seat": play.seat, "cards": format_cards(play.cards)} for play in view.trick.plays],
         "to_beat": None if beat is None else format_cards(beat),
+        "to_beat_seat": None if beat is None else view.to_beat.seat,
     }
 
 

@@ -275,13 +275,10 @@ class StreamingViews:
 
 
 def to_beat(view: table_pb2.TableView) -> list[cards_pb2.Card] | None:
-    """The cards the viewer must beat: the trick's last play by another seat; None when leading."""
-    if view.phase != _PLAY:
+    """The cards the viewer must beat (the view's ``to_beat``, by another seat); None when leading."""
+    if not view.HasField("to_beat") or (view.HasField("your_seat") and view.to_beat.seat == view.your_seat):
         return None
-    for entry in reversed(view.trick.plays):
-        if entry.cards:
-            return None if view.HasField("your_seat") and entry.seat == view.your_seat else list(entry.cards)
-    return None
+    return list(view.to_beat.cards)
 
 
 class BotRunner:

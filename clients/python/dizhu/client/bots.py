@@ -157,7 +157,7 @@ class HeuristicBot(Bot):
         if not can_pass:
             return list(self._lead(legal, hand, opponent_min, min((left[s] for s in partners), default=99)).cards)
         beat = to_beat(view)
-        owner = next((entry.seat for entry in reversed(view.trick.plays) if entry.cards), None)
+        owner = view.to_beat.seat if view.HasField("to_beat") else None
         chosen = self._follow(legal, hand, size, danger, owner in partners, beat)
         return [] if chosen is None else list(chosen.cards)
 
