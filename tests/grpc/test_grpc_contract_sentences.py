@@ -25,8 +25,8 @@ from grpc_status import rpc_status
 from dizhu.config import ServerConfig
 from dizhu.process import create_server
 from dizhu.store import TableStore
+from dizhu.v1 import errors_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from dizhu.v1 import table_service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 ERRORS_PROTO = (ROOT / "proto" / "dizhu" / "v1" / "errors.proto").read_text()
@@ -80,6 +80,15 @@ def transport_cap_rule(when: str) -> tuple[int, int]:
     said = re.search(r"(\d+) MiB,? or (\d+) times the (?:server's )?request limit", when)
     assert said, f"no transport cap stated in {when!r}"
     return int(said.group(1)) << 20, int(said.group(2))
+
+
+def retry_info_facts() -> set[str]:
+    """The reasons whose descriptor's ``facts`` option says they carry a RetryInfo."""
+    return {
+        value.name.removeprefix("ERROR_REASON_")
+        for value in errors_pb2.ErrorReason.DESCRIPTOR.values
+        if value.GetOptions().Extensions[errors_pb2.facts].retry_info
+    }
 
 
 WITHOUT_DETAILS = errors_without_details(ERRORS_PROTO)
@@ -171,6 +180,7 @@ class TestTheSentencesAgree:
             reason for reason, code in re.findall(r"([A-Z_]+)\s+([A-Z_]+)", table) if code == "RESOURCE_EXHAUSTED"
         }
         assert exhausted == {"RATE_LIMITED", "QUOTA_EXCEEDED", "STORE_FULL"}
+        assert retry_info_facts() == exhausted
         assert retry_info_reasons("\n".join(_comment(ERRORS_PROTO))) == exhausted
         assert retry_info_reasons(API_MD) == exhausted
 

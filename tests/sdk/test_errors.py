@@ -9,6 +9,8 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from dizhu.client import errors
+from dizhu.client.connection import SERVICE_CONFIG, RetryPolicy
+from dizhu.v1 import errors_pb2, rules_service_pb2, table_service_pb2
 
 
 def _rpc_error(
@@ -125,3 +127,74 @@ class TestFromRpcError:
         )
         assert isinstance(error, errors.TableNotFound)
         assert error.reason == "NOT_FOUND"
+
+
+_BRANCH_OF_CATEGORY = {
+    "ERROR_CATEGORY_RETRYABLE": errors.RetryableError,
+    "ERROR_CATEGORY_MOVED_ON": errors.OutOfTurn,
+    "ERROR_CATEGORY_MOVE_REFUSED": errors.MoveRefused,
+}
+
+
+def _reasons_of_errors_proto() -> dict[str, str]:
+    """``reason -> category name`` read from the descriptors (errors.proto's ``facts`` option)."""
+    return {
+        value.name.removeprefix("ERROR_REASON_"): errors_pb2.ErrorCategory.Name(
+            value.GetOptions().Extensions[errors_pb2.facts].category
+        )
+        for value in errors_pb2.ErrorReason.DESCRIPTOR.values
+        if value.number
+    }
+
+
+class TestTheMapIsTheContracts:
+    @pytest.mark.parametrize("reason", sorted(_reasons_of_errors_proto()))
+    def test_every_reason_has_a_class_on_the_branch_of_its_category(self, reason: str) -> None:
+        category = _reasons_of_errors_proto()[reason]
+        cls = errors.error_class(reason)
+        assert cls is not None
+        assert reason == cls.REASON
+        branch = _BRANCH_OF_CATEGORY.get(category)
+        if branch is None:
+            assert category == "ERROR_CATEGORY_REFUSED"
+            assert not issubclass(cls, tuple(_BRANCH_OF_CATEGORY.values())), cls.__mro__
+        else:
+            assert issubclass(cls, branch), cls.__mro__
+        error = errors.from_rpc_error(_rpc_error(grpc.StatusCode.UNKNOWN, "x", reason=reason))
+        assert type(error) is cls
+        assert error.retryable == (category == "ERROR_CATEGORY_RETRYABLE")
+
+    def test_the_categories_are_the_known_ones(self) -> None:
+        """Not vacuous: the descriptors carry the facts (an option left out reads as UNSPECIFIED)."""
+        categories = _reasons_of_errors_proto()
+        assert categories["STALE_STATE"] == "ERROR_CATEGORY_MOVED_ON"
+        assert categories["MUST_LEAD"] == "ERROR_CATEGORY_MOVE_REFUSED"
+        assert categories["STORE_FULL"] == "ERROR_CATEGORY_RETRYABLE"
+        assert categories["QUOTA_EXCEEDED"] == "ERROR_CATEGORY_REFUSED"
+        assert "ERROR_CATEGORY_UNSPECIFIED" not in categories.values()
+
+
+class TestOneRetryPolicy:
+    def test_the_sdk_retries_by_the_service_config(self) -> None:
+        retry = SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]
+        policy = RetryPolicy()
+        assert policy.attempts == retry["maxAttempts"]
+        assert f"{policy.initial_delay_s}s" == retry["initialBackoff"]
+        assert policy.max_delay_s == float(retry["maxBackoff"].removesuffix("s"))
+        assert policy.multiplier == retry["backoffMultiplier"]
+        assert f"{policy.timeout_s:g}s" == SERVICE_CONFIG["methodConfig"][0]["timeout"]
+
+    @pytest.mark.parametrize("code", list(grpc.StatusCode), ids=lambda code: code.name)
+    def test_a_code_without_details_is_retried_when_the_service_config_says_so(self, code: grpc.StatusCode) -> None:
+        listed = SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]["retryableStatusCodes"]
+        assert errors.from_rpc_error(_rpc_error(code, "x")).retryable == (code.name in listed)
+
+    def test_the_service_config_names_the_services_of_the_contract(self) -> None:
+        named = {name["service"] for name in SERVICE_CONFIG["methodConfig"][0]["name"]}
+        assert named == {
+            service.full_name
+            for service in (
+                *table_service_pb2.DESCRIPTOR.services_by_name.values(),
+                *rules_service_pb2.DESCRIPTOR.services_by_name.values(),
+            )
+        }

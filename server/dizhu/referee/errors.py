@@ -17,14 +17,20 @@ The hierarchy (``reason`` is ``google.rpc.ErrorInfo.reason``; ``code`` the gRPC 
     └── (FAILED_PRECONDITION) TableClosed, TableFull, SeatTaken, WrongPhase, NotYourTurn,
                               BidTooLow, MustLead, CardsNotInHand, DoesNotBeat
 
-The referee layer knows nothing of gRPC: the service maps ``code`` to a status.
+Each class names its reason only: its status code (``code``) and the request field its
+``BadRequest`` names (``field``) are read from the reason's ``facts`` option in errors.proto
+when the class is defined, so the contract states them once. The referee layer knows nothing
+of gRPC: the service maps ``code`` to a status.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar
 
 from dizhu.rules import IllegalAction, Refusal
+from dizhu.v1 import errors_pb2
 
 __all__ = [
     "BidTooLow",
@@ -51,8 +57,31 @@ __all__ = [
     "Unauthenticated",
     "Unavailable",
     "WrongPhase",
+    "error_facts",
     "from_refusal",
 ]
+
+_PREFIX = "ERROR_REASON_"
+
+
+def _read_facts() -> Mapping[str, errors_pb2.ErrorFacts]:
+    values = errors_pb2.ErrorReason.DESCRIPTOR.values
+    return MappingProxyType(
+        {
+            # The generated .pyi types an extension as a plain FieldDescriptor.
+            value.name.removeprefix(_PREFIX): value.GetOptions().Extensions[errors_pb2.facts]  # type: ignore[index]
+            for value in values
+            if value.number != errors_pb2.ERROR_REASON_UNSPECIFIED
+        }
+    )
+
+
+_FACTS = _read_facts()
+
+
+def error_facts() -> Mapping[str, errors_pb2.ErrorFacts]:
+    """``reason -> ErrorFacts`` of every ``ErrorReason`` (but UNSPECIFIED), as errors.proto states them."""
+    return _FACTS
 
 
 class RefereeError(Exception):
@@ -62,6 +91,14 @@ class RefereeError(Exception):
     code: ClassVar[str] = "INTERNAL"
     #: The request field at fault, for the ``BadRequest`` every INVALID_ARGUMENT carries.
     field: ClassVar[str | None] = None
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        if "reason" in cls.__dict__:
+            # A reason errors.proto does not know fails here, at import, not at the first refusal.
+            facts = _FACTS[cls.reason]
+            cls.code = facts.code
+            cls.field = facts.bad_request_field or None
 
     def __init__(
         self,
@@ -84,7 +121,6 @@ class InvalidArgument(RefereeError):
     """When a request is malformed: unknown enum values, bad cards, ids, names, seeds."""
 
     reason = "INVALID_ARGUMENT"
-    code = "INVALID_ARGUMENT"
 
     def __init__(self, field: str, description: str, *, metadata: dict[str, str] | None = None) -> None:
         # A whole request at fault has no field (""): its message is the description alone.
@@ -96,58 +132,48 @@ class IllegalCombination(RefereeError):
     """When the cards played form no combination of the table's variant."""
 
     reason = "ILLEGAL_COMBINATION"
-    code = "INVALID_ARGUMENT"
-    field = "cards"
 
 
 class RequestIdReused(RefereeError):
     """When a request id already answered is sent with another method or other fields."""
 
     reason = "REQUEST_ID_REUSED"
-    code = "INVALID_ARGUMENT"
-    field = "request_id"
 
 
 class TableNotFound(RefereeError):
     """When no table has the id (or it has expired)."""
 
     reason = "TABLE_NOT_FOUND"
-    code = "NOT_FOUND"
 
 
 class Unauthenticated(RefereeError):
     """When a call needs a token and has none, a malformed one, or one not valid for the table."""
 
     reason = "UNAUTHENTICATED"
-    code = "UNAUTHENTICATED"
 
 
 class PermissionDenied(RefereeError):
     """When a valid token is used for something its role may not do (a seat closing the table)."""
 
     reason = "PERMISSION_DENIED"
-    code = "PERMISSION_DENIED"
 
 
 class StaleState(RefereeError):
     """When ``expected_version`` is not the table's current version."""
 
     reason = "STALE_STATE"
-    code = "ABORTED"
 
 
 class SequenceOutOfRange(RefereeError):
     """When a stream is resumed after a sequence number the table has not reached."""
 
     reason = "SEQUENCE_OUT_OF_RANGE"
-    code = "OUT_OF_RANGE"
 
 
 class Unavailable(RefereeError):
     """When the store cannot be reached, or the server is shutting down; retry with the same request id."""
 
     reason = "UNAVAILABLE"
-    code = "UNAVAILABLE"
 
 
 class ResourceExhausted(RefereeError):
@@ -182,62 +208,57 @@ class Internal(RefereeError):
     """When something unexpected happened; details are logged, never sent."""
 
     reason = "INTERNAL"
-    code = "INTERNAL"
 
 
-class _FailedPrecondition(RefereeError):
-    code = "FAILED_PRECONDITION"
-
-
-class TableClosed(_FailedPrecondition):
+class TableClosed(RefereeError):
     """When a closed table is asked to change."""
 
     reason = "TABLE_CLOSED"
 
 
-class TableFull(_FailedPrecondition):
+class TableFull(RefereeError):
     """When JoinTable finds no free seat."""
 
     reason = "TABLE_FULL"
 
 
-class SeatTaken(_FailedPrecondition):
+class SeatTaken(RefereeError):
     """When JoinTable asks for a seat that is occupied or reserved."""
 
     reason = "SEAT_TAKEN"
 
 
-class WrongPhase(_FailedPrecondition):
+class WrongPhase(RefereeError):
     """When a call does not fit the table's phase (a bid during play, Settle before any round ended)."""
 
     reason = "WRONG_PHASE"
 
 
-class NotYourTurn(_FailedPrecondition):
+class NotYourTurn(RefereeError):
     """When the caller's seat is not the seat to act."""
 
     reason = "NOT_YOUR_TURN"
 
 
-class BidTooLow(_FailedPrecondition):
+class BidTooLow(RefereeError):
     """When a bid is not higher than the highest bid so far."""
 
     reason = "BID_TOO_LOW"
 
 
-class MustLead(_FailedPrecondition):
+class MustLead(RefereeError):
     """When the leader of a trick passes."""
 
     reason = "MUST_LEAD"
 
 
-class CardsNotInHand(_FailedPrecondition):
+class CardsNotInHand(RefereeError):
     """When a card played is not in the caller's hand, or is listed twice."""
 
     reason = "CARDS_NOT_IN_HAND"
 
 
-class DoesNotBeat(_FailedPrecondition):
+class DoesNotBeat(RefereeError):
     """When the combination does not beat the last play of the trick."""
 
     reason = "DOES_NOT_BEAT"

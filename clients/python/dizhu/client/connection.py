@@ -1,19 +1,47 @@
 """Reaching a referee: channels (plaintext or TLS), request ids, and how calls that may not
-have reached it are retried (always the same request, so never applied twice)."""
+have reached it are retried (always the same request, so never applied twice).
+
+The retry policy is a gRPC service config, ``retry_policy.json`` beside this module: the SDK,
+the Node client (clients/node) and clients in other languages (docs/api.md § Retries) all read
+that one file. Its ``retryableStatusCodes`` are the codes sent again with backoff; reasons of
+the RETRYABLE category (errors.proto's ``facts``) are too, after their RetryInfo delay.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import grpc
 
-__all__ = ["CHANNEL_OPTIONS", "RetryPolicy", "new_request_id", "open_channel", "tls_credentials"]
+__all__ = [
+    "CHANNEL_OPTIONS",
+    "SERVICE_CONFIG",
+    "RetryPolicy",
+    "new_request_id",
+    "open_channel",
+    "tls_credentials",
+]
+
+#: The gRPC service config every dizhu client retries by (``retry_policy.json``).
+SERVICE_CONFIG: Final[Mapping[str, Any]] = json.loads(
+    resources.files(__package__).joinpath("retry_policy.json").read_text(encoding="utf-8")
+)
+_METHOD_CONFIG: Final[Mapping[str, Any]] = SERVICE_CONFIG["methodConfig"][0]
+_RETRY: Final[Mapping[str, Any]] = _METHOD_CONFIG["retryPolicy"]
+
+
+def _seconds(duration: str) -> float:
+    """A service config's duration ("0.05s") in seconds."""
+    return float(duration.removesuffix("s"))
+
 
 #: Options of the channels a client opens itself: after a lost connection, try again within
 #: 0.2 s (gRPC's default first wait is 1 s, longer than a game can stall) and at most every 2 s.
@@ -48,15 +76,15 @@ class RetryPolicy:
     """How calls that may not have reached the referee are retried (always with the same request)."""
 
     #: Attempts in all, the first included; 1 disables retries.
-    attempts: int = 6
+    attempts: int = int(_RETRY["maxAttempts"])
     #: Delay before the first retry; it doubles (times ``multiplier``) up to ``max_delay_s``.
-    initial_delay_s: float = 0.05
-    max_delay_s: float = 2.0
-    multiplier: float = 2.0
+    initial_delay_s: float = _seconds(_RETRY["initialBackoff"])
+    max_delay_s: float = _seconds(_RETRY["maxBackoff"])
+    multiplier: float = float(_RETRY["backoffMultiplier"])
     #: Each delay is drawn uniformly from ``[delay * (1 - jitter), delay]``.
     jitter: float = 0.5
     #: The deadline of each attempt.
-    timeout_s: float = 10.0
+    timeout_s: float = _seconds(_METHOD_CONFIG["timeout"])
 
     def delays(self) -> Iterable[float]:
         """The waits before attempts 2, 3, ... (one fewer than ``attempts``)."""

@@ -36,7 +36,11 @@ Hierarchy::
     ├── QuotaExceeded           RESOURCE_EXHAUSTED: too many open tables or streams
     └── Internal                an unexpected failure on the server (logged there)
 
-A reason this SDK does not know yet (v1 may add some) gives the class of its status code
+The branch of each reason is its category in errors.proto (the ``facts`` option of each
+``ErrorReason`` value: RETRYABLE, MOVED_ON, MOVE_REFUSED or REFUSED), read from the stubs'
+descriptors: a reason the stubs know but this module names no class for gets a class of its
+category made at import, and a class here on another branch than its category fails the import.
+A reason the stubs do not know yet (v1 may add some) gives the class of its status code
 (``Unavailable`` for UNAVAILABLE, ...; else a plain :class:`DizhuError`) and keeps its
 ``reason`` string, as the contract asks.
 """
@@ -44,11 +48,14 @@ A reason this SDK does not know yet (v1 may add some) gives the class of its sta
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import ClassVar
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+
+from dizhu.v1 import errors_pb2
 
 __all__ = [
     "DOMAIN",
@@ -79,6 +86,8 @@ __all__ = [
     "Unauthenticated",
     "Unavailable",
     "WrongPhase",
+    "error_class",
+    "error_facts",
     "from_rpc_error",
 ]
 
@@ -294,7 +303,59 @@ def _all_subclasses(cls: type[DizhuError]) -> list[type[DizhuError]]:
     return found
 
 
-_BY_REASON: dict[str, type[DizhuError]] = {cls.REASON: cls for cls in _all_subclasses(DizhuError) if cls.REASON}
+def _read_facts() -> Mapping[str, errors_pb2.ErrorFacts]:
+    return MappingProxyType(
+        {
+            # The generated .pyi types an extension as a plain FieldDescriptor.
+            value.name.removeprefix("ERROR_REASON_"): value.GetOptions().Extensions[errors_pb2.facts]  # type: ignore[index]
+            for value in errors_pb2.ErrorReason.DESCRIPTOR.values
+            if value.number != errors_pb2.ERROR_REASON_UNSPECIFIED
+        }
+    )
+
+
+_FACTS = _read_facts()
+
+
+def error_facts() -> Mapping[str, errors_pb2.ErrorFacts]:
+    """``reason -> ErrorFacts`` (status code, category, metadata keys, ...) as errors.proto states them."""
+    return _FACTS
+
+
+#: The branch of the hierarchy of each category.
+_CATEGORY_BASE: dict[int, type[DizhuError]] = {
+    errors_pb2.ERROR_CATEGORY_RETRYABLE: RetryableError,
+    errors_pb2.ERROR_CATEGORY_MOVED_ON: OutOfTurn,
+    errors_pb2.ERROR_CATEGORY_MOVE_REFUSED: MoveRefused,
+    errors_pb2.ERROR_CATEGORY_REFUSED: DizhuError,
+}
+_BRANCHES = (RetryableError, OutOfTurn, MoveRefused)
+
+
+def _class_for(reason: str, facts: errors_pb2.ErrorFacts, named: type[DizhuError] | None) -> type[DizhuError]:
+    base = _CATEGORY_BASE[facts.category]
+    if named is None:
+        name = "".join(word.title() for word in reason.split("_"))
+        return type(name, (base,), {"REASON": reason, "__doc__": f"{facts.code}: {facts.summary}."})
+    other = [branch for branch in _BRANCHES if branch is not base and issubclass(named, branch)]
+    if not issubclass(named, base) or other:
+        raise TypeError(f"{named.__name__} is not on the branch of {reason}'s category in errors.proto")
+    return named
+
+
+def _by_reason() -> dict[str, type[DizhuError]]:
+    named = {cls.REASON: cls for cls in _all_subclasses(DizhuError) if cls.REASON}
+    return named | {reason: _class_for(reason, facts, named.get(reason)) for reason, facts in _FACTS.items()}
+
+
+_BY_REASON = _by_reason()
+
+
+def error_class(reason: str) -> type[DizhuError] | None:
+    """The class of ``reason`` (every reason of errors.proto has one), or None for a reason unknown here."""
+    return _BY_REASON.get(reason)
+
+
 # Transport failures without ErrorInfo: classified by code alone.
 _BY_CODE: dict[grpc.StatusCode, type[DizhuError]] = {
     grpc.StatusCode.UNAVAILABLE: Unavailable,

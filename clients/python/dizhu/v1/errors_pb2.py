@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x64izhu/v1/errors.proto\x12\x08\x64izhu.v1*\xf1\x05\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x45RROR_REASON_NOT_YOUR_TURN\x10\x01\x12$\n ERROR_REASON_ILLEGAL_COMBINATION\x10\x02\x12\x1e\n\x1a\x45RROR_REASON_DOES_NOT_BEAT\x10\x03\x12\"\n\x1e\x45RROR_REASON_CARDS_NOT_IN_HAND\x10\x04\x12\x1a\n\x16\x45RROR_REASON_MUST_LEAD\x10\x05\x12\x1c\n\x18\x45RROR_REASON_BID_TOO_LOW\x10\x06\x12\x1c\n\x18\x45RROR_REASON_WRONG_PHASE\x10\x07\x12\x1c\n\x18\x45RROR_REASON_STALE_STATE\x10\x08\x12 \n\x1c\x45RROR_REASON_TABLE_NOT_FOUND\x10\t\x12\x1b\n\x17\x45RROR_REASON_TABLE_FULL\x10\n\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x0b\x12\"\n\x1e\x45RROR_REASON_PERMISSION_DENIED\x10\x0c\x12!\n\x1d\x45RROR_REASON_INVALID_ARGUMENT\x10\r\x12\x1d\n\x19\x45RROR_REASON_TABLE_CLOSED\x10\x0e\x12\x1b\n\x17\x45RROR_REASON_SEAT_TAKEN\x10\x0f\x12\"\n\x1e\x45RROR_REASON_REQUEST_ID_REUSED\x10\x10\x12&\n\"ERROR_REASON_SEQUENCE_OUT_OF_RANGE\x10\x11\x12\x1c\n\x18\x45RROR_REASON_UNAVAILABLE\x10\x12\x12\x19\n\x15\x45RROR_REASON_INTERNAL\x10\x13\x12\x1d\n\x19\x45RROR_REASON_RATE_LIMITED\x10\x14\x12\x1f\n\x1b\x45RROR_REASON_QUOTA_EXCEEDED\x10\x15\x12\x1b\n\x17\x45RROR_REASON_STORE_FULL\x10\x16\x42h\n\x08\x64izhu.v1B\x0b\x45rrorsProtoP\x01Z%dizhu/clients/go/gen/dizhu/v1;dizhuv1\xa2\x02\x03\x44VX\xaa\x02\x08\x44izhu.V1\xca\x02\x08\x44izhu\\V1\xea\x02\tDizhu::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x64izhu/v1/errors.proto\x12\x08\x64izhu.v1\x1a google/protobuf/descriptor.proto\"\x9c\x01\n\nErrorFacts\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12)\n\x08\x63\x61tegory\x18\x02 \x01(\x0e\x32\x17.dizhu.v1.ErrorCategory\x12\x15\n\rmetadata_keys\x18\x03 \x03(\t\x12\x12\n\nretry_info\x18\x04 \x01(\x08\x12\x19\n\x11\x62\x61\x64_request_field\x18\x05 \x01(\t\x12\x0f\n\x07summary\x18\x06 \x01(\t*\x9d\x13\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12o\n\x1a\x45RROR_REASON_NOT_YOUR_TURN\x10\x01\x1aO\xc2\xf3\x18K\n\x13\x46\x41ILED_PRECONDITION\x10\x02\x1a\tturn_seat2\'the caller\'s seat is not the one to act\x12\x83\x01\n ERROR_REASON_ILLEGAL_COMBINATION\x10\x02\x1a]\xc2\xf3\x18Y\n\x10INVALID_ARGUMENT\x10\x03\x1a\x0f\x63lassify_reason*\x05\x63\x61rds2+the cards are no combination of the variant\x12\xa3\x01\n\x1a\x45RROR_REASON_DOES_NOT_BEAT\x10\x03\x1a\x82\x01\xc2\xf3\x18~\n\x13\x46\x41ILED_PRECONDITION\x10\x03\x1a\x0cto_beat_kind\x1a\x0cto_beat_size\x1a\x11to_beat_main_rank26a combination that does not beat the trick\'s last play\x12s\n\x1e\x45RROR_REASON_CARDS_NOT_IN_HAND\x10\x04\x1aO\xc2\xf3\x18K\n\x13\x46\x41ILED_PRECONDITION\x10\x03\x1a\x10missing_card_ids2 a card played is not in the hand\x12R\n\x16\x45RROR_REASON_MUST_LEAD\x10\x05\x1a\x36\xc2\xf3\x18\x32\n\x13\x46\x41ILED_PRECONDITION\x10\x03\x32\x19the trick\'s leader passed\x12g\n\x18\x45RROR_REASON_BID_TOO_LOW\x10\x06\x1aI\xc2\xf3\x18\x45\n\x13\x46\x41ILED_PRECONDITION\x10\x03\x1a\x0bhighest_bid2\x1f\x61 bid not above the highest bid\x12\x61\n\x18\x45RROR_REASON_WRONG_PHASE\x10\x07\x1a\x43\xc2\xf3\x18?\n\x13\x46\x41ILED_PRECONDITION\x10\x02\x1a\x05phase2\x1fthe call does not fit the phase\x12\x61\n\x18\x45RROR_REASON_STALE_STATE\x10\x08\x1a\x43\xc2\xf3\x18?\n\x07\x41\x42ORTED\x10\x02\x1a\x0f\x63urrent_version2!`expected_version` is not current\x12O\n\x1c\x45RROR_REASON_TABLE_NOT_FOUND\x10\t\x1a-\xc2\xf3\x18)\n\tNOT_FOUND\x10\x04\x32\x1ano such table (or expired)\x12N\n\x17\x45RROR_REASON_TABLE_FULL\x10\n\x1a\x31\xc2\xf3\x18-\n\x13\x46\x41ILED_PRECONDITION\x10\x04\x32\x14no free seat to join\x12p\n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x0b\x1aN\xc2\xf3\x18J\n\x0fUNAUTHENTICATED\x10\x04\x32\x35token or API key missing, malformed, unknown, revoked\x12\x61\n\x1e\x45RROR_REASON_PERMISSION_DENIED\x10\x0c\x1a=\xc2\xf3\x18\x39\n\x11PERMISSION_DENIED\x10\x04\x32\"the token does not allow this call\x12\x62\n\x1d\x45RROR_REASON_INVALID_ARGUMENT\x10\r\x1a?\xc2\xf3\x18;\n\x10INVALID_ARGUMENT\x10\x04\x32%malformed request (with `BadRequest`)\x12V\n\x19\x45RROR_REASON_TABLE_CLOSED\x10\x0e\x1a\x37\xc2\xf3\x18\x33\n\x13\x46\x41ILED_PRECONDITION\x10\x04\x32\x1a\x61 change to a closed table\x12^\n\x17\x45RROR_REASON_SEAT_TAKEN\x10\x0f\x1a\x41\xc2\xf3\x18=\n\x13\x46\x41ILED_PRECONDITION\x10\x04\x1a\x04seat2\x1ethe seat asked for is not free\x12w\n\x1e\x45RROR_REASON_REQUEST_ID_REUSED\x10\x10\x1aS\xc2\xf3\x18O\n\x10INVALID_ARGUMENT\x10\x04*\nrequest_id2-the same `request_id` for a different request\x12\x80\x01\n\"ERROR_REASON_SEQUENCE_OUT_OF_RANGE\x10\x11\x1aX\xc2\xf3\x18T\n\x0cOUT_OF_RANGE\x10\x04\x1a\x0flatest_sequence21`WatchTable.after_sequence` is ahead of the table\x12^\n\x18\x45RROR_REASON_UNAVAILABLE\x10\x12\x1a@\xc2\xf3\x18<\n\x0bUNAVAILABLE\x10\x01\x32+referee or store briefly unavailable; retry\x12w\n\x15\x45RROR_REASON_INTERNAL\x10\x13\x1a\\\xc2\xf3\x18X\n\x08INTERNAL\x10\x04\x1a\x0bincident_id\x1a\nrequest_id21unexpected failure (logged under the incident id)\x12\x81\x01\n\x19\x45RROR_REASON_RATE_LIMITED\x10\x14\x1a\x62\xc2\xf3\x18^\n\x12RESOURCE_EXHAUSTED\x10\x01\x1a\x05limit \x01\x32=the client calls faster than its rate limit (exposed servers)\x12|\n\x1b\x45RROR_REASON_QUOTA_EXCEEDED\x10\x15\x1a[\xc2\xf3\x18W\n\x12RESOURCE_EXHAUSTED\x10\x04\x1a\x05limit\x1a\x03max \x01\x32\x31too many open tables (exposed servers) or streams\x12r\n\x17\x45RROR_REASON_STORE_FULL\x10\x16\x1aU\xc2\xf3\x18Q\n\x12RESOURCE_EXHAUSTED\x10\x01 \x01\x32\x37Redis is (nearly) out of memory; nothing applied; retry*\xa7\x01\n\rErrorCategory\x12\x1e\n\x1a\x45RROR_CATEGORY_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x45RROR_CATEGORY_RETRYABLE\x10\x01\x12\x1b\n\x17\x45RROR_CATEGORY_MOVED_ON\x10\x02\x12\x1f\n\x1b\x45RROR_CATEGORY_MOVE_REFUSED\x10\x03\x12\x1a\n\x16\x45RROR_CATEGORY_REFUSED\x10\x04:H\n\x05\x66\x61\x63ts\x12!.google.protobuf.EnumValueOptions\x18\xb8\x8e\x03 \x01(\x0b\x32\x14.dizhu.v1.ErrorFactsBh\n\x08\x64izhu.v1B\x0b\x45rrorsProtoP\x01Z%dizhu/clients/go/gen/dizhu/v1;dizhuv1\xa2\x02\x03\x44VX\xaa\x02\x08\x44izhu.V1\xca\x02\x08\x44izhu\\V1\xea\x02\tDizhu::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,6 +33,54 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'dizhu.v1.errors_pb2', _glob
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\010dizhu.v1B\013ErrorsProtoP\001Z%dizhu/clients/go/gen/dizhu/v1;dizhuv1\242\002\003DVX\252\002\010Dizhu.V1\312\002\010Dizhu\\V1\352\002\tDizhu::V1'
-  _globals['_ERRORREASON']._serialized_start=36
-  _globals['_ERRORREASON']._serialized_end=789
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_NOT_YOUR_TURN"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_NOT_YOUR_TURN"]._serialized_options = b'\302\363\030K\n\023FAILED_PRECONDITION\020\002\032\tturn_seat2\'the caller\'s seat is not the one to act'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_ILLEGAL_COMBINATION"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_ILLEGAL_COMBINATION"]._serialized_options = b'\302\363\030Y\n\020INVALID_ARGUMENT\020\003\032\017classify_reason*\005cards2+the cards are no combination of the variant'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_DOES_NOT_BEAT"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_DOES_NOT_BEAT"]._serialized_options = b'\302\363\030~\n\023FAILED_PRECONDITION\020\003\032\014to_beat_kind\032\014to_beat_size\032\021to_beat_main_rank26a combination that does not beat the trick\'s last play'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_CARDS_NOT_IN_HAND"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_CARDS_NOT_IN_HAND"]._serialized_options = b'\302\363\030K\n\023FAILED_PRECONDITION\020\003\032\020missing_card_ids2 a card played is not in the hand'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_MUST_LEAD"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_MUST_LEAD"]._serialized_options = b'\302\363\0302\n\023FAILED_PRECONDITION\020\0032\031the trick\'s leader passed'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_BID_TOO_LOW"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_BID_TOO_LOW"]._serialized_options = b'\302\363\030E\n\023FAILED_PRECONDITION\020\003\032\013highest_bid2\037a bid not above the highest bid'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_WRONG_PHASE"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_WRONG_PHASE"]._serialized_options = b'\302\363\030?\n\023FAILED_PRECONDITION\020\002\032\005phase2\037the call does not fit the phase'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_STALE_STATE"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_STALE_STATE"]._serialized_options = b'\302\363\030?\n\007ABORTED\020\002\032\017current_version2!`expected_version` is not current'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_TABLE_NOT_FOUND"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_TABLE_NOT_FOUND"]._serialized_options = b'\302\363\030)\n\tNOT_FOUND\020\0042\032no such table (or expired)'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_TABLE_FULL"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_TABLE_FULL"]._serialized_options = b'\302\363\030-\n\023FAILED_PRECONDITION\020\0042\024no free seat to join'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_UNAUTHENTICATED"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_UNAUTHENTICATED"]._serialized_options = b'\302\363\030J\n\017UNAUTHENTICATED\020\00425token or API key missing, malformed, unknown, revoked'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PERMISSION_DENIED"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PERMISSION_DENIED"]._serialized_options = b'\302\363\0309\n\021PERMISSION_DENIED\020\0042\"the token does not allow this call'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_INVALID_ARGUMENT"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_INVALID_ARGUMENT"]._serialized_options = b'\302\363\030;\n\020INVALID_ARGUMENT\020\0042%malformed request (with `BadRequest`)'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_TABLE_CLOSED"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_TABLE_CLOSED"]._serialized_options = b'\302\363\0303\n\023FAILED_PRECONDITION\020\0042\032a change to a closed table'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_SEAT_TAKEN"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_SEAT_TAKEN"]._serialized_options = b'\302\363\030=\n\023FAILED_PRECONDITION\020\004\032\004seat2\036the seat asked for is not free'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_REQUEST_ID_REUSED"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_REQUEST_ID_REUSED"]._serialized_options = b'\302\363\030O\n\020INVALID_ARGUMENT\020\004*\nrequest_id2-the same `request_id` for a different request'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_SEQUENCE_OUT_OF_RANGE"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_SEQUENCE_OUT_OF_RANGE"]._serialized_options = b'\302\363\030T\n\014OUT_OF_RANGE\020\004\032\017latest_sequence21`WatchTable.after_sequence` is ahead of the table'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_UNAVAILABLE"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_UNAVAILABLE"]._serialized_options = b'\302\363\030<\n\013UNAVAILABLE\020\0012+referee or store briefly unavailable; retry'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_INTERNAL"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_INTERNAL"]._serialized_options = b'\302\363\030X\n\010INTERNAL\020\004\032\013incident_id\032\nrequest_id21unexpected failure (logged under the incident id)'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_RATE_LIMITED"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_RATE_LIMITED"]._serialized_options = b'\302\363\030^\n\022RESOURCE_EXHAUSTED\020\001\032\005limit \0012=the client calls faster than its rate limit (exposed servers)'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_QUOTA_EXCEEDED"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_QUOTA_EXCEEDED"]._serialized_options = b'\302\363\030W\n\022RESOURCE_EXHAUSTED\020\004\032\005limit\032\003max \00121too many open tables (exposed servers) or streams'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_STORE_FULL"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_STORE_FULL"]._serialized_options = b'\302\363\030Q\n\022RESOURCE_EXHAUSTED\020\001 \00127Redis is (nearly) out of memory; nothing applied; retry'
+  _globals['_ERRORREASON']._serialized_start=229
+  _globals['_ERRORREASON']._serialized_end=2690
+  _globals['_ERRORCATEGORY']._serialized_start=2693
+  _globals['_ERRORCATEGORY']._serialized_end=2860
+  _globals['_ERRORFACTS']._serialized_start=70
+  _globals['_ERRORFACTS']._serialized_end=226
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,10 @@
+from google.protobuf import descriptor_pb2 as _descriptor_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
-from typing import ClassVar as _ClassVar
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -29,6 +33,14 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_RATE_LIMITED: _ClassVar[ErrorReason]
     ERROR_REASON_QUOTA_EXCEEDED: _ClassVar[ErrorReason]
     ERROR_REASON_STORE_FULL: _ClassVar[ErrorReason]
+
+class ErrorCategory(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_CATEGORY_UNSPECIFIED: _ClassVar[ErrorCategory]
+    ERROR_CATEGORY_RETRYABLE: _ClassVar[ErrorCategory]
+    ERROR_CATEGORY_MOVED_ON: _ClassVar[ErrorCategory]
+    ERROR_CATEGORY_MOVE_REFUSED: _ClassVar[ErrorCategory]
+    ERROR_CATEGORY_REFUSED: _ClassVar[ErrorCategory]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_NOT_YOUR_TURN: ErrorReason
 ERROR_REASON_ILLEGAL_COMBINATION: ErrorReason
@@ -52,3 +64,26 @@ ERROR_REASON_INTERNAL: ErrorReason
 ERROR_REASON_RATE_LIMITED: ErrorReason
 ERROR_REASON_QUOTA_EXCEEDED: ErrorReason
 ERROR_REASON_STORE_FULL: ErrorReason
+ERROR_CATEGORY_UNSPECIFIED: ErrorCategory
+ERROR_CATEGORY_RETRYABLE: ErrorCategory
+ERROR_CATEGORY_MOVED_ON: ErrorCategory
+ERROR_CATEGORY_MOVE_REFUSED: ErrorCategory
+ERROR_CATEGORY_REFUSED: ErrorCategory
+FACTS_FIELD_NUMBER: _ClassVar[int]
+facts: _descriptor.FieldDescriptor
+
+class ErrorFacts(_message.Message):
+    __slots__ = ("code", "category", "metadata_keys", "retry_info", "bad_request_field", "summary")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    METADATA_KEYS_FIELD_NUMBER: _ClassVar[int]
+    RETRY_INFO_FIELD_NUMBER: _ClassVar[int]
+    BAD_REQUEST_FIELD_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    category: ErrorCategory
+    metadata_keys: _containers.RepeatedScalarFieldContainer[str]
+    retry_info: bool
+    bad_request_field: str
+    summary: str
+    def __init__(self, code: _Optional[str] = ..., category: _Optional[_Union[ErrorCategory, str]] = ..., metadata_keys: _Optional[_Iterable[str]] = ..., retry_info: _Optional[bool] = ..., bad_request_field: _Optional[str] = ..., summary: _Optional[str] = ...) -> None: ...
