@@ -7,10 +7,12 @@
 // A front end that follows a table can copy this file: it depends on the contract only.
 import { create } from "@bufbuild/protobuf";
 import { cardId } from "./cards";
-import type { Card } from "./gen/dizhu/v1/cards_pb";
+import { CombinationKind, type Card } from "./gen/dizhu/v1/cards_pb";
 import type { TableEvent } from "./gen/dizhu/v1/events_pb";
 import {
   AuctionBidSchema,
+  DoublingCause,
+  DoublingSchema,
   NextRound,
   Phase,
   RoundActionSchema,
@@ -122,9 +124,18 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
       view.history.push(
         create(RoundActionSchema, { dealNumber: view.dealNumber, seat: played.seat, cards: played.cards, timedOut: played.timedOut }),
       );
-      view.trick.plays.push(create(TrickPlaySchema, { seat: played.seat, cards: played.cards, combination: played.combination }));
+      const play = create(TrickPlaySchema, { seat: played.seat, cards: played.cards, combination: played.combination });
+      view.trick.plays.push(play);
+      if (play.cards.length) view.toBeat = play;
       view.seats[played.seat].cardsLeft = played.cardsLeft;
-      if (played.stake !== view.stake) view.doublings += 1;
+      if (played.stake !== view.stake) {
+        // The event's stake says the play doubled; the referee's rule said so, not the page.
+        const cause = played.combination?.kind === CombinationKind.ROCKET ? DoublingCause.ROCKET : DoublingCause.BOMB;
+        view.doublingPlays.push(
+          create(DoublingSchema, { cause, seat: played.seat, cards: played.cards, trick: view.tricksCompleted }),
+        );
+        view.doublings += 1;
+      }
       view.stake = played.stake;
       if (view.yourSeat === played.seat) {
         const gone = new Set(played.cards.map(cardId));
@@ -137,9 +148,10 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
         // page ask for its legal plays in a round that has ended (the browser test counts them).
         view.turnSeat = undefined;
       } else if (played.trickClosed) {
-        const leader = lastPlayer(view.trick.plays) ?? played.seat;
+        const leader = view.toBeat?.seat ?? played.seat;
         view.tricksCompleted += 1;
         view.trick = create(TrickSchema, { leaderSeat: leader, plays: [] });
+        view.toBeat = undefined;
         view.turnSeat = leader;
       } else view.turnSeat = nextSeat(played.seat);
       return "applied";
@@ -197,13 +209,10 @@ function noAuctionNorPlay(): Partial<TableView> {
     landlordSeat: undefined,
     kitty: [],
     trick: undefined,
+    toBeat: undefined,
     tricksCompleted: 0,
     doublings: 0,
+    doublingPlays: [],
     stake: 0n,
   };
-}
-
-function lastPlayer(plays: readonly { seat: number; cards: Card[] }[]): number | undefined {
-  for (let i = plays.length - 1; i >= 0; i--) if (plays[i].cards.length) return plays[i].seat;
-  return undefined;
 }

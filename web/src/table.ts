@@ -276,13 +276,10 @@ export class TablePage {
     return !!view && view.yourSeat !== undefined && view.turnSeat === view.yourSeat;
   }
 
-  /** The cards to beat: the trick's last play by another seat; none when leading. */
+  /** The cards to beat (the view's, by another seat); none when leading. */
   private toBeat(): Card[] | undefined {
-    const plays = this.view?.trick?.plays ?? [];
-    for (let i = plays.length - 1; i >= 0; i--) {
-      if (plays[i].cards.length) return plays[i].seat === this.view?.yourSeat ? undefined : plays[i].cards;
-    }
-    return undefined;
+    const beat = this.view?.toBeat;
+    return beat && beat.seat !== this.view?.yourSeat ? beat.cards : undefined;
   }
 
   private async loadLegalMoves(): Promise<void> {
