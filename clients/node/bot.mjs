@@ -15,6 +15,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 import {
+  MOVED_ON_REASONS,
   RETRYABLE,
   bearer,
   call,
@@ -125,8 +126,11 @@ export function toBeat(view) {
 const version = (view) => BigInt(view.version ?? 0);
 const myTurn = (view) => view.turn_seat !== undefined && view.your_seat !== undefined && view.turn_seat === view.your_seat;
 // The table moved on: read it again and decide again (the reason comes from the error's ErrorInfo).
-const MOVED_ON = new Set(["STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE", "TABLE_CLOSED"]);
-const outOfTurn = (error) => MOVED_ON.has(errorDetails(error).reason);
+// A closed table is read again too: the bot learns from the view that its game is over.
+const outOfTurn = (error) => {
+  const { reason } = errorDetails(error);
+  return MOVED_ON_REASONS.has(reason) || reason === "TABLE_CLOSED";
+};
 /** One line about a failed call: its code, reason and facts. */
 export const describeError = (error) => {
   const { reason, metadata } = errorDetails(error);

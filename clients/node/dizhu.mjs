@@ -4,6 +4,7 @@
 // (the google.rpc details of every error, decoded by errorDetails). See docs/api.md.
 
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -123,22 +124,60 @@ export function bearer(token) {
   return metadata;
 }
 
-/** Status codes after which the same request may be sent again (docs/api.md). */
-export const RETRYABLE = new Set([
-  grpc.status.UNAVAILABLE,
-  grpc.status.DEADLINE_EXCEEDED,
-  grpc.status.CANCELLED,
-]);
+/**
+ * The one retry policy of every dizhu client (docs/api.md, "Retries"): a gRPC service config,
+ * $DIZHU_RETRY_POLICY, else the file the Python SDK ships (clients/python/dizhu/client/retry_policy.json).
+ */
+export const SERVICE_CONFIG = JSON.parse(
+  readFileSync(
+    process.env.DIZHU_RETRY_POLICY ?? join(here, "..", "python", "dizhu", "client", "retry_policy.json"),
+    "utf8",
+  ),
+);
+const methodConfig = SERVICE_CONFIG.methodConfig[0];
+const retryPolicy = methodConfig.retryPolicy;
+const millis = (duration) => Math.round(Number(duration.replace(/s$/, "")) * 1000);
 
-/** RESOURCE_EXHAUSTED reasons that pass by themselves: wait the referee's RetryInfo delay, then send again. */
-export const RETRYABLE_REASONS = new Set(["RATE_LIMITED", "STORE_FULL"]);
+/** Status codes after which the same request may be sent again: the service config's retryableStatusCodes. */
+export const RETRYABLE = new Set(retryPolicy.retryableStatusCodes.map((name) => grpc.status[name]));
+
+/**
+ * Each ErrorReason's facts as errors.proto states them (its `facts` option), read from the
+ * contract: `reason -> { code, category, retry_info }` (protobufjs keeps one value of a
+ * repeated option, so the metadata keys are left to docs/api.md).
+ */
+export const ERROR_FACTS = (() => {
+  const root = new protobuf.Root();
+  const protobufjs = dirname(createRequire(import.meta.url).resolve("protobufjs/package.json"));
+  root.resolvePath = (_, target) => join(target.startsWith("google/protobuf/") ? protobufjs : PROTO_DIR, target);
+  root.loadSync("dizhu/v1/errors.proto", { keepCase: true });
+  const reasons = root.lookupEnum("dizhu.v1.ErrorReason");
+  const facts = {};
+  for (const [name, options] of Object.entries(reasons.valuesOptions ?? {})) {
+    facts[name.replace(/^ERROR_REASON_/, "")] = {
+      code: options["(facts).code"],
+      category: options["(facts).category"],
+      retry_info: options["(facts).retry_info"] ?? false,
+    };
+  }
+  return facts;
+})();
+
+/** Reasons meaning the table moved on (the turn, the phase, the version): read it again, decide again (category MOVED_ON). */
+export const MOVED_ON_REASONS = new Set(
+  Object.keys(ERROR_FACTS).filter((reason) => ERROR_FACTS[reason].category === "ERROR_CATEGORY_MOVED_ON"),
+);
+
+/** Reasons whose request may be sent again as it is, after the referee's RetryInfo delay (category RETRYABLE). */
+export const RETRYABLE_REASONS = new Set(
+  Object.keys(ERROR_FACTS).filter((reason) => ERROR_FACTS[reason].category === "ERROR_CATEGORY_RETRYABLE"),
+);
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How long to wait before sending `error`'s request again (ms), or null when it must not be sent again. */
 function retryWait(error, backoffMs, maxDelayMs) {
   if (RETRYABLE.has(error.code)) return backoffMs;
-  if (error.code !== grpc.status.RESOURCE_EXHAUSTED) return null;
   const { reason, retryDelayMs } = errorDetails(error);
   if (!RETRYABLE_REASONS.has(reason) || retryDelayMs > maxDelayMs) return null;
   return Math.max(backoffMs, retryDelayMs);
@@ -146,9 +185,10 @@ function retryWait(error, backoffMs, maxDelayMs) {
 
 /**
  * Calls `stub[method](request)` with `token`, retrying the very same request (same
- * request_id) on UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED with exponential backoff,
- * and on RESOURCE_EXHAUSTED with reason RATE_LIMITED or STORE_FULL after the delay the
- * referee asks for (its RetryInfo; not when longer than `maxDelayMs`): the referee answers a
+ * request_id) on the service config's retryable codes (UNAVAILABLE, DEADLINE_EXCEEDED,
+ * CANCELLED) with its exponential backoff, and on the reasons of the RETRYABLE category
+ * (RATE_LIMITED, STORE_FULL) after the delay the referee asks for (its RetryInfo; not when
+ * longer than `maxDelayMs`, the config's maxBackoff): the referee answers a
  * repeated request id with its first answer, so nothing applies twice. `onRetry(error)` is
  * called before each retry. Other errors are thrown at once, with `.code` and `.details`.
  */
@@ -157,9 +197,14 @@ export async function call(
   method,
   request,
   token,
-  { attempts = 8, timeoutMs = 10_000, maxDelayMs = 2000, onRetry = () => {} } = {},
+  {
+    attempts = retryPolicy.maxAttempts,
+    timeoutMs = millis(methodConfig.timeout),
+    maxDelayMs = millis(retryPolicy.maxBackoff),
+    onRetry = () => {},
+  } = {},
 ) {
-  let delay = 50;
+  let delay = millis(retryPolicy.initialBackoff);
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await new Promise((resolve, reject) => {
@@ -172,7 +217,7 @@ export async function call(
       if (wait === null) throw error;
       onRetry(error);
       await sleep(wait);
-      delay = Math.min(delay * 2, maxDelayMs);
+      delay = Math.min(delay * retryPolicy.backoffMultiplier, maxDelayMs);
     }
   }
 }

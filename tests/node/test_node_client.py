@@ -230,6 +230,52 @@ def limited_referee(redis_url: str) -> Iterator[str]:
     yield from _serve(redis_url, "--limits", "on", "--rate-limit", "2")
 
 
+_POLICY_SCRIPT = """
+import { ERROR_FACTS, MOVED_ON_REASONS, RETRYABLE, RETRYABLE_REASONS, SERVICE_CONFIG, grpc } from "./dizhu.mjs";
+
+const names = (codes) => [...codes].map((code) => Object.keys(grpc.status).find((name) => grpc.status[name] === code));
+console.log(JSON.stringify({
+  facts: ERROR_FACTS,
+  moved_on: [...MOVED_ON_REASONS],
+  retryable_codes: names(RETRYABLE),
+  retryable_reasons: [...RETRYABLE_REASONS],
+  config: SERVICE_CONFIG,
+}));
+"""
+
+
+def _descriptor_facts() -> dict[str, Any]:
+    from dizhu.v1 import errors_pb2
+
+    return {
+        value.name.removeprefix("ERROR_REASON_"): value.GetOptions().Extensions[errors_pb2.facts]
+        for value in errors_pb2.ErrorReason.DESCRIPTOR.values
+        if value.number
+    }
+
+
+class TestTheContractsFacts:
+    def test_the_node_client_reads_the_facts_and_the_retry_policy_the_python_sdk_reads(self, node: str) -> None:
+        from dizhu.client.connection import SERVICE_CONFIG
+        from dizhu.v1 import errors_pb2
+
+        out = _run_script(node, _POLICY_SCRIPT, dict(os.environ))
+        facts = _descriptor_facts()
+        assert {
+            reason: (stated["code"], stated["category"], stated["retry_info"])
+            for reason, stated in out["facts"].items()
+        } == {
+            reason: (stated.code, errors_pb2.ErrorCategory.Name(stated.category), stated.retry_info)
+            for reason, stated in facts.items()
+        }
+        category = {reason: errors_pb2.ErrorCategory.Name(stated.category) for reason, stated in facts.items()}
+        assert set(out["moved_on"]) == {r for r, c in category.items() if c == "ERROR_CATEGORY_MOVED_ON"}
+        assert set(out["retryable_reasons"]) == {r for r, c in category.items() if c == "ERROR_CATEGORY_RETRYABLE"}
+        assert set(out["retryable_reasons"]) == {"UNAVAILABLE", "RATE_LIMITED", "STORE_FULL"}
+        assert out["config"] == SERVICE_CONFIG
+        assert out["retryable_codes"] == SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]["retryableStatusCodes"]
+
+
 class TestRetries:
     def test_a_rate_limited_call_is_sent_again_after_the_referees_delay(self, node: str, limited_referee: str) -> None:
         out = _run_script(node, _RATE_LIMIT_SCRIPT, {**os.environ, "TARGET": limited_referee})
