@@ -94,11 +94,11 @@ def table_view(game: Game | NativeGame, seat: int, bids: Sequence[tuple[int, int
         view.kitty.extend(_cards(seen.kitty[0]))
     if seen.to_beat_kind[0]:
         beat = seen.to_beat[0]
-        view.trick.plays.append(
-            table_pb2.TrickPlay(
-                seat=int(seen.last_player[0]), cards=_cards(beat), combination=_combination(_ranks_of(beat), variant)
-            )
+        play = table_pb2.TrickPlay(
+            seat=int(seen.last_player[0]), cards=_cards(beat), combination=_combination(_ranks_of(beat), variant)
         )
+        view.trick.plays.append(play)
+        view.to_beat.CopyFrom(play)  # as a referee's view says it
     return view
 
 
