@@ -1,6 +1,6 @@
 """clients/go's stubs: ``buf generate`` (proto/buf.gen.yaml) as the bot's build uses it, and without managed mode.
 
-(The Go bot itself plays in test_bots.py and test_mixed_tables.py.)
+(The Go bot itself plays in test_polyglot_bots.py and test_mixed_tables.py.)
 """
 
 from __future__ import annotations
