@@ -30,6 +30,8 @@ import os
 # redis-server, now and then): off.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Final
 
 import pytest
 import redis.asyncio
@@ -115,3 +117,30 @@ def each_engine(request: pytest.FixtureRequest) -> Iterator[str]:
     """Runs the test once per rules engine (docs/engine.md): a directory opts in with an autouse fixture."""
     with engine.using(request.param):
         yield request.param
+
+
+#: The tiers (docs/testing.md): marks given by where a test lives. ``slow`` marks what the
+#: inner loop, ``pytest -n auto -m "not slow"``, leaves out: tools, builds, browsers, other
+#: languages, clusters, and the few long runs of their own.
+MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
+    "test_codebase.py": ("tooling", "slow"),
+    "engine/test_crate.py": ("tooling", "slow"),
+    "packaging/": ("tooling", "slow"),
+    "web/test_web_build.py": ("tooling", "slow"),
+    "web/test_browser.py": ("browser", "slow"),
+    "web/test_web_pages.py": ("browser", "slow"),
+    "node/": ("node", "slow"),
+    "polyglot/": ("polyglot", "slow"),
+    "cluster/": ("cluster", "slow"),
+    "engine/test_differential.py": ("slow",),
+}
+_TESTS: Final = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        where = item.path.resolve().relative_to(_TESTS).as_posix()
+        for prefix, marks in MARKS_BY_PATH.items():
+            if where.startswith(prefix):
+                for mark in marks:
+                    item.add_marker(mark)
