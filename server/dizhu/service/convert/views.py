@@ -107,12 +107,12 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         if round_view.kitty is not None and round_view.landlord is not None:
             view.MergeFromString(_cards_field(_KITTY, round_view.kitty))
         digest = _DIGESTS.of(table)
-        # The history, the auction's bids and the current trick's plays, each encoded once.
-        view.MergeFromString(digest.encoded + digest.bids + digest.trick_plays + digest.doubling_plays)
+        # The history, the auction's bids, the current trick's plays and its play to beat (none outside
+        # the play: the auction has no plays), the doubling plays: each encoded once, merged at once.
+        view.MergeFromString(digest.encoded + digest.bids + digest.trick_plays + digest.to_beat + digest.doubling_plays)
         if round_view.phase is Phase.PLAY:
             view.tricks_completed = digest.completed
             view.trick.leader_seat = round_view.turn if digest.leader is None else digest.leader
-            view.MergeFromString(digest.to_beat)
         if table.deadline_ms:
             view.turn_deadline.FromMilliseconds(table.deadline_ms)
         view.doublings = round_view.doublings
