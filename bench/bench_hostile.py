@@ -161,10 +161,12 @@ def _attacker(target: str, replay_table: str, seconds: float, callers: int, queu
     queue.put(dict(asyncio.run(main())))
 
 
-async def _innocent(target: str, table_id: str, token: str, seconds: float, interval_s: float) -> list[float]:
+async def innocent_reads(
+    target: str, table_id: str, token: str, seconds: float, interval_s: float, api_key: str | None = _INNOCENT_KEY
+) -> list[float]:
     """GetTable every ``interval_s`` for ``seconds``: each call's latency (s)."""
     latencies: list[float] = []
-    metadata = (("authorization", f"Bearer {token}"), ("x-api-key", _INNOCENT_KEY))
+    metadata = (("authorization", f"Bearer {token}"),) + ((("x-api-key", api_key),) if api_key else ())
     async with grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
         stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
         request = pb.GetTableRequest(table_id=table_id)
@@ -209,7 +211,7 @@ def _run(label: str, redis_url: str, flags: list[str], args: argparse.Namespace)
     with serve_process(redis_url, args=flags) as referee:
         table_id, token, replay_table = asyncio.run(_prepare(referee.target))
         interval = args.interval / 1000
-        idle = asyncio.run(_innocent(referee.target, table_id, token, args.seconds, interval))
+        idle = asyncio.run(innocent_reads(referee.target, table_id, token, args.seconds, interval))
         queue: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()  # type: ignore[type-arg]
         attackers = multiprocessing.get_context("spawn").Process(
             target=_attacker, args=(referee.target, replay_table, args.seconds + 2, args.attackers, queue)
@@ -217,7 +219,7 @@ def _run(label: str, redis_url: str, flags: list[str], args: argparse.Namespace)
         attackers.start()
         time.sleep(1.5)  # the attackers are connected and at full speed
         cpu_before = _cpu_seconds(referee.process.pid)
-        attacked = asyncio.run(_innocent(referee.target, table_id, token, args.seconds, interval))
+        attacked = asyncio.run(innocent_reads(referee.target, table_id, token, args.seconds, interval))
         cpu = _cpu_seconds(referee.process.pid) - cpu_before
         counts: dict[str, int] = queue.get(timeout=120)
         attackers.join()

@@ -36,6 +36,7 @@ from collections import Counter
 from pathlib import Path
 
 import grpc
+from bench_hostile import innocent_reads
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.testing import free_port, serve_process
@@ -79,21 +80,6 @@ def _attacker(port: int, seconds: float, queue: multiprocessing.Queue) -> None: 
     queue.put(dict(outcomes))
 
 
-async def _grpc_bystander(target: str, table_id: str, token: str, seconds: float, interval_s: float) -> list[float]:
-    latencies: list[float] = []
-    metadata = (("authorization", f"Bearer {token}"),)
-    async with grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
-        stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
-        request = pb.GetTableRequest(table_id=table_id)
-        until = time.monotonic() + seconds
-        while time.monotonic() < until:
-            start = time.perf_counter()
-            await stub.GetTable(request, metadata=metadata, timeout=60)
-            latencies.append(time.perf_counter() - start)
-            await asyncio.sleep(interval_s)
-    return latencies
-
-
 def _http_bystander(port: int, table_id: str, token: str, seconds: float, interval_s: float) -> list[float]:
     """GetTable over Connect (binary) on one keep-alive connection (run in a thread)."""
     latencies: list[float] = []
@@ -121,7 +107,7 @@ async def _both_bystanders(
 ) -> tuple[list[float], list[float]]:
     table_id, token = table
     return await asyncio.gather(
-        _grpc_bystander(target, table_id, token, seconds, interval_s),
+        innocent_reads(target, table_id, token, seconds, interval_s, api_key=None),
         asyncio.to_thread(_http_bystander, port, table_id, token, seconds, interval_s),
     )
 

@@ -320,6 +320,20 @@ class DouZeroEncoding(Encoding):
         out[dealt, start : start + self.history_size] = _history(chosen).reshape(len(dealt), -1)
 
 
+def _trick_and_auction(players: int) -> list[tuple[str, tuple[int, ...]]]:
+    """The public fields of the running trick and of the auction, as both the compact observation
+    and the global state lay them out."""
+    return [
+        ("to_beat", (RANKS,)),
+        ("to_beat_kind", (15,)),
+        ("to_beat_player", (players,)),
+        ("bid", (MAX_BID + 1,)),
+        ("bidder", (players,)),
+        ("calls", (players, MAX_BID + 2)),
+        ("doublings", (1,)),
+    ]
+
+
 class CompactEncoding(Encoding):
     """Rank counts: 15-entry blocks instead of card vectors (docs/env.md)."""
 
@@ -335,13 +349,7 @@ class CompactEncoding(Encoding):
             ("unseen", (RANKS,)),
             ("played", (players, RANKS)),
             ("cards_left", (players,)),
-            ("to_beat", (RANKS,)),
-            ("to_beat_kind", (15,)),
-            ("to_beat_player", (players,)),
-            ("bid", (MAX_BID + 1,)),
-            ("bidder", (players,)),
-            ("calls", (players, MAX_BID + 2)),
-            ("doublings", (1,)),
+            *_trick_and_auction(players),
             ("kitty", (RANKS,)),
         ]
 
@@ -394,13 +402,7 @@ class GlobalState(Encoding):
             ("played", (players, RANKS)),
             ("last_moves", (players, RANKS)),
             ("kitty", (RANKS,)),
-            ("to_beat", (RANKS,)),
-            ("to_beat_kind", (15,)),
-            ("to_beat_player", (players,)),
-            ("bid", (MAX_BID + 1,)),
-            ("bidder", (players,)),
-            ("calls", (players, MAX_BID + 2)),
-            ("doublings", (1,)),
+            *_trick_and_auction(players),
         ]
 
     @property
