@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import grpc
 import pytest
 from google.protobuf import any_pb2
@@ -188,6 +191,11 @@ class TestOneRetryPolicy:
     def test_a_code_without_details_is_retried_when_the_service_config_says_so(self, code: grpc.StatusCode) -> None:
         listed = SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]["retryableStatusCodes"]
         assert errors.from_rpc_error(_rpc_error(code, "x")).retryable == (code.name in listed)
+
+    def test_docs_api_md_shows_the_service_config_as_it_is(self) -> None:
+        section = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text().split("### Retries", 1)[1]
+        shown = section.split("```json", 1)[1].split("```", 1)[0]
+        assert json.loads(shown) == SERVICE_CONFIG
 
     def test_the_service_config_names_the_services_of_the_contract(self) -> None:
         named = {name["service"] for name in SERVICE_CONFIG["methodConfig"][0]["name"]}

@@ -7,6 +7,7 @@ import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { RulesService } from "./gen/dizhu/v1/rules_service_pb";
 import { TableService } from "./gen/dizhu/v1/table_service_pb";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_info_pb";
+import serviceConfig from "../../clients/python/dizhu/client/retry_policy.json";
 
 /** Where the referee's HTTP side is: ?api=<url>, else this page's origin. */
 export function apiBase(): string {
@@ -49,10 +50,21 @@ export function refusal(error: unknown): Refusal {
   };
 }
 
-/** Whether a failed call may succeed if tried again (the referee restarting, a lost connection). */
+/** The codes every dizhu client sends a request again after: the one retry policy's (docs/api.md, "Retries"). */
+const RETRYABLE_CODES: ReadonlySet<string> = new Set(serviceConfig.methodConfig[0].retryPolicy.retryableStatusCodes);
+
+/** A Connect code by its gRPC name ("DEADLINE_EXCEEDED"; Connect spells CANCELLED with one L). */
+function grpcName(code: Code): string {
+  return (Code[code] ?? "").replace(/(?<=.)(?=[A-Z])/g, "_").toUpperCase().replace("CANCELED", "CANCELLED");
+}
+
+/**
+ * Whether a failed call may succeed if tried again (the referee restarting, a lost connection):
+ * the retry policy's codes, and UNKNOWN, which is how a browser's fetch reports a lost connection.
+ */
 export function retryable(error: unknown): boolean {
   const code = ConnectError.from(error).code;
-  return code === Code.Unavailable || code === Code.DeadlineExceeded || code === Code.Unknown || code === Code.Canceled;
+  return RETRYABLE_CODES.has(grpcName(code)) || code === Code.Unknown;
 }
 
 /** Seat bundled bots at a table (they run on the server as ordinary clients of the referee). */

@@ -4,9 +4,14 @@
 // link leads nowhere, always with a way back to the lobby.
 import type { Refusal } from "./api";
 import { fill, h } from "./dom";
+import type { ErrorReason } from "./gen/dizhu/v1/errors_pb";
 
-/** The refusals a person meets at the table or in the lobby, said plainly (errors.proto). */
-const WORDS: Record<string, string> = {
+/**
+ * The refusals a person meets at the table or in the lobby, said plainly: one for every
+ * reason of errors.proto (the type is the generated enum's, so a new reason fails the build
+ * until it has its words).
+ */
+const WORDS: Record<Exclude<keyof typeof ErrorReason, "UNSPECIFIED">, string> = {
   NOT_YOUR_TURN: "It is not your turn.",
   ILLEGAL_COMBINATION: "Those cards are not a legal play.",
   DOES_NOT_BEAT: "That play does not beat the play to beat.",
@@ -33,7 +38,7 @@ const WORDS: Record<string, string> = {
 
 /** A refusal in plain words (the referee's own message follows it on the page). */
 export function refusalWords(refused: Refusal): string {
-  return WORDS[refused.reason] ?? "The referee refused.";
+  return (WORDS as Record<string, string>)[refused.reason] ?? "The referee refused.";
 }
 
 /** A refusal as the page shows it: the plain words, the referee's message, the code apart. */
