@@ -22,7 +22,6 @@ from live_helpers import SOON_S, clock, full_log, kind, millis
 from prometheus_client import REGISTRY
 from safety_helpers import Server, Servers
 
-import dizhu.service.clock as clock_module
 from dizhu.service.clock import FIRST_BACKOFF_MS, Quarantine, _apply, run_clock
 from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store import TableStore
@@ -103,10 +102,10 @@ class _Ticks:
         return float(1000 + self.elapsed_s())
 
     async def run(self, store: TableStore, unit_of_work: UnitOfWork) -> None:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(clock_module, "time", self)
-            self._owner = asyncio.create_task(run_clock(store, unit_of_work, interval_s=0, stopping=self._stopping))
-            await asyncio.wait_for(self._owner, SOON_S)
+        self._owner = asyncio.create_task(
+            run_clock(store, unit_of_work, interval_s=0, stopping=self._stopping, clock=self)
+        )
+        await asyncio.wait_for(self._owner, SOON_S)
         assert self.read == self.ticks
 
 

@@ -18,7 +18,7 @@ import asyncio
 import collections
 import contextlib
 import time
-from typing import Final
+from typing import Final, Protocol
 
 import structlog
 
@@ -27,7 +27,7 @@ from dizhu.service.metrics import CLOCK_FAILURES, QUARANTINED, TIMEOUTS
 from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.store import TableStore
 
-__all__ = ["FIRST_BACKOFF_MS", "MAX_BACKOFF_MS", "Quarantine", "run_clock"]
+__all__ = ["FIRST_BACKOFF_MS", "MAX_BACKOFF_MS", "Clock", "Quarantine", "run_clock"]
 
 _log = structlog.get_logger("dizhu.clock")
 
@@ -36,6 +36,14 @@ FIRST_BACKOFF_MS: Final = 1000
 MAX_BACKOFF_MS: Final = 5 * 60 * 1000
 #: Failing tables remembered per process (beyond it the oldest start over at the first backoff).
 _REMEMBERED: Final = 10_000
+
+
+class Clock(Protocol):
+    """Where the clock task reads the time: the ``time`` module, unless the caller gives another."""
+
+    def time(self) -> float: ...
+
+    def monotonic(self) -> float: ...
 
 
 class Quarantine:
@@ -85,6 +93,7 @@ async def run_clock(
     interval_s: float = 0.1,
     sweep_interval_s: float = 10.0,
     stopping: asyncio.Event | None = None,
+    clock: Clock = time,
 ) -> None:
     """Check the deadline index every ``interval_s`` until ``stopping`` is set (or the task is cancelled).
 
@@ -93,13 +102,13 @@ async def run_clock(
     """
     stopping = stopping or asyncio.Event()
     quarantine = Quarantine()
-    next_sweep = time.monotonic()
+    next_sweep = clock.monotonic()
     while not stopping.is_set():
         try:
-            for table_id, _deadline in await store.due_tables(int(time.time() * 1000)):
+            for table_id, _deadline in await store.due_tables(int(clock.time() * 1000)):
                 await _apply(unit_of_work, quarantine, table_id)
-            if time.monotonic() >= next_sweep:
-                next_sweep = time.monotonic() + sweep_interval_s
+            if clock.monotonic() >= next_sweep:
+                next_sweep = clock.monotonic() + sweep_interval_s
                 if closed := await unit_of_work.close_idle():
                     _log.info("abandoned_tables_closed", tables=closed)
         except asyncio.CancelledError:
