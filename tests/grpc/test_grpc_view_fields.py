@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 from grpc_helpers import (
@@ -54,7 +55,7 @@ from dizhu.rules import (
 from dizhu.rules.random_play import random_action
 from dizhu.service import convert
 from dizhu.service.convert.cards import card_id
-from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
 _DOUBLING = (CombinationKind.BOMB, CombinationKind.ROCKET)
 
@@ -129,6 +130,109 @@ class TestRandomRoundsOverGrpc:
         assert len(seen) > 100
         for table_view in seen:
             _assert_consistent(table_view)
+
+
+_Dealt = Callable[[list[list[cards_pb2.Card]]], bool]
+
+
+def _rank_counts(hand: list[cards_pb2.Card]) -> Counter[int]:
+    return Counter(card.rank for card in hand)
+
+
+def _bombs_and_rocket_3p(hands: list[list[cards_pb2.Card]]) -> bool:
+    """A seat holds the rocket and a seat holds a bomb."""
+    jokers = {cards_pb2.RANK_BLACK_JOKER, cards_pb2.RANK_RED_JOKER}
+    return any(jokers <= set(_rank_counts(hand)) for hand in hands) and any(
+        max(_rank_counts(hand).values()) >= 4 for hand in hands
+    )
+
+
+def _small_and_big_bombs_4p(hands: list[list[cards_pb2.Card]]) -> bool:
+    """A seat holds six or more of a rank, and another four or five of one."""
+    big = [seat for seat, hand in enumerate(hands) if max(_rank_counts(hand).values()) >= 6]
+    small = [seat for seat, hand in enumerate(hands) if {4, 5} & set(_rank_counts(hand).values())]
+    return bool(big) and bool(set(small) - set(big[:1]))
+
+
+class TestDoublingsOverGrpc:
+    """Rounds dealt so that bombs (and in 3p the rocket) are held, played by seats that play a bomb
+    or the rocket whenever they may: each such play adds a doubling play exactly when the rule says."""
+
+    @pytest.mark.parametrize(
+        ("variant", "dealt", "expected"),
+        [
+            (THREE, _bombs_and_rocket_3p, {"rocket, doubled", "bomb of 4, doubled"}),
+            (FOUR, _small_and_big_bombs_4p, {"bomb of 6, doubled"}),
+        ],
+        ids=["3p", "4p"],
+    )
+    async def test_bombs_and_rockets_double_as_the_rule_says(
+        self, tables: TableStub, rules: RulesStub, variant: cards_pb2.Variant, dealt: _Dealt, expected: set[str]
+    ) -> None:
+        rng = random.Random(9)
+        seen: Counter[str] = Counter()
+        for attempt in range(60):
+            seed = bytes([attempt]) * 32
+            probe = await create_table(tables, variant, seeds=[seed], first_dealer=0)
+            hands = [list((await view(tables, probe, seat)).your_hand) for seat in range(probe.players)]
+            if not dealt(hands):
+                continue
+            table = await create_table(tables, variant, seeds=[seed], first_dealer=0, round_limit=1)
+            current = await bid_to_play(tables, table)
+            while current.phase == table_pb2.PHASE_PLAY:
+                seat = current.turn_seat
+                mine = await view(tables, table, seat)
+                moves = await legal_moves(rules, mine)
+                doubling = [move for move in moves.moves if move.combination.kind in _PB_DOUBLING]
+                options: list[rules_service_pb2.LegalMove | None] = [*(doubling or moves.moves)]
+                if moves.can_pass and not doubling:
+                    options.append(None)
+                move = rng.choice(options)
+                cards = () if move is None else tuple(move.cards)
+                after = (await send(tables, table, seat, mine.version, Decision(cards=cards))).table
+                kind, size = (None, 0) if move is None else (move.combination.kind, len(cards))
+                doubles = kind == cards_pb2.COMBINATION_KIND_ROCKET or (
+                    kind == cards_pb2.COMBINATION_KIND_BOMB and size >= _MIN_DOUBLING_BOMB[variant]
+                )
+                if kind in _PB_DOUBLING:
+                    what = "rocket" if kind == cards_pb2.COMBINATION_KIND_ROCKET else f"bomb of {size}"
+                    seen[f"{what}, {'doubled' if doubles else 'not doubled'}"] += 1
+                if after.phase != table_pb2.PHASE_PLAY:
+                    # The round is over: it settled the doublings the views had told, and this play's.
+                    assert after.last_settlement.doublings == len(mine.doubling_plays) + doubles
+                    break
+                _assert_consistent(after)
+                assert list(after.doubling_plays[: len(mine.doubling_plays)]) == list(mine.doubling_plays)
+                added = list(after.doubling_plays[len(mine.doubling_plays) :])
+                if move is not None:
+                    assert (after.to_beat.seat, cards_in(after.to_beat.cards)) == (seat, sorted(cards_in(cards)))
+                elif after.tricks_completed == mine.tricks_completed:
+                    assert after.to_beat == mine.to_beat
+                else:
+                    assert not after.HasField("to_beat")
+                if not doubles:
+                    assert added == []
+                    current = after
+                    continue
+                cause = (
+                    table_pb2.DOUBLING_CAUSE_ROCKET
+                    if kind == cards_pb2.COMBINATION_KIND_ROCKET
+                    else table_pb2.DOUBLING_CAUSE_BOMB
+                )
+                assert [(entry.cause, entry.seat, entry.trick) for entry in added] == [
+                    (cause, seat, mine.tricks_completed)
+                ]
+                assert cards_in(added[0].cards) == sorted(cards_in(cards))
+                current = after
+            if expected <= set(seen) and (variant == THREE or any("not doubled" in key for key in seen)):
+                break
+        assert expected <= set(seen), seen
+        if variant == FOUR:
+            assert any(key.endswith("not doubled") for key in seen), seen
+
+
+_PB_DOUBLING = (cards_pb2.COMBINATION_KIND_BOMB, cards_pb2.COMBINATION_KIND_ROCKET)
+_MIN_DOUBLING_BOMB = {THREE: THREE_PLAYER.min_doubling_bomb_size, FOUR: FOUR_PLAYER.min_doubling_bomb_size}
 
 
 # In process: views against the rules core.
