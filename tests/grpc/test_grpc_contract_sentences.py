@@ -5,9 +5,9 @@ ends a call with, a status code alone ("Errors without details"); ``docs/api.md`
 same in a table. Every code of that list is provoked here on a real referee (port 0, real
 Redis) and must come without a ``grpc-status-details-bin`` trailer; the transport's cap is
 read from the sentence that states it and checked on both sides of it, on two referees with
-different request limits; the reasons said to carry a ``RetryInfo`` are the table's
-RESOURCE_EXHAUSTED reasons (each is produced, RetryInfo checked, by
-``test_grpc_contract_conformance.py``).
+different request limits; the reasons said to carry a ``RetryInfo`` -- by the sentences and
+by each ``ErrorReason`` value's ``facts`` option -- are the RESOURCE_EXHAUSTED ones of those
+facts (each is produced, RetryInfo checked, by ``test_grpc_contract_conformance.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from dizhu.v1 import table_service_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 ERRORS_PROTO = (ROOT / "proto" / "dizhu" / "v1" / "errors.proto").read_text()
-TABLE_SERVICE_PROTO = (ROOT / "proto" / "dizhu" / "v1" / "table_service.proto").read_text()
 API_MD = (ROOT / "docs" / "api.md").read_text()
 #: One card of a Play: requests of a chosen size are built from it.
 _CARD = card(12, 1)
@@ -175,9 +174,10 @@ class TestTheSentencesAgree:
         assert api_md_errors_without_details(API_MD) == list(WITHOUT_DETAILS)
 
     def test_the_reasons_said_to_carry_a_retry_info_are_the_tables_resource_exhausted_ones(self) -> None:
-        table = " ".join(_comment(TABLE_SERVICE_PROTO))
         exhausted = {
-            reason for reason, code in re.findall(r"([A-Z_]+)\s+([A-Z_]+)", table) if code == "RESOURCE_EXHAUSTED"
+            value.name.removeprefix("ERROR_REASON_")
+            for value in errors_pb2.ErrorReason.DESCRIPTOR.values
+            if value.GetOptions().Extensions[errors_pb2.facts].code == "RESOURCE_EXHAUSTED"
         }
         assert exhausted == {"RATE_LIMITED", "QUOTA_EXCEEDED", "STORE_FULL"}
         assert retry_info_facts() == exhausted

@@ -65,20 +65,8 @@ class TableServiceStub:
     alone (ErrorReason in errors.proto lists them). Those messages are defined by google/rpc/status.proto and
     google/rpc/error_details.proto of googleapis (also shipped by the
     googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
-    decode them. The reasons and their codes:
-    NOT_YOUR_TURN       FAILED_PRECONDITION   ILLEGAL_COMBINATION  INVALID_ARGUMENT
-    DOES_NOT_BEAT       FAILED_PRECONDITION   CARDS_NOT_IN_HAND    FAILED_PRECONDITION
-    MUST_LEAD           FAILED_PRECONDITION   BID_TOO_LOW          FAILED_PRECONDITION
-    WRONG_PHASE         FAILED_PRECONDITION   STALE_STATE          ABORTED
-    TABLE_NOT_FOUND     NOT_FOUND             TABLE_FULL           FAILED_PRECONDITION
-    SEAT_TAKEN          FAILED_PRECONDITION   TABLE_CLOSED         FAILED_PRECONDITION
-    UNAUTHENTICATED     UNAUTHENTICATED       PERMISSION_DENIED    PERMISSION_DENIED
-    INVALID_ARGUMENT    INVALID_ARGUMENT      REQUEST_ID_REUSED    INVALID_ARGUMENT
-    SEQUENCE_OUT_OF_RANGE OUT_OF_RANGE        UNAVAILABLE          UNAVAILABLE
-    INTERNAL            INTERNAL              RATE_LIMITED         RESOURCE_EXHAUSTED
-    QUOTA_EXCEEDED      RESOURCE_EXHAUSTED    STORE_FULL           RESOURCE_EXHAUSTED
-    See ErrorReason (errors.proto) for each reason's metadata and which fault wins when
-    a request has several.
+    decode them. ErrorReason (errors.proto) lists the reasons, each with its code, metadata
+    and category in its `facts` option, and says which fault wins when a request has several.
 
     Idempotency (AIP-155). Every mutating request carries a request_id: a non-empty
     string of at most 64 printable ASCII characters, unique per intended change (a UUID is
@@ -213,20 +201,8 @@ class TableServiceServicer:
     alone (ErrorReason in errors.proto lists them). Those messages are defined by google/rpc/status.proto and
     google/rpc/error_details.proto of googleapis (also shipped by the
     googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
-    decode them. The reasons and their codes:
-    NOT_YOUR_TURN       FAILED_PRECONDITION   ILLEGAL_COMBINATION  INVALID_ARGUMENT
-    DOES_NOT_BEAT       FAILED_PRECONDITION   CARDS_NOT_IN_HAND    FAILED_PRECONDITION
-    MUST_LEAD           FAILED_PRECONDITION   BID_TOO_LOW          FAILED_PRECONDITION
-    WRONG_PHASE         FAILED_PRECONDITION   STALE_STATE          ABORTED
-    TABLE_NOT_FOUND     NOT_FOUND             TABLE_FULL           FAILED_PRECONDITION
-    SEAT_TAKEN          FAILED_PRECONDITION   TABLE_CLOSED         FAILED_PRECONDITION
-    UNAUTHENTICATED     UNAUTHENTICATED       PERMISSION_DENIED    PERMISSION_DENIED
-    INVALID_ARGUMENT    INVALID_ARGUMENT      REQUEST_ID_REUSED    INVALID_ARGUMENT
-    SEQUENCE_OUT_OF_RANGE OUT_OF_RANGE        UNAVAILABLE          UNAVAILABLE
-    INTERNAL            INTERNAL              RATE_LIMITED         RESOURCE_EXHAUSTED
-    QUOTA_EXCEEDED      RESOURCE_EXHAUSTED    STORE_FULL           RESOURCE_EXHAUSTED
-    See ErrorReason (errors.proto) for each reason's metadata and which fault wins when
-    a request has several.
+    decode them. ErrorReason (errors.proto) lists the reasons, each with its code, metadata
+    and category in its `facts` option, and says which fault wins when a request has several.
 
     Idempotency (AIP-155). Every mutating request carries a request_id: a non-empty
     string of at most 64 printable ASCII characters, unique per intended change (a UUID is
@@ -523,20 +499,8 @@ class TableService:
     alone (ErrorReason in errors.proto lists them). Those messages are defined by google/rpc/status.proto and
     google/rpc/error_details.proto of googleapis (also shipped by the
     googleapis-common-protos and google-proto-files packages): docs/api.md shows how to
-    decode them. The reasons and their codes:
-    NOT_YOUR_TURN       FAILED_PRECONDITION   ILLEGAL_COMBINATION  INVALID_ARGUMENT
-    DOES_NOT_BEAT       FAILED_PRECONDITION   CARDS_NOT_IN_HAND    FAILED_PRECONDITION
-    MUST_LEAD           FAILED_PRECONDITION   BID_TOO_LOW          FAILED_PRECONDITION
-    WRONG_PHASE         FAILED_PRECONDITION   STALE_STATE          ABORTED
-    TABLE_NOT_FOUND     NOT_FOUND             TABLE_FULL           FAILED_PRECONDITION
-    SEAT_TAKEN          FAILED_PRECONDITION   TABLE_CLOSED         FAILED_PRECONDITION
-    UNAUTHENTICATED     UNAUTHENTICATED       PERMISSION_DENIED    PERMISSION_DENIED
-    INVALID_ARGUMENT    INVALID_ARGUMENT      REQUEST_ID_REUSED    INVALID_ARGUMENT
-    SEQUENCE_OUT_OF_RANGE OUT_OF_RANGE        UNAVAILABLE          UNAVAILABLE
-    INTERNAL            INTERNAL              RATE_LIMITED         RESOURCE_EXHAUSTED
-    QUOTA_EXCEEDED      RESOURCE_EXHAUSTED    STORE_FULL           RESOURCE_EXHAUSTED
-    See ErrorReason (errors.proto) for each reason's metadata and which fault wins when
-    a request has several.
+    decode them. ErrorReason (errors.proto) lists the reasons, each with its code, metadata
+    and category in its `facts` option, and says which fault wins when a request has several.
 
     Idempotency (AIP-155). Every mutating request carries a request_id: a non-empty
     string of at most 64 printable ASCII characters, unique per intended change (a UUID is
