@@ -67,7 +67,14 @@ def _entry_points(wheel: Path) -> str:
         return archive.read(name).decode()
 
 
-SDK_FILES = {"dizhu/client/bot.py", "dizhu/client/command.py", "dizhu/client/__main__.py", "dizhu/client/py.typed"}
+SDK_FILES = {
+    "dizhu/client/bot.py",
+    "dizhu/client/command.py",
+    "dizhu/client/__main__.py",
+    "dizhu/client/py.typed",
+    # The retry policy the SDK reads at import.
+    "dizhu/client/retry_policy.json",
+}
 STUB_FILES = {"dizhu/v1/table_pb2.py", "dizhu/v1/table_pb2.pyi", "dizhu/v1/table_service_pb2_grpc.py"}
 
 
