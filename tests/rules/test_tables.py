@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import catalogue
 
+from dizhu import engine
 from dizhu.rules import (
     FOUR_PLAYER,
     THREE_PLAYER,
@@ -54,15 +55,26 @@ def brute_force_runs(mask: int, min_links: int) -> list[tuple[int, int]]:
     ]
 
 
+#: Each variant as if one hand could hold its whole deck: the tables, filled by leading with
+#: whole decks, also hold plays longer than any hand, which classify refuses for their length
+#: alone (rules.md section 6, "Decision (larger than a hand)"); here each must read as itself.
+WHOLE_DECK_HANDS = tuple(
+    dataclasses.replace(variant, hand_size=len(make_deck(variant.decks)) - variant.kitty_size)
+    for variant in (THREE_PLAYER, FOUR_PLAYER)
+)
+
+
 def reads_as_itself(play: Combination) -> bool:
     """Whether ``play`` is what its ranks classify as, in a variant whose deck holds it."""
-    return play in {try_classify(play.ranks, variant) for variant in (THREE_PLAYER, FOUR_PLAYER)}
+    return play in {try_classify(play.ranks, variant) for variant in WHOLE_DECK_HANDS}
 
 
 def built_plays() -> Iterator[Combination]:
-    """Every play the tables hold once both whole decks have been led with (which fills them all)."""
-    for variant in (THREE_PLAYER, FOUR_PLAYER):
-        legal_moves(make_deck(variant.decks), None, variant)
+    """Every play the tables hold once both whole decks have been led with (which fills them all:
+    the pure core's move generation fills them, the native engine has tables of its own)."""
+    with engine.using("python"):
+        for variant in (THREE_PLAYER, FOUR_PLAYER):
+            legal_moves(make_deck(variant.decks), None, variant)
     yield from (play for width in (1, 2) for play in SETS[width])
     yield from (play for width in range(3, 9) for play in SETS[width][: TWO + 1])  # no deck has three jokers
     yield from ROCKETS.values()
