@@ -34,7 +34,6 @@ from playwright.async_api import (
     Page,
     Request,
     ViewportSize,
-    async_playwright,
     expect,
 )
 from web_helpers import WebReferee
@@ -43,38 +42,8 @@ from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 STEP_MS = 15_000
 MINE = re.compile(r"\bmine\b")
-
-
-def _chromium() -> str:
-    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(path).exists():
-        pytest.fail(
-            f"no chromium at {path}: the browser tests drive Debian's chromium "
-            "(apt-get install -y chromium; .ci/run installs it), or set CHROMIUM to a Chromium executable",
-            pytrace=False,
-        )
-    return path
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 @pytest.fixture

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, FilePayload, Page, ViewportSize, async_playwright, expect
-from test_browser import CHROMIUM_ARGS, _chromium, _two_unlike_cards
+from playwright.async_api import Browser, FilePayload, Page, ViewportSize, expect
+from test_browser import _two_unlike_cards
 from web_helpers import SOON_S, WebReferee
 
 from dizhu.client import TableClient, to_beat
@@ -29,16 +28,6 @@ from dizhu.v1 import cards_pb2, table_pb2
 STEP_MS = 15_000
 PHONE: ViewportSize = {"width": 375, "height": 740}
 SEED = bytes(range(32))
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 async def _page(browser: Browser, viewport: ViewportSize | None = None) -> Page:
