@@ -11,8 +11,10 @@ A ``data_dir`` is locked while its server runs (``<data_dir>/dizhu.lock``, an ex
 -- fails with :class:`DataDirInUse` instead of running a second server on the same AOF.
 
 Durability is the caller's choice: ``appendonly=True`` (the service) keeps an AOF with
-``appendfsync everysec`` in ``data_dir`` -- a process crash loses nothing, a machine crash
-at most about one second of writes; ``appendonly=False`` (tests) keeps nothing.
+``appendfsync everysec`` in ``data_dir`` -- a process crash loses nothing (unless the disk is
+so slow that an fsync is still running: Redis then postpones its writes to the file for up to
+2 s while it goes on answering), a machine crash at most about one second of writes (two on
+such a disk); ``appendonly=False`` (tests) keeps nothing.
 
 Example::
 

@@ -204,7 +204,7 @@ class TestCommandLine:
         trusted = await _dizhu("replay", "missing", "1", "--target", target, "--tls-ca", str(pki.authority(pki.first)))
         plaintext = await _dizhu("replay", "missing", "1", "--target", target)
         assert trusted[0] == 1
-        assert trusted[2].startswith("dizhu replay: NOT_FOUND:")  # the referee answered
+        assert trusted[2].startswith("dizhu replay: no table missing at ")  # the referee answered
         assert plaintext[0] == 1
         assert plaintext[2].startswith("dizhu replay: UNAVAILABLE:")
 
