@@ -8,8 +8,10 @@ when following, until the one-round table closes. ``TERM=dumb`` keeps the output
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
@@ -22,6 +24,17 @@ SEED = "ab" * 32
 TIMEOUT_S = 60
 
 
+@contextlib.contextmanager
+def _playing(*args: str) -> Iterator[pexpect.spawn]:
+    """``dizhu play`` in a terminal of its own, killed if the block leaves it running."""
+    child = _spawn(*args)
+    try:
+        yield child
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+
+
 def _spawn(*args: str) -> pexpect.spawn:
     env = {**os.environ, "TERM": "dumb", "COLUMNS": "160", "LINES": "50", "GRPC_VERBOSITY": "ERROR"}
     return pexpect.spawn(
@@ -31,8 +44,7 @@ def _spawn(*args: str) -> pexpect.spawn:
 
 class TestPlay:
     def test_a_person_plays_a_round_against_two_bots(self) -> None:
-        child = _spawn("--rounds", "1", "--clock", "300", "--seed", SEED, "--name", "Tester")
-        try:
+        with _playing("--rounds", "1", "--clock", "300", "--seed", SEED, "--name", "Tester") as child:
             child.expect(r"you are seat 0 against heuristic, heuristic bots")
             child.expect(r"Tester \(seat 0\) drew the face-up card")
             child.expect(r"your hand: 1:\S+ 2:\S+")
@@ -56,9 +68,6 @@ class TestPlay:
             final = child.match.group(1)
             child.expect(pexpect.EOF)
             child.close()
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
         assert refused
         assert plays > 1
         assert "Tester" in final
@@ -67,8 +76,7 @@ class TestPlay:
         assert child.exitstatus == 0
 
     def test_the_landlord_sees_the_kitty_and_typed_cards_are_checked(self) -> None:
-        child = _spawn("--rounds", "1", "--clock", "0", "--seed", SEED)
-        try:
+        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED) as child:
             child.expect(r"Your bid .*> ")
             child.sendline("3")
             child.expect(r"kitty: +(\S+ \S+ \S+)")
@@ -83,9 +91,6 @@ class TestPlay:
             child.expect(r"You left the table\.")
             child.expect(pexpect.EOF)
             child.close()
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
         assert child.exitstatus == 0
 
 
@@ -93,61 +98,47 @@ class TestPlayAtATlsReferee:
     def test_the_person_and_the_bots_reach_a_referee_serving_tls(self, redis_url: str, tmp_path: Path) -> None:
         certificate = issue(tmp_path, trustme.CA())
         flags = [*certificate.serve_flags, "--log-level", "warning", "--grace", "1"]
-        with serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee:
-            child = _spawn("--target", referee.target, "--tls-ca", str(certificate.authority), "--rounds", "1")
-            try:
-                child.expect(r"you are seat 0 against heuristic, heuristic bots")
-                # The deal starts once both bots took their seats: they reached the referee too. The
-                # person's first turn is a bid, or a play when a bot bid 3 before it.
-                child.expect(r"Your (bid|play) \(.*\) \[\d+ s left\] > ")
-                child.sendline("q")
-                child.expect(pexpect.EOF)
-                child.close()
-            finally:
-                if child.isalive():
-                    child.terminate(force=True)
+        with (
+            serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee,
+            _playing("--target", referee.target, "--tls-ca", str(certificate.authority), "--rounds", "1") as child,
+        ):
+            child.expect(r"you are seat 0 against heuristic, heuristic bots")
+            # The deal starts once both bots took their seats: they reached the referee too. The
+            # person's first turn is a bid, or a play when a bot bid 3 before it.
+            child.expect(r"Your (bid|play) \(.*\) \[\d+ s left\] > ")
+            child.sendline("q")
+            child.expect(pexpect.EOF)
+            child.close()
 
 
 class TestLeaving:
     def test_q_in_the_auction_says_the_round_is_abandoned(self) -> None:
-        child = _spawn("--rounds", "1", "--clock", "0", "--seed", SEED)
-        try:
+        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED) as child:
             child.expect(r"Your bid .*> ")
             child.sendline("q")
             child.expect(r"Round over: the round was abandoned\.")
             child.expect(r"You left the table\.")
             child.expect(pexpect.EOF)
             child.close()
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
         assert child.exitstatus == 0
 
     def test_the_end_of_input_leaves_the_table(self) -> None:
-        child = _spawn("--rounds", "1", "--clock", "0", "--seed", SEED)
-        try:
+        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED) as child:
             child.expect(r"Your bid .*> ")
             child.sendeof()
             child.expect(r"the round was abandoned")
             child.expect(r"End of input: you left the table\.")
             child.expect(pexpect.EOF)
             child.close()
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
         assert child.exitstatus == 0
 
 
 class TestFourPlayerHelp:
     def test_the_help_explains_second_deck_cards_and_which_bombs_double(self) -> None:
-        child = _spawn("--variant", "4p", "--rounds", "1", "--clock", "0", "--seed", SEED)
-        try:
+        with _playing("--variant", "4p", "--rounds", "1", "--clock", "0", "--seed", SEED) as child:
             child.expect(r"Your (bid|play) .*> ")
             child.sendline("h")
             child.expect(r"' marks a card of the second deck")
             child.expect(r"only a rocket or a bomb of 6 or more cards doubles the stake")
             child.sendline("q")
             child.expect(pexpect.EOF)
-        finally:
-            if child.isalive():
-                child.terminate(force=True)
