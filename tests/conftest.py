@@ -133,13 +133,19 @@ MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
     "polyglot/": ("polyglot", "slow"),
     "cluster/": ("cluster", "slow"),
     "engine/test_differential.py": ("slow",),
+    "env/test_rewards_vector_leaks.py::test_no_observation_of_a_million": ("slow",),
+    "env/test_baseline.py": ("slow",),
+    "tournament/test_tournament_games.py": ("slow",),
+    "tournament/test_tournament_processes.py": ("slow",),
+    "live/test_live_presence.py::TestProcesses": ("slow",),
 }
 _TESTS: Final = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        where = item.path.resolve().relative_to(_TESTS).as_posix()
+        # A file's path under tests/, then its test's name: a prefix marks a file or some of its tests.
+        where = item.path.resolve().relative_to(_TESTS).as_posix() + "::" + item.nodeid.partition("::")[2]
         for prefix, marks in MARKS_BY_PATH.items():
             if where.startswith(prefix):
                 for mark in marks:
