@@ -185,7 +185,8 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _percentiles(latencies: list[float]) -> tuple[float, float]:
+def percentiles(latencies: list[float]) -> tuple[float, float]:
+    """p50 and p99 of ``latencies`` (s), in ms."""
     ordered = sorted(latencies)
     return statistics.median(ordered) * 1000, ordered[int(0.99 * (len(ordered) - 1))] * 1000
 
@@ -223,8 +224,8 @@ def _run(label: str, redis_url: str, flags: list[str], args: argparse.Namespace)
         cpu = _cpu_seconds(referee.process.pid) - cpu_before
         counts: dict[str, int] = queue.get(timeout=120)
         attackers.join()
-    idle_p50, idle_p99 = _percentiles(idle)
-    p50, p99 = _percentiles(attacked)
+    idle_p50, idle_p99 = percentiles(idle)
+    p50, p99 = percentiles(attacked)
     print(f"{label}: {args.attackers} attackers, one call at a time each, for {args.seconds:g} s")
     print(f"  innocent GetTable idle:         p50 {idle_p50:7.2f} ms   p99 {idle_p99:7.2f} ms   ({len(idle)} calls)")
     print(f"  innocent GetTable under attack: p50 {p50:7.2f} ms   p99 {p99:7.2f} ms   ({len(attacked)} calls)")

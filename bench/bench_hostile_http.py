@@ -28,7 +28,6 @@ import json
 import multiprocessing
 import resource
 import socket
-import statistics
 import tempfile
 import time
 import uuid
@@ -36,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 
 import grpc
-from bench_hostile import innocent_reads
+from bench_hostile import innocent_reads, percentiles
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.testing import free_port, serve_process
@@ -125,14 +124,9 @@ async def _table(target: str) -> tuple[str, str]:
         return created.table_id, created.seat_tokens[0].token
 
 
-def _percentiles(latencies: list[float]) -> tuple[float, float]:
-    ordered = sorted(latencies)
-    return statistics.median(ordered) * 1000, ordered[int(0.99 * (len(ordered) - 1))] * 1000
-
-
 def _report(side: str, idle: list[float], attacked: list[float]) -> None:
-    idle_p50, idle_p99 = _percentiles(idle)
-    p50, p99 = _percentiles(attacked)
+    idle_p50, idle_p99 = percentiles(idle)
+    p50, p99 = percentiles(attacked)
     print(f"  {side:5s} GetTable idle:         p50 {idle_p50:8.2f} ms   p99 {idle_p99:8.2f} ms   ({len(idle)} answers)")
     print(f"  {side:5s} GetTable under bombs:  p50 {p50:8.2f} ms   p99 {p99:8.2f} ms   ({len(attacked)} answers)")
     print(f"  {side:5s} under bombs / idle:    p50 {p50 / idle_p50:.1f}x   p99 {p99 / idle_p99:.1f}x")
