@@ -316,14 +316,13 @@ def _replay(args: argparse.Namespace) -> int:
     import grpc
 
     from dizhu.client import open_channel
-    from dizhu.client.command import credentials_from
+    from dizhu.client.command import credentials_from, unreadable_authority
     from dizhu.v1 import table_service_pb2, table_service_pb2_grpc
 
     try:
         credentials = credentials_from(args)
     except OSError as error:
-        print(f"dizhu replay: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_USAGE
+        return unreadable_authority("dizhu replay", args, error)
 
     async def fetch() -> str:
         async with open_channel(args.target, credentials) as channel:
@@ -386,15 +385,14 @@ def _play(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    from dizhu.client.command import credentials_from
+    from dizhu.client.command import credentials_from, unreadable_authority
     from dizhu.play import PlayOptions, play, stdin_lines
     from dizhu.play.screen import Screen
 
     try:
         credentials = credentials_from(args)
     except OSError as error:
-        print(f"dizhu play: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
-        return 2
+        return unreadable_authority("dizhu play", args, error)
     if credentials is not None and not args.target:
         print(
             "dizhu play: --tls and --tls-ca need --target (the referee in this process speaks plaintext)",

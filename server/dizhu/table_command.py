@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from dizhu.client import DizhuError, TableClient
-from dizhu.client.command import add_tls_arguments, credentials_from
+from dizhu.client.command import add_tls_arguments, credentials_from, unreadable_authority
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2
 
 __all__ = ["add_parser"]
@@ -92,8 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         credentials = credentials_from(args)
     except OSError as error:
-        print(f"dizhu table: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
-        return 2
+        return unreadable_authority("dizhu table", args, error)
 
     async def call() -> int:
         async with TableClient(args.target, credentials=credentials, api_key=args.api_key) as client:

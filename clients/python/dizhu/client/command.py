@@ -132,6 +132,12 @@ def credentials_from(args: argparse.Namespace) -> grpc.ChannelCredentials | None
     return tls_credentials() if args.tls else None
 
 
+def unreadable_authority(prog: str, args: argparse.Namespace, error: OSError) -> int:
+    """Say that ``--tls-ca`` could not be read; the usage exit status to return."""
+    print(f"{prog}: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def _tell(decision: Decision) -> None:
     if decision.action == "bid":
         what = f"bids {decision.amount}" if decision.amount else "passes"
@@ -176,8 +182,7 @@ def run(args: argparse.Namespace, prog: str) -> int:
     try:
         credentials = credentials_from(args)
     except OSError as error:
-        print(f"{prog}: --tls-ca {args.tls_ca}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_USAGE
+        return unreadable_authority(prog, args, error)
     try:
         summary = asyncio.run(play(args, bot, credentials))
     except DizhuError as error:
