@@ -4,10 +4,10 @@ rounds, played both ways, give the learner the same observations and the same re
 from __future__ import annotations
 
 import asyncio
-import zlib
 
 import numpy as np
 import pytest
+from test_referee_parity import create_seeded_table, hashed_policy
 
 from dizhu.client import BotRunner, HeuristicBot, RandomBot, TableClient
 from dizhu.client.bot import Bot
@@ -15,12 +15,6 @@ from dizhu.env import DouDizhuEnv
 from dizhu.env.bot import PolicyBot
 from dizhu.env.opponents import BotOpponent, bundled_bot
 from dizhu.testing import local_referee
-
-
-def hashed_policy(observation: np.ndarray, mask: np.ndarray) -> int:
-    """A deterministic policy that still explores: a legal action chosen by the observation's hash."""
-    legal = np.flatnonzero(mask)
-    return int(legal[zlib.crc32(observation.tobytes()) % len(legal)])
 
 
 def bots_for(kinds: list[str], game: int) -> list[Bot]:
@@ -53,13 +47,7 @@ async def test_bot_opponents_play_as_they_do_at_a_referee(variant: str, kinds: l
         seed = bytes([game + 7]) * 32
         dealer = game % players
         async with local_referee(log_level=None) as target, TableClient(target) as creator:
-            created = await creator.create_table(
-                variant=variant,
-                player_names=[f"p{seat}" for seat in range(players)],
-                seeds=[seed],
-                first_dealer=dealer,
-                spring=True,
-            )
+            created = await create_seeded_table(creator, variant, seed, dealer)
             learner = PolicyBot(hashed_policy, encoding="douzero")
             learner.record = []
             bots: list[Bot] = [learner, *bots_for(kinds, game)]

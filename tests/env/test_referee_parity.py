@@ -13,12 +13,26 @@ from dizhu.client import BotRunner, TableClient
 from dizhu.env import dou_dizhu_v0
 from dizhu.env.bot import PolicyBot
 from dizhu.testing import local_referee
+from dizhu.v1 import table_service_pb2
 
 
 def hashed_policy(observation: np.ndarray, mask: np.ndarray) -> int:
     """A deterministic policy that still explores: a legal action chosen by the observation's hash."""
     legal = np.flatnonzero(mask)
     return int(legal[zlib.crc32(observation.tobytes()) % len(legal)])
+
+
+async def create_seeded_table(
+    creator: TableClient, variant: str, seed: bytes, dealer: int
+) -> table_service_pb2.CreateTableResponse:
+    """A table dealt from ``seed`` with the settings the environment plays by (spring on)."""
+    return await creator.create_table(
+        variant=variant,
+        player_names=[f"p{seat}" for seat in range(int(variant[0]))],
+        seeds=[seed],
+        first_dealer=dealer,
+        spring=True,
+    )
 
 
 def play_in_the_environment(
@@ -47,13 +61,7 @@ async def test_a_policy_sees_and_earns_the_same_at_the_referee_as_in_the_environ
         seed = bytes([game + 1]) * 32
         dealer = game % players
         async with local_referee(log_level=None) as target, TableClient(target) as creator:
-            created = await creator.create_table(
-                variant=variant,
-                player_names=[f"p{seat}" for seat in range(players)],
-                seeds=[seed],
-                first_dealer=dealer,
-                spring=True,
-            )
+            created = await create_seeded_table(creator, variant, seed, dealer)
             bots = [PolicyBot(hashed_policy, encoding=encoding) for _ in range(players)]
             for bot in bots:
                 bot.record = []
