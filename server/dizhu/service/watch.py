@@ -181,31 +181,33 @@ async def _start(
     snapshot of the state at the ``latest`` sequence -- and the time of the table's event there
     (0 if none is kept). Beyond the ``latest`` sequence, without ``after_write``:
     SEQUENCE_OUT_OF_RANGE."""
-    resume_after = await _resume_point(store, table_id, after_sequence, after_write, latest)
+    resume_after, caller_last = await _resume_point(store, table_id, after_sequence, after_write, latest)
     sequence = latest if resume_after is None else resume_after
-    entry = await _logged(store, table_id, sequence) if sequence else None
-    return resume_after, entry.time_ms if entry is not None else 0
+    if caller_last is None or caller_last.sequence != sequence:  # not already read to check the resume
+        caller_last = await _logged(store, table_id, sequence) if sequence else None
+    return resume_after, caller_last.time_ms if caller_last is not None else 0
 
 
 async def _resume_point(
     store: TableStore, table_id: str, after_sequence: int | None, after_write: int, latest: int
-) -> int | None:
-    """See :func:`_start`."""
+) -> tuple[int | None, StoredEvent | None]:
+    """See :func:`_start`; with the caller's last event when it was read to check ``after_write``."""
     if after_sequence is None:
-        return None
+        return None, None
+    caller_last = None
     if after_write:
         caller_last = await _logged(store, table_id, after_sequence)
         if caller_last is None or caller_last.write != after_write:
-            return None  # the caller's history is no longer the table's
+            return None, None  # the caller's history is no longer the table's
     if after_sequence > latest:
         raise SequenceOutOfRange(
             f"sequence {after_sequence} is beyond the table's latest, {latest}",
             metadata={"table_id": table_id, "latest_sequence": str(latest)},
         )
     if after_sequence == latest:
-        return after_sequence
+        return after_sequence, caller_last
     oldest = await store.oldest_sequence(table_id)
-    return after_sequence if oldest is not None and after_sequence + 1 >= oldest else None
+    return (after_sequence if oldest is not None and after_sequence + 1 >= oldest else None), caller_last
 
 
 async def _logged(store: TableStore, table_id: str, sequence: int) -> StoredEvent | None:
