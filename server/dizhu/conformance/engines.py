@@ -30,7 +30,6 @@ from typing import IO, Any, Protocol, cast, runtime_checkable
 from dizhu.rules import (
     VARIANTS,
     Bid,
-    CombinationKind,
     Deal,
     HouseRules,
     IllegalAction,
@@ -40,6 +39,7 @@ from dizhu.rules import (
     beats,
     classify,
     deal,
+    doubles_stake,
     explain,
     format_ranks,
     legal_moves,
@@ -194,10 +194,7 @@ class CoreEngine:
         doublings = 0
         for seat, cards in query["plays"]:
             plays_made[seat] += 1
-            kind = classify(parse_ranks(cards), variant)
-            doublings += kind.kind is CombinationKind.ROCKET or (
-                kind.kind is CombinationKind.BOMB and kind.size >= variant.min_doubling_bomb_size
-            )
+            doublings += doubles_stake(classify(parse_ranks(cards), variant), variant)
         state = start_round(_deal_with_first_bidder(variant, landlord), HouseRules(spring=query["spring_rule"]))
         finished = state._replace(
             phase=Phase.FINISHED,

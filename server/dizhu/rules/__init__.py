@@ -44,7 +44,16 @@ from dizhu.rules.combinations import Combination, NotACombination, beats, classi
 from dizhu.rules.deal import SEED_SIZE, Deal, commitment, deal, derive_seed, new_seed
 from dizhu.rules.match import MatchState, RoundOutcome, book_settlement, new_match, record_round, standings
 from dizhu.rules.moves import legal_moves, pick_cards
-from dizhu.rules.round import Phase, RoundState, Transition, apply, legal_bids, legal_plays, start_round
+from dizhu.rules.round import (
+    Phase,
+    RoundState,
+    Transition,
+    apply,
+    doubles_stake,
+    legal_bids,
+    legal_plays,
+    start_round,
+)
 from dizhu.rules.serialization import from_bytes, from_plain, to_bytes, to_plain
 from dizhu.rules.settlement import Settlement, abandon, forfeit, settle
 from dizhu.rules.variants import FOUR_PLAYER, THREE_PLAYER, VARIANTS, CombinationKind, HouseRules, Variant
@@ -96,6 +105,7 @@ __all__ = [
     "commitment",
     "deal",
     "derive_seed",
+    "doubles_stake",
     "explain",
     "forfeit",
     "format_cards",

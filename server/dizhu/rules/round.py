@@ -45,7 +45,7 @@ from dizhu.rules.moves import legal_moves
 from dizhu.rules.tables import Table
 from dizhu.rules.variants import CombinationKind, HouseRules, Variant
 
-__all__ = ["Phase", "RoundState", "Transition", "apply", "legal_bids", "legal_plays", "start_round"]
+__all__ = ["Phase", "RoundState", "Transition", "apply", "doubles_stake", "legal_bids", "legal_plays", "start_round"]
 
 
 class Phase(enum.Enum):
@@ -123,6 +123,13 @@ class Transition(NamedTuple):
 
     state: RoundState
     events: tuple[Event, ...]
+
+
+def doubles_stake(combination: Combination, variant: Variant) -> bool:
+    """Whether playing ``combination`` doubles the round's stake (section 9): a rocket, or a bomb
+    of at least ``variant.min_doubling_bomb_size`` cards (4 in 3p, 6 in 4p)."""
+    kind = combination.kind
+    return kind is _ROCKET or (kind is _BOMB and combination.size >= variant.min_doubling_bomb_size)
 
 
 def start_round(deal: Deal, house_rules: HouseRules | None = None) -> RoundState:
@@ -238,8 +245,7 @@ def _apply_play(state: RoundState, play: Play) -> Transition:
     if last_play is not None and not beats(combination, last_play):
         raise IllegalAction(Refusal.DOES_NOT_BEAT, f"{combination} does not beat {last_play}")
 
-    kind = combination.kind
-    doubled = kind is _ROCKET or (kind is _BOMB and combination.size >= variant.min_doubling_bomb_size)
+    doubled = doubles_stake(combination, variant)
     played = CardsPlayed(seat, cards, combination, doubled)
     counted = list(plays_made)
     counted[seat] += 1

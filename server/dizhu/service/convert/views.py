@@ -28,6 +28,7 @@ from dizhu.rules import (
     Phase,
     Play,
     Variant,
+    doubles_stake,
     try_classify,
     view_for,
 )
@@ -192,12 +193,8 @@ _DOUBLING_CAUSES = {
 
 
 def _doubling_cause(combination: Combination, variant: Variant) -> table_pb2.DoublingCause | None:
-    """Why ``combination`` doubles the stake, or None if it does not (docs/rules.md §9: in 4p a bomb
-    doubles only from ``min_doubling_bomb_size`` cards on)."""
-    cause = _DOUBLING_CAUSES.get(combination.kind)
-    if cause == table_pb2.DOUBLING_CAUSE_BOMB and combination.size < variant.min_doubling_bomb_size:
-        return None
-    return cause
+    """Why ``combination`` doubles the stake, or None if it does not (docs/rules.md §9)."""
+    return _DOUBLING_CAUSES[combination.kind] if doubles_stake(combination, variant) else None
 
 
 def _doubling_entry(action: Play, cause: table_pb2.DoublingCause, trick: int) -> bytes:
