@@ -33,12 +33,11 @@ import grpc
 from bench_service import create_and_play, plan_game
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests" / "cluster"), str(ROOT / "tests" / "grpc")]
-from local_cluster import LocalCluster  # noqa: E402 -- after the paths to the tests' helpers
-from resilient_play import Record, Referees, create_tables, lost_moves, play_through, read_log  # noqa: E402
-
+sys.path.insert(0, str(ROOT))  # the tests package, for its cluster helpers
 from dizhu.store.keys import table_keys  # noqa: E402
 from dizhu.v1 import table_service_pb2_grpc  # noqa: E402
+from tests.cluster.local_cluster import LocalCluster  # noqa: E402 -- after the path to the tests' helpers
+from tests.cluster.resilient_play import Record, Referees, create_tables, lost_moves, play_through, read_log  # noqa: E402
 
 SETTINGS = ("primary", "replica")
 

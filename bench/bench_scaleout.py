@@ -42,8 +42,8 @@ from dizhu.testing import ServeProcess, serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
-from local_cluster import LocalCluster  # noqa: E402 -- after the path to the tests' helper
+sys.path.insert(0, str(ROOT))  # the tests package, for its cluster helper
+from tests.cluster.local_cluster import LocalCluster  # noqa: E402 -- after the path to the tests' helper
 
 
 @dataclass

@@ -35,10 +35,10 @@ from typing import Final
 
 import pytest
 import redis.asyncio
-from redis_servers import HOW_TO_PROVIDE_REDIS, RedisServers, with_worker_db
 
 from dizhu import engine
 from dizhu.embedded_redis import EmbeddedRedis
+from tests.redis_servers import HOW_TO_PROVIDE_REDIS, RedisServers, with_worker_db
 
 
 def _start_docker_redis() -> tuple[str, Callable[[], object]] | None:

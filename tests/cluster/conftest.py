@@ -11,42 +11,22 @@ of their own (``faulty_cluster``), so that the shared one keeps its shape.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-from typing import Any
 
 # Before gRPC loads: keep its core's own logging out of the test output.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-# The gRPC and live tests' helpers (and test classes, run again here over the cluster).
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grpc"))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "live"))
 
 import pytest
 import redis.asyncio
-from live_helpers import Referees
-from local_cluster import LocalCluster
 
 from dizhu.config import ServerConfig
 from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
+from tests.cluster.local_cluster import LocalCluster
+from tests.grpc import conftest as _grpc
+from tests.live.live_helpers import Referees
 
-_TESTS = Path(__file__).resolve().parent.parent
-
-
-def _load(folder: str) -> Any:
-    """``tests/<folder>/conftest.py`` as a module of its own name, for its fixtures."""
-    spec = importlib.util.spec_from_file_location(f"{folder}_conftest", _TESTS / folder / "conftest.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_grpc = _load("grpc")
 # The gRPC tests' fixtures, resolved here against the cluster's redis_client.
 store = _grpc.store
 referee = _grpc.referee

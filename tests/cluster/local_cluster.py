@@ -12,8 +12,7 @@ its slots over). ``cluster-node-timeout`` is short (1 s) so that a failover take
 seconds; ``cluster-require-full-coverage no`` keeps the other primaries' slots serving
 while one primary is down.
 
-(Named ``local_cluster`` rather than ``cluster``: the test directories are not packages,
-and ``bench/`` imports it too.)
+``bench/`` uses it too.
 """
 
 from __future__ import annotations

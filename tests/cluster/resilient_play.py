@@ -11,8 +11,7 @@
   last sequence it got whenever its stream breaks.
 - :func:`lost_moves`: the acknowledged decisions the table's own record does not hold.
 
-(Named ``resilient_play`` rather than ``helpers``: the test directories are not packages.
-``bench/bench_failover.py`` uses it too.)
+``bench/bench_failover.py`` uses it too.
 """
 
 from __future__ import annotations
@@ -27,11 +26,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
-from grpc_helpers import Decision, Table, TableStub, as_seat, cards_in, decide, rid, send
 
 from dizhu.testing import ServeProcess, free_port, serve_process
 from dizhu.v1 import events_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import Decision, Table, TableStub, as_seat, cards_in, decide, rid, send
 
 T = TypeVar("T")
 #: Failures a client retries with the same request (the call may not have been applied).
@@ -308,7 +307,7 @@ def consecutive(events: Sequence[events_pb2.TableEvent]) -> bool:
 
 async def create_tables(endpoint: Endpoint, count: int, *, round_limit: int) -> list[Table]:
     """``count`` 3-player tables with every seat assigned."""
-    from grpc_helpers import THREE, create_table
+    from tests.grpc.grpc_helpers import THREE, create_table
 
     return [await create_table(endpoint.tables, THREE, round_limit=round_limit) for _ in range(count)]
 

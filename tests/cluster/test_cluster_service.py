@@ -12,13 +12,13 @@ presence (streams and calls).
 from __future__ import annotations
 
 # Collected here too: each class runs over the cluster with this directory's fixtures.
-from test_grpc_concurrency import TestConflictingRequests
-from test_grpc_games import TestCompleteGames, TestSettleWhenAllSettled
-from test_grpc_idempotency import TestRetriedMoves, TestRetriedTableCalls, table
-from test_live_clock import TestAutoPlay, TestForfeit, TestTimeBank, TestTwoClocks
-from test_live_presence import TestCalls, TestStreams
-from test_live_replays import TestClockActions, TestGetReplay, TestVerifyMany
-from test_live_streams import TestEvents, TestFirstMessage, TestLeaving, TestRefusals, TestResume
+from tests.grpc.test_grpc_concurrency import TestConflictingRequests
+from tests.grpc.test_grpc_games import TestCompleteGames, TestSettleWhenAllSettled
+from tests.grpc.test_grpc_idempotency import TestRetriedMoves, TestRetriedTableCalls, table
+from tests.live.test_live_clock import TestAutoPlay, TestForfeit, TestTimeBank, TestTwoClocks
+from tests.live.test_live_presence import TestCalls, TestStreams
+from tests.live.test_live_replays import TestClockActions, TestGetReplay, TestVerifyMany
+from tests.live.test_live_streams import TestEvents, TestFirstMessage, TestLeaving, TestRefusals, TestResume
 
 __all__ = [
     "TestAutoPlay",

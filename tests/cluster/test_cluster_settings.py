@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
-
-from local_cluster import LocalCluster
-from test_ops_command_line import FAILED, assert_clean, dizhu
+from tests.cluster.local_cluster import LocalCluster
+from tests.ops.test_ops_command_line import FAILED, assert_clean, dizhu
 
 QUICKLY = ["--redis-wait", "5", "--address", "127.0.0.1:0"]
 

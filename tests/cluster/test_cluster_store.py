@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 import redis.asyncio
-from local_cluster import LocalCluster
 from redis.crc import key_slot
 
 from dizhu.store import NotReplicated, SaveOutcome, TableStore, answer_id
 from dizhu.store.keys import INDEX_SHARDS, index_keys, index_shard
+from tests.cluster.local_cluster import LocalCluster
 
 TABLE = "t-1"
 ALICE = "seat-0"

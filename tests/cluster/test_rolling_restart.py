@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 
-from local_cluster import LocalCluster
-from resilient_play import (
+from dizhu.v1 import table_pb2
+from tests.cluster.local_cluster import LocalCluster
+from tests.cluster.resilient_play import (
     GIVE_UP_S,
     RETRIED_ACROSS_RESTARTS,
     Follower,
@@ -33,8 +34,6 @@ from resilient_play import (
     read_log,
     summary,
 )
-
-from dizhu.v1 import table_pb2
 
 REFEREES = 3
 TABLES = 6

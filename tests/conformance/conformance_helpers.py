@@ -1,8 +1,4 @@
-"""Helpers of the conformance kit's tests: a copy of the kit to change, engines that are wrong on purpose.
-
-(Named ``conformance_helpers``: the test directories are not packages, so module names must be
-unique across them.)
-"""
+"""Helpers of the conformance kit's tests: a copy of the kit to change, engines that are wrong on purpose."""
 
 from __future__ import annotations
 

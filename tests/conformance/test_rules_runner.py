@@ -13,14 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_helpers import (
-    KIT,
-    ReversedMovesEngine,
-    StakeAddingEngine,
-    TrioWithSingleBlindEngine,
-    edit_json,
-    kit_copy,
-)
 
 from dizhu.conformance import (
     FAMILIES,
@@ -30,6 +22,14 @@ from dizhu.conformance import (
     count_lines,
     load_engine,
     run_rules,
+)
+from tests.conformance.conformance_helpers import (
+    KIT,
+    ReversedMovesEngine,
+    StakeAddingEngine,
+    TrioWithSingleBlindEngine,
+    edit_json,
+    kit_copy,
 )
 
 
@@ -231,7 +231,7 @@ class TestTheAdapterInterface:
         }
 
     def test_an_instance_is_an_entry_point_too(self) -> None:
-        engine = load_engine("conformance_helpers:ENGINE_INSTANCE")
+        engine = load_engine("tests.conformance.conformance_helpers:ENGINE_INSTANCE")
         assert engine.name == "reversed"
 
     def test_a_stdio_engine_error_fails_its_cases_and_an_engine_that_exits_fails_the_rest(self) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from differential import apply_to_both, native_state, python_state, start_native_round
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -29,6 +28,7 @@ from dizhu.rules import (
     settle,
     start_round,
 )
+from tests.engine.differential import apply_to_both, native_state, python_state, start_native_round
 
 
 class BothEngines(RuleBasedStateMachine):

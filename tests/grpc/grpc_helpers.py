@@ -1,8 +1,5 @@
 """Helpers for driving the referee through its generated aio stubs, as a client would.
 
-(Named ``grpc_helpers`` rather than ``helpers``: the test directories are not packages, so
-module names must be unique across them, and ``tests/rules/helpers.py`` exists.)
-
 - ``create_table``: a table with pre-assigned players and their tokens (:class:`Table`);
 - ``as_seat``: the ``authorization`` metadata of a token;
 - ``error_info`` / ``bad_request`` / ``refused``: the ``google.rpc`` details of a refusal;

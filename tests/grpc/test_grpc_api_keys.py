@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 import redis.asyncio
-from grpc_helpers import create_table, refused, rid
 
 from dizhu.config import ServerConfig
 from dizhu.process import create_server
 from dizhu.store import TableStore, table_keys
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
+from tests.grpc.grpc_helpers import create_table, refused, rid
 
 pb = table_service_pb2
 

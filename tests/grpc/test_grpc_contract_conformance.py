@@ -34,7 +34,16 @@ import grpc
 import pytest
 import redis.asyncio
 from google.rpc import error_details_pb2
-from grpc_helpers import (
+from grpc_status import rpc_status
+
+from dizhu.config import ServerConfig
+from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.process import create_server
+from dizhu.referee import errors as referee_errors
+from dizhu.store import TableStore
+from dizhu.v1 import cards_pb2, errors_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     SEED,
     THREE,
     RulesStub,
@@ -52,16 +61,7 @@ from grpc_helpers import (
     rid,
     view,
 )
-from grpc_status import rpc_status
-from redis_servers import redis_of_each_version
-
-from dizhu.config import ServerConfig
-from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.process import create_server
-from dizhu.referee import errors as referee_errors
-from dizhu.store import TableStore
-from dizhu.v1 import cards_pb2, errors_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
-from dizhu.v1 import table_service_pb2 as pb
+from tests.redis_servers import redis_of_each_version
 
 #: Run against each supported Redis version (tests/conftest.py).
 redis_url = redis_of_each_version()

@@ -8,7 +8,11 @@ import random
 
 import grpc
 import pytest
-from grpc_helpers import (
+
+from dizhu.rules import VARIANTS, deal
+from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     FOUR,
     THREE,
     RulesStub,
@@ -23,10 +27,6 @@ from grpc_helpers import (
     round_ended,
     view,
 )
-
-from dizhu.rules import VARIANTS, deal
-from dizhu.v1 import cards_pb2, table_pb2
-from dizhu.v1 import table_service_pb2 as pb
 
 _CORE_VARIANT = {THREE: VARIANTS["3p"], FOUR: VARIANTS["4p"]}
 

@@ -10,10 +10,10 @@ import asyncio
 import time
 
 import grpc
-from grpc_helpers import FOUR, THREE, TableStub, as_seat, create_table, refused, rid
 
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import FOUR, THREE, TableStub, as_seat, create_table, refused, rid
 
 
 async def _every_page(tables: TableStub, page_size: int) -> list[list[pb.TableSummary]]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import random
 
 import pytest
-from grpc_helpers import FOUR, THREE, RulesStub, TableStub, act, create_table, play_until_closed, view
 
 from dizhu.process import Referee
 from dizhu.referee import table as table_module
 from dizhu.service.convert import views
 from dizhu.v1 import cards_pb2, table_pb2
+from tests.grpc.grpc_helpers import FOUR, THREE, RulesStub, TableStub, act, create_table, play_until_closed, view
 
 
 def _kept(referee: Referee, table_id: str) -> dict[str, bool]:

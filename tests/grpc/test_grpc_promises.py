@@ -21,7 +21,15 @@ from pathlib import Path
 import grpc
 import pytest
 import redis.asyncio
-from grpc_helpers import (
+
+from dizhu.config import ServerConfig
+from dizhu.process import create_server
+from dizhu.rules import derive_seed
+from dizhu.store import TableStore
+from dizhu.store.keys import index_keys, index_shard
+from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2_grpc
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     SEED,
     THREE,
     RulesStub,
@@ -40,15 +48,7 @@ from grpc_helpers import (
     rid,
     view,
 )
-from redis_servers import REDIS_VERSIONS, redis_server_binary
-
-from dizhu.config import ServerConfig
-from dizhu.process import create_server
-from dizhu.rules import derive_seed
-from dizhu.store import TableStore
-from dizhu.store.keys import index_keys, index_shard
-from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2_grpc
-from dizhu.v1 import table_service_pb2 as pb
+from tests.redis_servers import REDIS_VERSIONS, redis_server_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 FAILED = grpc.StatusCode.FAILED_PRECONDITION

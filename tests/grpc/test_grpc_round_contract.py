@@ -15,7 +15,11 @@ import random
 import grpc
 import pytest
 from google.protobuf import duration_pb2
-from grpc_helpers import (
+
+from dizhu.referee.replay import verify
+from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     FOUR,
     SEED,
     THREE,
@@ -32,10 +36,6 @@ from grpc_helpers import (
     send,
     view,
 )
-
-from dizhu.referee.replay import verify
-from dizhu.v1 import cards_pb2, table_pb2
-from dizhu.v1 import table_service_pb2 as pb
 
 SOON_S = 15.0
 

@@ -20,7 +20,11 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_helpers import (
+
+from dizhu import engine
+from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     THREE,
     RulesStub,
     TableStub,
@@ -32,10 +36,6 @@ from grpc_helpers import (
     rid,
     view,
 )
-
-from dizhu import engine
-from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
-from dizhu.v1 import table_service_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 _START_TIMEOUT_S = 30.0

@@ -10,7 +10,11 @@ import grpc
 import pytest
 import redis.asyncio
 import structlog
-from grpc_helpers import (
+
+from dizhu.store import TableStore
+from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     FOUR,
     SEED,
     THREE,
@@ -29,10 +33,6 @@ from grpc_helpers import (
     rid,
     view,
 )
-
-from dizhu.store import TableStore
-from dizhu.v1 import cards_pb2, table_pb2
-from dizhu.v1 import table_service_pb2 as pb
 
 FAILED = grpc.StatusCode.FAILED_PRECONDITION
 

@@ -11,7 +11,13 @@ import random
 import grpc
 import pytest
 from google.protobuf.message import Message
-from grpc_helpers import (
+
+from dizhu.referee import decode
+from dizhu.referee.table import TableState
+from dizhu.store import TableStore
+from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     FOUR,
     THREE,
     RulesStub,
@@ -26,12 +32,6 @@ from grpc_helpers import (
     send,
     view,
 )
-
-from dizhu.referee import decode
-from dizhu.referee.table import TableState
-from dizhu.store import TableStore
-from dizhu.v1 import cards_pb2, table_pb2
-from dizhu.v1 import table_service_pb2 as pb
 
 _CARD = cards_pb2.Card.DESCRIPTOR
 

@@ -16,21 +16,6 @@ from collections import Counter
 from collections.abc import Callable
 
 import pytest
-from grpc_helpers import (
-    FOUR,
-    SEED,
-    THREE,
-    Decision,
-    RulesStub,
-    TableStub,
-    act,
-    bid_to_play,
-    cards_in,
-    create_table,
-    legal_moves,
-    send,
-    view,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,6 +41,21 @@ from dizhu.rules.random_play import random_action
 from dizhu.service import convert
 from dizhu.service.convert.cards import card_id
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
+from tests.grpc.grpc_helpers import (
+    FOUR,
+    SEED,
+    THREE,
+    Decision,
+    RulesStub,
+    TableStub,
+    act,
+    bid_to_play,
+    cards_in,
+    create_table,
+    legal_moves,
+    send,
+    view,
+)
 
 _DOUBLING = (CombinationKind.BOMB, CombinationKind.ROCKET)
 

@@ -9,19 +9,16 @@ channel is stopped at the end of the test. Nothing is mocked.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 # Before gRPC loads: keep its core's own logging out of the test output.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-# The gRPC tests' helpers (create_table, decide, refused, ...) are reused, not copied.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grpc"))
 
 from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio
-from live_helpers import Referees
+
+from tests.live.live_helpers import Referees
 
 
 @pytest.fixture

@@ -1,8 +1,5 @@
 """Helpers of the live-table tests: referees, watched streams, bots, card extraction.
 
-(Named ``live_helpers`` rather than ``helpers``: the test directories are not packages, so
-module names must be unique across them.)
-
 - :class:`Referees`: in-process referees with their own settings over the test's Redis;
 - :class:`Watcher`: a ``WatchTable`` call read in the background, with ``wait_for``;
 - :class:`Bots`: seats that play random legal moves whenever it is their turn;
@@ -27,7 +24,13 @@ import grpc
 import pytest
 import redis.asyncio
 from google.protobuf.message import Message
-from grpc_helpers import (
+
+from dizhu.config import ServerConfig
+from dizhu.process import Referee, create_server
+from dizhu.store import TableStore
+from dizhu.v1 import cards_pb2, events_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     THREE,
     Decision,
     RulesStub,
@@ -40,12 +43,6 @@ from grpc_helpers import (
     error_info,
     send,
 )
-
-from dizhu.config import ServerConfig
-from dizhu.process import Referee, create_server
-from dizhu.store import TableStore
-from dizhu.v1 import cards_pb2, events_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
-from dizhu.v1 import table_service_pb2 as pb
 
 Event = events_pb2.TableEvent
 #: Generous bound for anything that should happen "soon" (a stream message, a clock timeout).

@@ -11,8 +11,11 @@ import itertools
 from collections import Counter
 
 import grpc
-from grpc_helpers import THREE, cards_in, rid, view
-from live_helpers import (
+
+from dizhu.v1 import table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import THREE, cards_in, rid, view
+from tests.live.live_helpers import (
     SOON_S,
     Bots,
     Event,
@@ -24,9 +27,6 @@ from live_helpers import (
     millis,
     watch,
 )
-
-from dizhu.v1 import table_pb2
-from dizhu.v1 import table_service_pb2 as pb
 
 IDLE = 1
 

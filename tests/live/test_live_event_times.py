@@ -14,14 +14,13 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
-from grpc_helpers import THREE, rid
-from live_helpers import Event, Node, Referees, Watcher, create, kind, millis, watch
-
 from dizhu.service import watch as watch_module
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.metadata import Credentials
 from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import THREE, rid
+from tests.live.live_helpers import Event, Node, Referees, Watcher, create, kind, millis, watch
 
 #: How far the other referee's clock is off: far more than any call takes.
 SKEW_S = 5.0

@@ -12,10 +12,10 @@ import asyncio
 import pytest
 import redis.asyncio
 import structlog
-from live_helpers import SOON_S
 
 from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, Entry, Subscription, TableFeeds
 from dizhu.store import TableStore
+from tests.live.live_helpers import SOON_S
 
 TABLE = "feed-1"
 

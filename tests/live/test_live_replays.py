@@ -19,7 +19,11 @@ from typing import Any
 
 import grpc
 import pytest
-from grpc_helpers import (
+
+from dizhu.referee.replay import verify
+from dizhu.v1 import cards_pb2, replay_pb2, table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     FOUR,
     THREE,
     Decision,
@@ -32,11 +36,7 @@ from grpc_helpers import (
     send,
     view,
 )
-from live_helpers import Bots, Node, Referees, clock, create, full_log, kind, run_cli
-
-from dizhu.referee.replay import verify
-from dizhu.v1 import cards_pb2, replay_pb2, table_pb2
-from dizhu.v1 import table_service_pb2 as pb
+from tests.live.live_helpers import Bots, Node, Referees, clock, create, full_log, kind, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 Document = dict[str, Any]

@@ -9,7 +9,10 @@ import dataclasses
 import random
 
 import grpc
-from grpc_helpers import (
+
+from dizhu.v1 import table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     THREE,
     Table,
     act,
@@ -20,10 +23,7 @@ from grpc_helpers import (
     rid,
     view,
 )
-from live_helpers import Event, Node, Referees, create, full_log, kind, watch
-
-from dizhu.v1 import table_pb2
-from dizhu.v1 import table_service_pb2 as pb
+from tests.live.live_helpers import Event, Node, Referees, create, full_log, kind, watch
 
 
 def _of(events: list[Event], name: str) -> list[Event]:

@@ -20,15 +20,15 @@ from typing import Any
 
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from grpc_helpers import THREE, Table, bid_to_play, rid, view
-from live_helpers import Node, Referees, clock, create, run_cli
-from test_live_replays import _play_to_close, _replays
 
 from dizhu.referee.replay import verify
 from dizhu.referee.signing import Authenticity, PublicKey, SigningKeys, new_private_key, replay_digest
 from dizhu.rules import parse_cards
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import THREE, Table, bid_to_play, rid, view
+from tests.live.live_helpers import Node, Referees, clock, create, run_cli
+from tests.live.test_live_replays import _play_to_close, _replays
 
 Document = dict[str, Any]
 

@@ -19,9 +19,6 @@ from typing import Any
 
 import grpc
 import redis.asyncio
-from grpc_helpers import THREE, RulesStub, Table, TableStub, act, rid, view
-from live_helpers import SOON_S, Event, Referees, Watcher, create, kind, millis, watch
-from redis_servers import redis_server_binary
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
@@ -29,6 +26,9 @@ from dizhu.process import Referee, create_server
 from dizhu.store import Saved, TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import THREE, RulesStub, Table, TableStub, act, rid, view
+from tests.live.live_helpers import SOON_S, Event, Referees, Watcher, create, kind, millis, watch
+from tests.redis_servers import redis_server_binary
 
 #: How far behind the second referee's clock runs.
 _BEHIND_MS = 60_000

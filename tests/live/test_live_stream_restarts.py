@@ -12,14 +12,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from grpc_helpers import THREE, rid
-from live_helpers import Node, Referees, create, kind
-
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.metadata import Credentials
 from dizhu.service.watch import watch
 from dizhu.v1 import events_pb2
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import THREE, rid
+from tests.live.live_helpers import Node, Referees, create, kind
 
 
 @contextlib.asynccontextmanager

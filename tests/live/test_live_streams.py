@@ -15,7 +15,10 @@ import time
 import grpc
 import pytest
 import redis.asyncio
-from grpc_helpers import (
+
+from dizhu.v1 import table_pb2
+from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import (
     FOUR,
     THREE,
     act,
@@ -25,7 +28,7 @@ from grpc_helpers import (
     rid,
     view,
 )
-from live_helpers import (
+from tests.live.live_helpers import (
     Event,
     Node,
     Referees,
@@ -37,10 +40,7 @@ from live_helpers import (
     utc_now_ms,
     watch,
 )
-from redis_servers import redis_of_each_version
-
-from dizhu.v1 import table_pb2
-from dizhu.v1 import table_service_pb2 as pb
+from tests.redis_servers import redis_of_each_version
 
 #: Run against each supported Redis version (tests/conftest.py).
 redis_url = redis_of_each_version()

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 import trustme
-from tls_helpers import issue
 
 from dizhu.testing import serve_process
+from tests.tls_helpers import issue
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pexpect
 import trustme
-from tls_helpers import issue
 
 from dizhu.testing import serve_process
+from tests.tls_helpers import issue
 
 SEED = "ab" * 32
 TIMEOUT_S = 60

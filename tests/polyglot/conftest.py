@@ -14,11 +14,11 @@ from collections.abc import Iterator
 # Before gRPC loads: keep its core's own logging out of the test output.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
-import polyglot_builds
 import pytest
-from polyglot_tables import API_KEY
 
 from dizhu.testing import serve_process
+from tests.polyglot import polyglot_builds
+from tests.polyglot.polyglot_tables import API_KEY
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,6 @@ Each is built with its language's ordinary toolchain, into ``build/polyglot/<lan
 to a few seconds (the Rust one takes minutes the first time: it is built once per CI run).
 A file lock serialises the builds of parallel test workers. A missing toolchain fails the
 test with the way to install it; it never skips.
-
-(Named ``polyglot_builds``: the test directories are not packages, so module names must be
-unique across them.)
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from polyglot_builds import BUF, BUILD, ROOT
+from tests.polyglot.polyglot_builds import BUF, BUILD, ROOT
 
 
 def test_go_stubs_generate_without_managed_mode_or_import_path_flags(go_bot: list[str], tmp_path: Path) -> None:

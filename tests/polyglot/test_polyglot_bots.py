@@ -10,9 +10,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from polyglot_tables import closed_view, create_table, play
 
 from dizhu.v1 import table_pb2
+from tests.polyglot.polyglot_tables import closed_view, create_table, play
 
 LANGUAGES = ["go", "java", "rust", "cpp"]
 

@@ -12,19 +12,6 @@ import itertools
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import (
-    Counts,
-    Play,
-    Reading,
-    catalogue,
-    counts_of,
-    hands_holding_a_play,
-    is_subset,
-    ranks_of,
-    spec_beats,
-    variant_hand_and_play,
-    variants,
-)
 
 from dizhu.rules import (
     FOUR_PLAYER,
@@ -41,6 +28,19 @@ from dizhu.rules import (
     parse_ranks,
     pick_cards,
     try_classify,
+)
+from tests.rules.strategies import (
+    Counts,
+    Play,
+    Reading,
+    catalogue,
+    counts_of,
+    hands_holding_a_play,
+    is_subset,
+    ranks_of,
+    spec_beats,
+    variant_hand_and_play,
+    variants,
 )
 
 K = CombinationKind

@@ -11,7 +11,6 @@ import random
 from collections import Counter
 
 import pytest
-from helpers import scenario_round
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -34,6 +33,7 @@ from dizhu.rules import (
 )
 from dizhu.rules.random_play import random_round
 from dizhu.rules.serialization import action_to_plain
+from tests.rules.helpers import scenario_round
 
 rng_seeds = st.integers(0, 2**64)
 house_rules = st.builds(HouseRules, spring=st.booleans())

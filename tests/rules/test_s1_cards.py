@@ -5,7 +5,6 @@ import collections
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import hands, variants
 
 from dizhu.rules import (
     FOUR_PLAYER,
@@ -25,6 +24,7 @@ from dizhu.rules import (
     parse_ranks,
 )
 from dizhu.rules.cards import sorted_cards
+from tests.rules.strategies import hands, variants
 
 R = Rank
 

@@ -10,7 +10,6 @@ nothing but keeps what the auction decided.
 from __future__ import annotations
 
 import pytest
-from helpers import arranged_round, bid, cards_of, make_landlord, play, refusal_message, scenario_round
 
 from dizhu.rules import (
     Bid,
@@ -25,6 +24,7 @@ from dizhu.rules import (
     new_match,
     record_round,
 )
+from tests.rules.helpers import arranged_round, bid, cards_of, make_landlord, play, refusal_message, scenario_round
 
 
 class TestRefusalsSayWhatIsWrong:

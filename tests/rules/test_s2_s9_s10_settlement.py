@@ -11,7 +11,6 @@ import dataclasses
 import random
 
 import pytest
-from helpers import arranged_round, bid, make_landlord, play, scenario_round
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,6 +29,7 @@ from dizhu.rules import (
     standings,
 )
 from dizhu.rules.random_play import random_round
+from tests.rules.helpers import arranged_round, bid, make_landlord, play, scenario_round
 
 SPRING = HouseRules(spring=True)
 

@@ -7,7 +7,6 @@ bids next, and so on, so that every scenario runs unchanged in 3p and 4p.
 from __future__ import annotations
 
 import pytest
-from helpers import arranged_round, bid, make_landlord, refusal
 
 from dizhu.rules import (
     Bid,
@@ -25,6 +24,7 @@ from dizhu.rules import (
     start_round,
     view_for,
 )
+from tests.rules.helpers import arranged_round, bid, make_landlord, refusal
 
 
 class TestFirstBidder:

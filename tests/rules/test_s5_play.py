@@ -7,7 +7,6 @@ ranks spelled below; the rest of each hand is filled from the remaining deck.
 from __future__ import annotations
 
 import pytest
-from helpers import SCENARIOS, advance, arranged_round, cards_of, make_landlord, play, refusal, scenario_round
 
 from dizhu.rules import (
     THREE_PLAYER,
@@ -29,6 +28,16 @@ from dizhu.rules import (
     classify,
     legal_plays,
     pick_cards,
+)
+from tests.rules.helpers import (
+    SCENARIOS,
+    advance,
+    arranged_round,
+    cards_of,
+    make_landlord,
+    play,
+    refusal,
+    scenario_round,
 )
 
 #: Landlord, then the farmers (4p uses all four).

@@ -19,18 +19,6 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import (
-    ALL_RANKS,
-    VARIANT_LIST,
-    Counts,
-    catalogue,
-    counts_of,
-    deck_limit,
-    hands,
-    ranks_of,
-    readings,
-    variants,
-)
 
 from dizhu.rules import (
     FOUR_PLAYER,
@@ -46,6 +34,18 @@ from dizhu.rules import (
     parse_cards,
     parse_ranks,
     try_classify,
+)
+from tests.rules.strategies import (
+    ALL_RANKS,
+    VARIANT_LIST,
+    Counts,
+    catalogue,
+    counts_of,
+    deck_limit,
+    hands,
+    ranks_of,
+    readings,
+    variants,
 )
 
 K = CombinationKind

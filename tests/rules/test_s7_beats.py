@@ -9,7 +9,6 @@ import functools
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import Play, catalogue, plays, spec_beats, variants
 
 from dizhu.rules import (
     FOUR_PLAYER,
@@ -24,6 +23,7 @@ from dizhu.rules import (
     parse_cards,
     parse_ranks,
 )
+from tests.rules.strategies import Play, catalogue, plays, spec_beats, variants
 
 K = CombinationKind
 

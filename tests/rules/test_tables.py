@@ -11,7 +11,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import catalogue
 
 from dizhu import engine
 from dizhu.rules import (
@@ -40,6 +39,7 @@ from dizhu.rules.tables import (
     Table,
     chain_mask,
 )
+from tests.rules.strategies import catalogue
 
 K = CombinationKind
 MASKS = range(1 << (ACE + 1))

@@ -7,20 +7,16 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 # Before gRPC loads: keep its core's own logging out of the test output.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-# The gRPC and live tests' helpers (create_table, refused, Watcher, ...) are reused, not copied.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grpc"))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "live"))
 
 from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio
-from safety_helpers import Servers
+
+from tests.safety.safety_helpers import Servers
 
 
 @pytest.fixture

@@ -1,8 +1,4 @@
-"""Helpers of the safety tests: referees with chosen limits, raw calls, and the details of refusals.
-
-(Named ``safety_helpers``: the test directories are not packages, so module names must be
-unique across them.)
-"""
+"""Helpers of the safety tests: referees with chosen limits, raw calls, and the details of refusals."""
 
 from __future__ import annotations
 
@@ -13,13 +9,13 @@ import grpc
 import pytest
 import redis.asyncio
 from google.rpc import error_details_pb2
-from grpc_helpers import DOMAIN, RulesStub, TableStub, error_info
 from grpc_status import rpc_status
 
 from dizhu.config import ServerConfig
 from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_service_pb2_grpc
+from tests.grpc.grpc_helpers import DOMAIN, RulesStub, TableStub, error_info
 
 _STORE_OPTIONS = ("finished_ttl_s", "answer_ttl_s", "events_maxlen", "answers_per_table")
 #: Secrets for tests (at least 32 characters each).

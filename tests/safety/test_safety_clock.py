@@ -17,10 +17,7 @@ from typing import Any
 import pytest
 import redis.asyncio
 import structlog
-from grpc_helpers import THREE, Table, create_table, view
-from live_helpers import SOON_S, clock, full_log, kind, millis
 from prometheus_client import REGISTRY
-from safety_helpers import Server, Servers
 
 from dizhu.service.clock import FIRST_BACKOFF_MS, Quarantine, _apply, run_clock
 from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
@@ -28,6 +25,9 @@ from dizhu.store import TableStore
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.testing import free_port
 from dizhu.v1 import table_pb2, table_service_pb2
+from tests.grpc.grpc_helpers import THREE, Table, create_table, view
+from tests.live.live_helpers import SOON_S, clock, full_log, kind, millis
+from tests.safety.safety_helpers import Server, Servers
 
 _CORRUPT = b'{"v": 1, "not a table": true}'
 

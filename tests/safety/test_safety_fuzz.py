@@ -21,13 +21,13 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_helpers import DOMAIN, FOUR, THREE, Decision, Table, create_table, decide, error_info, send
-from safety_helpers import Server, Servers
 
 from dizhu.referee import decode
 from dizhu.referee.replay import verify
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import DOMAIN, FOUR, THREE, Decision, Table, create_table, decide, error_info, send
+from tests.safety.safety_helpers import Server, Servers
 
 SEED = 20261130
 CALLS = 2500

@@ -9,14 +9,14 @@ from __future__ import annotations
 import time
 
 import redis.asyncio
-from grpc_helpers import THREE, create_table, rid, view
-from safety_helpers import Server, Servers
 
 from dizhu.referee import decode
 from dizhu.referee.table import TableState
 from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import THREE, create_table, rid, view
+from tests.safety.safety_helpers import Server, Servers
 
 _HOUR_MS = 3600 * 1000
 _ACTIVE = "dizhu:{idle}:active"

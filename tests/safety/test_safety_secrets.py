@@ -11,13 +11,13 @@ from pathlib import Path
 import grpc
 import pytest
 import redis.asyncio
-from grpc_helpers import THREE, TableStub, as_seat, create_table, refused, rid, view
-from safety_helpers import SECRET_1, SECRET_2, Servers
 
 from dizhu.store import table_keys
 from dizhu.testing import free_port, serve_process
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import THREE, TableStub, as_seat, create_table, refused, rid, view
+from tests.safety.safety_helpers import SECRET_1, SECRET_2, Servers
 
 
 async def _everything_in(client: redis.asyncio.Redis) -> bytes:

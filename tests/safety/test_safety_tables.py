@@ -15,10 +15,7 @@ import orjson
 import pytest
 import redis.asyncio
 import structlog
-from grpc_helpers import SEED, THREE, Table, create_table, refused, rid, view
-from live_helpers import SOON_S, Bots, clock, watch
 from prometheus_client import REGISTRY
-from safety_helpers import Server, Servers, exhausted, retry_delay_ms
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
@@ -28,6 +25,9 @@ from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
+from tests.grpc.grpc_helpers import SEED, THREE, Table, create_table, refused, rid, view
+from tests.live.live_helpers import SOON_S, Bots, clock, watch
+from tests.safety.safety_helpers import Server, Servers, exhausted, retry_delay_ms
 
 _HOUR_MS = 3600 * 1000
 

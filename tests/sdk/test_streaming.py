@@ -10,13 +10,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from failover import two_referees
 from google.protobuf import duration_pb2
 
 from dizhu.client import BotRunner, Decision, HeuristicBot, RandomBot, StreamingViews, TableClient
 from dizhu.client.client import CardsLike
 from dizhu.config import ServerConfig, add_server_arguments, config_from_args
 from dizhu.v1 import cards_pb2, events_pb2, table_pb2, table_service_pb2
+from tests.sdk.failover import two_referees
 
 
 async def _collect(client: TableClient, after_sequence: int | None = None) -> list[events_pb2.TableEvent]:

@@ -16,10 +16,10 @@ import socket
 
 import grpc
 import pytest
-from failover import two_referees
 
 from dizhu.client import DizhuError, RetryPolicy, SequenceOutOfRange, TableClient, TableNotFound, Unavailable
 from dizhu.v1 import events_pb2
+from tests.sdk.failover import two_referees
 
 Reopenings = list[tuple[DizhuError, int | None]]
 

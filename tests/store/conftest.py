@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 import redis.asyncio
-from redis_servers import redis_of_each_version
 
 from dizhu.store import TableStore
+from tests.redis_servers import redis_of_each_version
 
 StoreFactory = Callable[..., TableStore]
 

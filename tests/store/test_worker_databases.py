@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 import redis.asyncio
-from redis_servers import with_worker_db
+
+from tests.redis_servers import with_worker_db
 
 
 def _database(url: str) -> int:

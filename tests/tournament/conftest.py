@@ -19,9 +19,9 @@ from collections.abc import Iterator
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import pytest
-from tournament_helpers import API_KEY, NODE_CLIENT
 
 from dizhu.testing import serve_process
+from tests.tournament.tournament_helpers import API_KEY, NODE_CLIENT
 
 
 @pytest.fixture(scope="module")

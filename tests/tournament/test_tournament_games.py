@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 import trustme
-from tls_helpers import issue
-from tournament_helpers import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
 
 from dizhu.referee.replay import verify
 from dizhu.referee.signing import parse_public_keys
 from dizhu.testing import serve_process
 from dizhu.tournament import cli, load_config, run_tournament, write_results
 from dizhu.tournament.runner import summary_lines
+from tests.tls_helpers import issue
+from tests.tournament.tournament_helpers import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
 
 BUNDLED = [
     {"name": "heuristic", "bot": "heuristic"},

@@ -17,11 +17,11 @@ from collections import Counter
 from pathlib import Path
 
 import redis
-from tournament_helpers import faulty_bot, write_tournament
 
 from dizhu.referee.replay import verify
 from dizhu.referee.signing import Authenticity, SigningKeys, parse_public_keys, replay_digest
 from dizhu.tournament import load_config
+from tests.tournament.tournament_helpers import faulty_bot, write_tournament
 
 BUNDLED = [
     {"name": "heuristic", "bot": "heuristic"},

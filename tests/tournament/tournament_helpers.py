@@ -1,8 +1,4 @@
-"""Helpers of the tournament tests: tournament files, faulty entrants, where things are.
-
-(Named ``tournament_helpers``: the test directories are not packages, so module names must be
-unique across them.)
-"""
+"""Helpers of the tournament tests: tournament files, faulty entrants, where things are."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, async_playwright
-from web_helpers import WebReferee, start_web_referee
+
+from tests.web.web_helpers import WebReferee, start_web_referee
 
 CHROMIUM_ARGS = [
     "--headless",

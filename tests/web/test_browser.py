@@ -36,11 +36,11 @@ from playwright.async_api import (
     ViewportSize,
     expect,
 )
-from web_helpers import WebReferee
 
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
+from tests.web.web_helpers import WebReferee
 
 STEP_MS = 15_000
 MINE = re.compile(r"\bmine\b")

@@ -14,9 +14,9 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-from web_helpers import SOON_S, WebReferee, start_web_referee
 
 from dizhu.v1 import table_service_pb2 as pb
+from tests.web.web_helpers import SOON_S, WebReferee, start_web_referee
 
 SHORT_S = 0.5
 TRICKLE_S = 0.05

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, FilePayload, Page, ViewportSize, expect
-from test_browser import _two_unlike_cards
-from web_helpers import SOON_S, WebReferee
 
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2
+from tests.web.test_browser import _two_unlike_cards
+from tests.web.web_helpers import SOON_S, WebReferee
 
 STEP_MS = 15_000
 PHONE: ViewportSize = {"width": 375, "height": 740}

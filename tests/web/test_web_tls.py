@@ -21,11 +21,11 @@ import grpc
 import pytest
 import trustme
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from tls_helpers import issue
-from web_helpers import SOON_S, WebReferee, start_web_referee, view_once_the_bots_play
 
 from dizhu.client import TableClient, open_channel, tls_credentials
 from dizhu.v1 import table_pb2
+from tests.tls_helpers import issue
+from tests.web.web_helpers import SOON_S, WebReferee, start_web_referee, view_once_the_bots_play
 
 _GRPC_WEB = {"content-type": "application/grpc-web+proto"}
 #: An empty GetTableRequest, framed for gRPC-Web.

@@ -1,7 +1,4 @@
-"""Helpers of the web tests: referees with an HTTP side, clients of both sides, raw HTTP.
-
-(Named ``web_helpers``: test directories are not packages, so module names must be unique.)
-"""
+"""Helpers of the web tests: referees with an HTTP side, clients of both sides, raw HTTP."""
 
 from __future__ import annotations
 
