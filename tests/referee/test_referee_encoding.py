@@ -8,14 +8,28 @@ from __future__ import annotations
 
 import random
 import tracemalloc
+from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dizhu.referee import commands, table
-from dizhu.referee.table import TableSettings, TableState, TableStatus, decode, encode
-from dizhu.rules import VARIANTS
+from dizhu.referee.replay import Timing
+from dizhu.referee.table import (
+    ClockSettings,
+    CloseReason,
+    NextRound,
+    RoundResultKind,
+    TableSettings,
+    TableState,
+    TableStatus,
+    TimeoutPolicy,
+    decode,
+    encode,
+)
+from dizhu.rules import VARIANTS, Settlement
 from dizhu.rules.random_play import random_action
 
 
@@ -117,3 +131,67 @@ class TestWhatIsKept:
         )
         assert len(table._GROWING) == len(states)
         assert kept < json_bytes, f"{kept // len(states):,} B kept a table for {json_bytes // len(states):,} B of JSON"
+
+
+#: A table as this format stores it, written by the encoder of format 1 (every stored entry
+#: holds a value no other entry holds, so a field read from another's place shows).
+_STORED = (Path(__file__).parent / "testdata" / "table_format_1.json").read_bytes().strip()
+
+
+class TestStoredFormat:
+    """Tables already in the store keep loading: format 1, field by field, and back to the same bytes."""
+
+    def test_a_stored_table_reads_field_by_field(self) -> None:
+        state = decode(_STORED)
+        assert (state.table_id, state.status, state.version) == ("golden-1", TableStatus.IN_ROUND, 16)
+        assert (state.created_ms, state.updated_ms, state.deal_number) == (1_700_000_000_000, 1_700_000_009_000, 2)
+        settings_ = state.settings
+        assert (settings_.variant.name, settings_.house_rules.spring) == ("3p", False)
+        assert settings_.clock == ClockSettings(15_000, 25_000, 60_000, TimeoutPolicy.FORFEIT)
+        assert (settings_.round_limit, settings_.redeal_cap) == (7, 4)
+        assert (settings_.next_round, settings_.first_dealer) == (NextRound.WHEN_ALL_SETTLED, 2)
+        assert state.seeds == (bytes(range(32)), bytes(range(1, 33)))
+        assert [(seat.name, seat.reserved, seat.occupied) for seat in state.seats] == [
+            ("north", True, True),
+            ("", False, False),
+            ("west", False, True),
+        ]
+        assert state.seats[2].token_hash == bytes(range(32))
+        match = state.match
+        assert (match.dealer, match.rounds_played, match.redeals, match.balances) == (1, 2, 1, (6, -2, -4))
+        assert (match.redeal_cap, match.round_limit) == (4, 7)
+        assert state.round is not None
+        assert len(state.round.history) == 5
+        assert (state.turn_started_ms, state.deadline_ms) == (1_700_000_008_000, 1_700_000_083_000)
+        assert (state.banks_ms, state.timeouts) == ((41_000, 52_000, 60_000), (0, 2, 1))
+        assert state.timings[-1] == Timing(1_700_000_002_000, 15_000, True)
+        assert [(deal.deal_number, deal.timings) for deal in state.earlier_deals] == [
+            (1, (Timing(1_699_999_999_000, 500, False),))
+        ]
+        assert (state.awaiting_settle, state.close_reason) == (frozenset({0, 2}), CloseReason.ABANDONED)
+        assert (state.active_ms, state.attended, state.unattended_rounds) == (1_700_000_007_000, True, 2)
+        assert (state.unattended_limit, state.owner) == (3, "acme")
+        result = state.last_result
+        assert result is not None
+        assert (result.round, result.kind, result.bid, result.winner) == (2, RoundResultKind.FARMERS_WON, 2, 1)
+        assert (result.forfeited_by, result.forfeit_cause) == (0, "timeout")
+        assert result.settlement == Settlement(8, (-16, 8, 8), 0, False, 2, True)
+        assert (result.reveal.round, result.reveal.deal_number, result.reveal.seed) == (2, 3, bytes(range(2, 34)))
+
+    def test_a_stored_table_is_written_back_to_the_same_bytes(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        state = decode(_STORED)
+        assert _afresh(state, monkeypatch) == _STORED
+        assert encode(state) == encode(state) == _STORED  # the second through the kept lists
+
+    def test_a_table_stored_before_its_care_entry_is_active_since_its_last_change(self) -> None:
+        plain = orjson.loads(_STORED)
+        del plain["care"]
+        state = decode(orjson.dumps(plain))
+        assert (state.active_ms, state.attended, state.unattended_rounds) == (1_700_000_009_000, True, 0)
+        assert (state.unattended_limit, state.owner) == (0, "")
+
+    def test_another_format_is_refused(self) -> None:
+        plain = orjson.loads(_STORED)
+        plain["v"] = 2
+        with pytest.raises(ValueError, match="unsupported table format 2"):
+            decode(orjson.dumps(plain))
