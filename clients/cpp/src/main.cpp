@@ -324,7 +324,7 @@ class Bot {
       dizhu::v1::ListLegalMovesRequest ask;
       ask.set_variant(view.settings().variant());
       *ask.mutable_hand()->mutable_cards() = view.your_hand();
-      if (const dizhu::v1::TrickPlay* last = LastPlayToBeat(view)) *ask.mutable_to_beat()->mutable_cards() = last->cards();
+      if (const dizhu::v1::TrickPlay* last = PlayToBeat(view)) *ask.mutable_to_beat()->mutable_cards() = last->cards();
       auto legal = referee_.Call<dizhu::v1::ListLegalMovesResponse>(
           "ListLegalMoves", [&](grpc::ClientContext* context, dizhu::v1::ListLegalMovesResponse* response) {
             return referee_.rules().ListLegalMoves(context, ask, response);
@@ -346,13 +346,10 @@ class Bot {
     return std::nullopt;
   }
 
-  // The trick's latest play by another seat; null when the bot leads.
-  static const dizhu::v1::TrickPlay* LastPlayToBeat(const TableView& view) {
-    const auto& plays = view.trick().plays();
-    for (int i = plays.size() - 1; i >= 0; --i) {
-      if (plays[i].cards_size() > 0) return plays[i].seat() == view.your_seat() ? nullptr : &plays[i];
-    }
-    return nullptr;
+  // The view's play to beat, unless it is the bot's own (then the bot leads); null when leading.
+  static const dizhu::v1::TrickPlay* PlayToBeat(const TableView& view) {
+    if (!view.has_to_beat() || view.to_beat().seat() == view.your_seat()) return nullptr;
+    return &view.to_beat();
   }
 
   size_t Pick(size_t count) { return std::uniform_int_distribution<size_t>(0, count - 1)(random_); }

@@ -272,15 +272,9 @@ impl Bot {
     }
 }
 
-/// The trick's latest play by another seat; None when the bot leads.
+/// The view's play to beat, unless it is the bot's own (then the bot leads); None when leading.
 fn to_beat(view: &TableView, mine: u32) -> Option<CardSet> {
-    let play = view
-        .trick
-        .as_ref()?
-        .plays
-        .iter()
-        .rev()
-        .find(|play| !play.cards.is_empty())?;
+    let play = view.to_beat.as_ref()?;
     (play.seat != mine).then(|| CardSet {
         cards: play.cards.clone(),
         ..Default::default()

@@ -180,16 +180,11 @@ func (b *Bot) act(ctx context.Context, view *dizhuv1.TableView, settled *uint32)
 	return nil, nil
 }
 
-// toBeat is the trick's latest play by another seat; nil when the bot leads.
+// toBeat is the view's play to beat, unless it is the bot's own (then the bot leads); nil when leading.
 func toBeat(view *dizhuv1.TableView) *dizhuv1.CardSet {
-	plays := view.GetTrick().GetPlays()
-	for i := len(plays) - 1; i >= 0; i-- {
-		if len(plays[i].GetCards()) > 0 {
-			if plays[i].GetSeat() == view.GetYourSeat() {
-				return nil
-			}
-			return &dizhuv1.CardSet{Cards: plays[i].GetCards()}
-		}
+	last := view.GetToBeat()
+	if last == nil || last.GetSeat() == view.GetYourSeat() {
+		return nil
 	}
-	return nil
+	return &dizhuv1.CardSet{Cards: last.GetCards()}
 }

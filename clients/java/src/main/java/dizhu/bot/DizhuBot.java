@@ -17,7 +17,6 @@ import dizhu.v1.SettleRequest;
 import dizhu.v1.SettleResponse;
 import dizhu.v1.TableSettings;
 import dizhu.v1.TableView;
-import dizhu.v1.TrickPlay;
 import dizhu.v1.Variant;
 import dizhu.v1.WatchTableRequest;
 import dizhu.v1.WatchTableResponse;
@@ -296,14 +295,11 @@ public final class DizhuBot {
     return null;
   }
 
-  /** The trick's latest play by another seat; null when the bot leads. */
+  /** The view's play to beat, unless it is the bot's own (then the bot leads); null when leading. */
   private static List<Card> toBeat(TableView view) {
-    List<TrickPlay> plays = view.getTrick().getPlaysList();
-    for (int i = plays.size() - 1; i >= 0; i--) {
-      if (plays.get(i).getCardsCount() > 0) {
-        return plays.get(i).getSeat() == view.getYourSeat() ? null : plays.get(i).getCardsList();
-      }
+    if (!view.hasToBeat() || view.getToBeat().getSeat() == view.getYourSeat()) {
+      return null;
     }
-    return null;
+    return view.getToBeat().getCardsList();
   }
 }
