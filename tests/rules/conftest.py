@@ -1,5 +1,11 @@
 """Shared fixtures and hypothesis profiles for the rules-core tests.
 
+A module whose subject the native engine computes too (classification, legal moves, the
+deal, the play tables, and the rounds and refusals built on them) runs once per engine with
+``pytestmark = pytest.mark.usefixtures("each_engine")``. The others (cards and notation,
+the auction, beats, settlement, visibility) test code with no engine branch and run once, on
+the engine in use.
+
 Profiles: ``ci`` (the default: 60 examples, no deadline) and ``thorough`` (1000 examples),
 picked with ``HYPOTHESIS_PROFILE=thorough``.
 """
@@ -23,9 +29,3 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def variant(request: pytest.FixtureRequest) -> Variant:
     """Every test taking ``variant`` runs once per variant (CODE.md point 5)."""
     return request.param
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _rules_engine(each_engine: str) -> str:
-    """Every rules test runs on both engines, the native one and the pure-Python core."""
-    return each_engine

@@ -43,6 +43,9 @@ from tests.rules.strategies import (
     variants,
 )
 
+# Once per rules engine: legal moves are computed by each engine.
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 K = CombinationKind
 
 

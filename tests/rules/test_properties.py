@@ -35,6 +35,9 @@ from dizhu.rules.random_play import random_round
 from dizhu.rules.serialization import action_to_plain
 from tests.rules.helpers import scenario_round
 
+# Once per rules engine: rounds read and generate their plays with the engine in use.
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 rng_seeds = st.integers(0, 2**64)
 house_rules = st.builds(HouseRules, spring=st.booleans())
 

@@ -26,6 +26,9 @@ from dizhu.rules import (
 )
 from tests.rules.helpers import arranged_round, bid, cards_of, make_landlord, play, refusal_message, scenario_round
 
+# Once per rules engine: a play's refusal depends on its reading, computed by each engine.
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 
 class TestRefusalsSayWhatIsWrong:
     def test_a_seat_the_table_does_not_have_is_named(self, variant: Variant) -> None:

@@ -38,6 +38,9 @@ from dizhu.rules import (
 )
 from dizhu.rules.deal import shuffled_ids
 
+# Once per rules engine: the deal is computed by each engine.
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 VECTORS = DOCS / "deal-vectors.json"
 REFERENCE = DOCS / "deal-reference.mjs"

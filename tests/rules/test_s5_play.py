@@ -40,6 +40,9 @@ from tests.rules.helpers import (
     scenario_round,
 )
 
+# Once per rules engine: plays are read, and follows listed, by each engine.
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 #: Landlord, then the farmers (4p uses all four).
 HANDS = ("3 3 5 7 9 J", "4 4 5 6 8 T", "4 6 8 T", "6 8 T")
 

@@ -48,6 +48,9 @@ from tests.rules.strategies import (
     variants,
 )
 
+# Once per rules engine: combinations are read by each engine.
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 K = CombinationKind
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "combinations.md"
 

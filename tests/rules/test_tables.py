@@ -41,6 +41,9 @@ from dizhu.rules.tables import (
 )
 from tests.rules.strategies import catalogue
 
+# Once per rules engine: the play tables are built by each engine.
+pytestmark = pytest.mark.usefixtures("each_engine")
+
 K = CombinationKind
 MASKS = range(1 << (ACE + 1))
 
