@@ -384,12 +384,12 @@ class TestTheClock:
         table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, bank_ms=5000))
         assert table.attended is False
         timed = timeout(table, table.deadline_ms)
-        assert timed.events[0] == ev.BidMade(0, 0, True)
+        assert timed.events[0] == ev.BidMade(0, 0, True, next_seat=1)
         assert (timed.table.banks_ms, timed.table.attended) == ((0, 5000, 5000), False)
         assert timed.table.active_ms == table.active_ms  # the clock's act is no client's
         started = timed.table.turn_started_ms
         late = bid(timed.table, _as(1, now_ms=started + 1000 + 5000 + 1), 1)
-        assert late.events[0] == ev.BidMade(1, 1, False)
+        assert late.events[0] == ev.BidMade(1, 1, False, next_seat=2)
         assert (late.table.banks_ms, late.table.attended) == ((0, 0, 5000), True)
         taken = bid(late.table, _as(2, now_ms=late.table.turn_started_ms), 3)
         assert [type(event).__name__ for event in taken.events][:2] == ["BidMade", "LandlordChosen"]

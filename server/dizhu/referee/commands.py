@@ -279,9 +279,13 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
     )
     events: Events = []
     trick_closed = any(isinstance(event, RulesTrickClosed) for event in transition.events)
+    # The seat to act once the move is applied, while the phase the move was made in goes on.
+    next_seat = after.turn if after.phase is state.phase else None
     for event in transition.events:
         if isinstance(event, RulesBidMade):
-            events.append(ev.BidMade(event.seat, event.amount, timed_out))
+            events.append(
+                ev.BidMade(event.seat, event.amount, timed_out, next_seat=next_seat, auction_closed=next_seat is None)
+            )
         elif isinstance(event, LandlordChosen):
             events.append(event)
         elif isinstance(event, RulesCardsPlayed):
@@ -294,6 +298,8 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
                     stake=after.stake,
                     trick_closed=trick_closed,
                     timed_out=timed_out,
+                    next_seat=next_seat,
+                    doubled=event.doubled,
                 )
             )
     return _bump(table, after_deal(table, after, events, now_ms), events, now_ms, by_client=not timed_out)

@@ -66,6 +66,10 @@ class BidMade:
     seat: int
     amount: int
     timed_out: bool = False
+    #: The seat to bid next; None once the bid closed the auction.
+    next_seat: int | None = None
+    #: The bid closed the auction: a LandlordChosen or a thrown-in deal comes with it.
+    auction_closed: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,6 +88,10 @@ class CardsPlayed:
     stake: int
     trick_closed: bool
     timed_out: bool = False
+    #: The seat to play next (a closed trick's new leader); None once the seat went out.
+    next_seat: int | None = None
+    #: The play doubled the stake (section 9; its combination says whether as a bomb or the rocket).
+    doubled: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x64izhu/v1/events.proto\x12\x08\x64izhu.v1\x1a\x14\x64izhu/v1/cards.proto\x1a\x14\x64izhu/v1/table.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf8\x05\n\nTableEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x08snapshot\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableViewH\x00\x12+\n\x0bseat_joined\x18\x05 \x01(\x0b\x32\x14.dizhu.v1.SeatJoinedH\x00\x12\'\n\tseat_left\x18\x06 \x01(\x0b\x32\x12.dizhu.v1.SeatLeftH\x00\x12-\n\x0c\x64\x65\x61l_started\x18\x07 \x01(\x0b\x32\x15.dizhu.v1.DealStartedH\x00\x12%\n\x08\x62id_made\x18\x08 \x01(\x0b\x32\x11.dizhu.v1.BidMadeH\x00\x12\x30\n\x0e\x64\x65\x61l_thrown_in\x18\t \x01(\x0b\x32\x16.dizhu.v1.DealThrownInH\x00\x12\x33\n\x0flandlord_chosen\x18\n \x01(\x0b\x32\x18.dizhu.v1.LandlordChosenH\x00\x12-\n\x0c\x63\x61rds_played\x18\x0b \x01(\x0b\x32\x15.dizhu.v1.CardsPlayedH\x00\x12+\n\x0bround_ended\x18\x0c \x01(\x0b\x32\x14.dizhu.v1.RoundEndedH\x00\x12-\n\x0cseat_settled\x18\r \x01(\x0b\x32\x15.dizhu.v1.SeatSettledH\x00\x12/\n\rturn_deadline\x18\x0e \x01(\x0b\x32\x16.dizhu.v1.TurnDeadlineH\x00\x12-\n\x0ctable_closed\x18\x0f \x01(\x0b\x32\x15.dizhu.v1.TableClosedH\x00\x12(\n\theartbeat\x18\x10 \x01(\x0b\x32\x13.dizhu.v1.HeartbeatH\x00\x12/\n\rseat_presence\x18\x11 \x01(\x0b\x32\x16.dizhu.v1.SeatPresenceH\x00\x12\x10\n\x08write_id\x18\x12 \x01(\x04\x42\t\n\x07payload\"/\n\nSeatJoined\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\"-\n\x08SeatLeft\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\"\xbe\x01\n\x0b\x44\x65\x61lStarted\x12\r\n\x05round\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x13\n\x0b\x64\x65\x61ler_seat\x18\x03 \x01(\r\x12$\n\x0c\x66\x61\x63\x65_up_card\x18\x04 \x01(\x0b\x32\x0e.dizhu.v1.Card\x12\x14\n\x0c\x66\x61\x63\x65_up_seat\x18\x05 \x01(\r\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\x0c\x12!\n\tyour_hand\x18\x07 \x03(\x0b\x32\x0e.dizhu.v1.Card\":\n\x07\x42idMade\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61mount\x18\x02 \x01(\r\x12\x11\n\ttimed_out\x18\x03 \x01(\x08\"H\n\x0c\x44\x65\x61lThrownIn\x12$\n\x06reveal\x18\x01 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12\x12\n\nround_void\x18\x02 \x01(\x08\"S\n\x0eLandlordChosen\x12\x15\n\rlandlord_seat\x18\x01 \x01(\r\x12\x0b\n\x03\x62id\x18\x02 \x01(\r\x12\x1d\n\x05kitty\x18\x03 \x03(\x0b\x32\x0e.dizhu.v1.Card\"\xb2\x01\n\x0b\x43\x61rdsPlayed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1d\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0e.dizhu.v1.Card\x12*\n\x0b\x63ombination\x18\x03 \x01(\x0b\x32\x15.dizhu.v1.Combination\x12\x12\n\ncards_left\x18\x04 \x01(\r\x12\x11\n\ttimed_out\x18\x05 \x01(\x08\x12\r\n\x05stake\x18\x06 \x01(\x03\x12\x14\n\x0ctrick_closed\x18\x07 \x01(\x08\"s\n\nRoundEnded\x12-\n\nsettlement\x18\x01 \x01(\x0b\x32\x19.dizhu.v1.RoundSettlement\x12$\n\x06reveal\x18\x02 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12\x10\n\x08\x62\x61lances\x18\x03 \x03(\x03\"*\n\x0bSeatSettled\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05round\x18\x02 \x01(\r\"}\n\x0cTurnDeadline\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\x0etime_bank_left\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"[\n\x0bTableClosed\x12%\n\x06reason\x18\x01 \x01(\x0e\x32\x15.dizhu.v1.CloseReason\x12%\n\tstandings\x18\x02 \x03(\x0b\x32\x12.dizhu.v1.Standing\"\x0b\n\tHeartbeat\"/\n\x0cSeatPresence\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tconnected\x18\x02 \x01(\x08\x42h\n\x08\x64izhu.v1B\x0b\x45ventsProtoP\x01Z%dizhu/clients/go/gen/dizhu/v1;dizhuv1\xa2\x02\x03\x44VX\xaa\x02\x08\x44izhu.V1\xca\x02\x08\x44izhu\\V1\xea\x02\tDizhu::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x64izhu/v1/events.proto\x12\x08\x64izhu.v1\x1a\x14\x64izhu/v1/cards.proto\x1a\x14\x64izhu/v1/table.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf8\x05\n\nTableEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x08snapshot\x18\x04 \x01(\x0b\x32\x13.dizhu.v1.TableViewH\x00\x12+\n\x0bseat_joined\x18\x05 \x01(\x0b\x32\x14.dizhu.v1.SeatJoinedH\x00\x12\'\n\tseat_left\x18\x06 \x01(\x0b\x32\x12.dizhu.v1.SeatLeftH\x00\x12-\n\x0c\x64\x65\x61l_started\x18\x07 \x01(\x0b\x32\x15.dizhu.v1.DealStartedH\x00\x12%\n\x08\x62id_made\x18\x08 \x01(\x0b\x32\x11.dizhu.v1.BidMadeH\x00\x12\x30\n\x0e\x64\x65\x61l_thrown_in\x18\t \x01(\x0b\x32\x16.dizhu.v1.DealThrownInH\x00\x12\x33\n\x0flandlord_chosen\x18\n \x01(\x0b\x32\x18.dizhu.v1.LandlordChosenH\x00\x12-\n\x0c\x63\x61rds_played\x18\x0b \x01(\x0b\x32\x15.dizhu.v1.CardsPlayedH\x00\x12+\n\x0bround_ended\x18\x0c \x01(\x0b\x32\x14.dizhu.v1.RoundEndedH\x00\x12-\n\x0cseat_settled\x18\r \x01(\x0b\x32\x15.dizhu.v1.SeatSettledH\x00\x12/\n\rturn_deadline\x18\x0e \x01(\x0b\x32\x16.dizhu.v1.TurnDeadlineH\x00\x12-\n\x0ctable_closed\x18\x0f \x01(\x0b\x32\x15.dizhu.v1.TableClosedH\x00\x12(\n\theartbeat\x18\x10 \x01(\x0b\x32\x13.dizhu.v1.HeartbeatH\x00\x12/\n\rseat_presence\x18\x11 \x01(\x0b\x32\x16.dizhu.v1.SeatPresenceH\x00\x12\x10\n\x08write_id\x18\x12 \x01(\x04\x42\t\n\x07payload\"/\n\nSeatJoined\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\"-\n\x08SeatLeft\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\"\xbe\x01\n\x0b\x44\x65\x61lStarted\x12\r\n\x05round\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x13\n\x0b\x64\x65\x61ler_seat\x18\x03 \x01(\r\x12$\n\x0c\x66\x61\x63\x65_up_card\x18\x04 \x01(\x0b\x32\x0e.dizhu.v1.Card\x12\x14\n\x0c\x66\x61\x63\x65_up_seat\x18\x05 \x01(\r\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\x0c\x12!\n\tyour_hand\x18\x07 \x03(\x0b\x32\x0e.dizhu.v1.Card\"x\n\x07\x42idMade\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61mount\x18\x02 \x01(\r\x12\x11\n\ttimed_out\x18\x03 \x01(\x08\x12\x16\n\tnext_seat\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x16\n\x0e\x61uction_closed\x18\x05 \x01(\x08\x42\x0c\n\n_next_seat\"H\n\x0c\x44\x65\x61lThrownIn\x12$\n\x06reveal\x18\x01 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12\x12\n\nround_void\x18\x02 \x01(\x08\"S\n\x0eLandlordChosen\x12\x15\n\rlandlord_seat\x18\x01 \x01(\r\x12\x0b\n\x03\x62id\x18\x02 \x01(\r\x12\x1d\n\x05kitty\x18\x03 \x03(\x0b\x32\x0e.dizhu.v1.Card\"\x83\x02\n\x0b\x43\x61rdsPlayed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1d\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0e.dizhu.v1.Card\x12*\n\x0b\x63ombination\x18\x03 \x01(\x0b\x32\x15.dizhu.v1.Combination\x12\x12\n\ncards_left\x18\x04 \x01(\r\x12\x11\n\ttimed_out\x18\x05 \x01(\x08\x12\r\n\x05stake\x18\x06 \x01(\x03\x12\x14\n\x0ctrick_closed\x18\x07 \x01(\x08\x12\x16\n\tnext_seat\x18\x08 \x01(\rH\x00\x88\x01\x01\x12)\n\x08\x64oubling\x18\t \x01(\x0e\x32\x17.dizhu.v1.DoublingCauseB\x0c\n\n_next_seat\"s\n\nRoundEnded\x12-\n\nsettlement\x18\x01 \x01(\x0b\x32\x19.dizhu.v1.RoundSettlement\x12$\n\x06reveal\x18\x02 \x01(\x0b\x32\x14.dizhu.v1.DealReveal\x12\x10\n\x08\x62\x61lances\x18\x03 \x03(\x03\"*\n\x0bSeatSettled\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05round\x18\x02 \x01(\r\"}\n\x0cTurnDeadline\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\x0etime_bank_left\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"[\n\x0bTableClosed\x12%\n\x06reason\x18\x01 \x01(\x0e\x32\x15.dizhu.v1.CloseReason\x12%\n\tstandings\x18\x02 \x03(\x0b\x32\x12.dizhu.v1.Standing\"\x0b\n\tHeartbeat\"/\n\x0cSeatPresence\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tconnected\x18\x02 \x01(\x08\x42h\n\x08\x64izhu.v1B\x0b\x45ventsProtoP\x01Z%dizhu/clients/go/gen/dizhu/v1;dizhuv1\xa2\x02\x03\x44VX\xaa\x02\x08\x44izhu.V1\xca\x02\x08\x44izhu\\V1\xea\x02\tDizhu::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,23 +45,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DEALSTARTED']._serialized_start=1004
   _globals['_DEALSTARTED']._serialized_end=1194
   _globals['_BIDMADE']._serialized_start=1196
-  _globals['_BIDMADE']._serialized_end=1254
-  _globals['_DEALTHROWNIN']._serialized_start=1256
-  _globals['_DEALTHROWNIN']._serialized_end=1328
-  _globals['_LANDLORDCHOSEN']._serialized_start=1330
-  _globals['_LANDLORDCHOSEN']._serialized_end=1413
-  _globals['_CARDSPLAYED']._serialized_start=1416
-  _globals['_CARDSPLAYED']._serialized_end=1594
-  _globals['_ROUNDENDED']._serialized_start=1596
-  _globals['_ROUNDENDED']._serialized_end=1711
-  _globals['_SEATSETTLED']._serialized_start=1713
-  _globals['_SEATSETTLED']._serialized_end=1755
-  _globals['_TURNDEADLINE']._serialized_start=1757
-  _globals['_TURNDEADLINE']._serialized_end=1882
-  _globals['_TABLECLOSED']._serialized_start=1884
-  _globals['_TABLECLOSED']._serialized_end=1975
-  _globals['_HEARTBEAT']._serialized_start=1977
-  _globals['_HEARTBEAT']._serialized_end=1988
-  _globals['_SEATPRESENCE']._serialized_start=1990
-  _globals['_SEATPRESENCE']._serialized_end=2037
+  _globals['_BIDMADE']._serialized_end=1316
+  _globals['_DEALTHROWNIN']._serialized_start=1318
+  _globals['_DEALTHROWNIN']._serialized_end=1390
+  _globals['_LANDLORDCHOSEN']._serialized_start=1392
+  _globals['_LANDLORDCHOSEN']._serialized_end=1475
+  _globals['_CARDSPLAYED']._serialized_start=1478
+  _globals['_CARDSPLAYED']._serialized_end=1737
+  _globals['_ROUNDENDED']._serialized_start=1739
+  _globals['_ROUNDENDED']._serialized_end=1854
+  _globals['_SEATSETTLED']._serialized_start=1856
+  _globals['_SEATSETTLED']._serialized_end=1898
+  _globals['_TURNDEADLINE']._serialized_start=1900
+  _globals['_TURNDEADLINE']._serialized_end=2025
+  _globals['_TABLECLOSED']._serialized_start=2027
+  _globals['_TABLECLOSED']._serialized_end=2118
+  _globals['_HEARTBEAT']._serialized_start=2120
+  _globals['_HEARTBEAT']._serialized_end=2131
+  _globals['_SEATPRESENCE']._serialized_start=2133
+  _globals['_SEATPRESENCE']._serialized_end=2180
 # @@protoc_insertion_point(module_scope)

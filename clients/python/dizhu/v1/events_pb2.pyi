@@ -87,14 +87,18 @@ class DealStarted(_message.Message):
     def __init__(self, round: _Optional[int] = ..., deal_number: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., your_hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ...) -> None: ...
 
 class BidMade(_message.Message):
-    __slots__ = ("seat", "amount", "timed_out")
+    __slots__ = ("seat", "amount", "timed_out", "next_seat", "auction_closed")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     AMOUNT_FIELD_NUMBER: _ClassVar[int]
     TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_SEAT_FIELD_NUMBER: _ClassVar[int]
+    AUCTION_CLOSED_FIELD_NUMBER: _ClassVar[int]
     seat: int
     amount: int
     timed_out: bool
-    def __init__(self, seat: _Optional[int] = ..., amount: _Optional[int] = ..., timed_out: _Optional[bool] = ...) -> None: ...
+    next_seat: int
+    auction_closed: bool
+    def __init__(self, seat: _Optional[int] = ..., amount: _Optional[int] = ..., timed_out: _Optional[bool] = ..., next_seat: _Optional[int] = ..., auction_closed: _Optional[bool] = ...) -> None: ...
 
 class DealThrownIn(_message.Message):
     __slots__ = ("reveal", "round_void")
@@ -115,7 +119,7 @@ class LandlordChosen(_message.Message):
     def __init__(self, landlord_seat: _Optional[int] = ..., bid: _Optional[int] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ...) -> None: ...
 
 class CardsPlayed(_message.Message):
-    __slots__ = ("seat", "cards", "combination", "cards_left", "timed_out", "stake", "trick_closed")
+    __slots__ = ("seat", "cards", "combination", "cards_left", "timed_out", "stake", "trick_closed", "next_seat", "doubling")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARDS_FIELD_NUMBER: _ClassVar[int]
     COMBINATION_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +127,8 @@ class CardsPlayed(_message.Message):
     TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
     STAKE_FIELD_NUMBER: _ClassVar[int]
     TRICK_CLOSED_FIELD_NUMBER: _ClassVar[int]
+    NEXT_SEAT_FIELD_NUMBER: _ClassVar[int]
+    DOUBLING_FIELD_NUMBER: _ClassVar[int]
     seat: int
     cards: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
     combination: _cards_pb2.Combination
@@ -130,7 +136,9 @@ class CardsPlayed(_message.Message):
     timed_out: bool
     stake: int
     trick_closed: bool
-    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., combination: _Optional[_Union[_cards_pb2.Combination, _Mapping]] = ..., cards_left: _Optional[int] = ..., timed_out: _Optional[bool] = ..., stake: _Optional[int] = ..., trick_closed: _Optional[bool] = ...) -> None: ...
+    next_seat: int
+    doubling: _table_pb2.DoublingCause
+    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., combination: _Optional[_Union[_cards_pb2.Combination, _Mapping]] = ..., cards_left: _Optional[int] = ..., timed_out: _Optional[bool] = ..., stake: _Optional[int] = ..., trick_closed: _Optional[bool] = ..., next_seat: _Optional[int] = ..., doubling: _Optional[_Union[_table_pb2.DoublingCause, str]] = ...) -> None: ...
 
 class RoundEnded(_message.Message):
     __slots__ = ("settlement", "reveal", "balances")

@@ -13,14 +13,16 @@ from dizhu.rules import (
     VARIANTS,
     Card,
     Combination,
+    CombinationKind,
     Rank,
     Suit,
     Variant,
     make_deck,
 )
-from dizhu.v1 import cards_pb2
+from dizhu.v1 import cards_pb2, table_pb2
 
 __all__ = [
+    "DOUBLING_CAUSES",
     "ID_OF",
     "card_id",
     "card_to_proto",
@@ -124,3 +126,10 @@ def combination_to_proto(combination: Combination) -> cards_pb2.Combination:
         size=combination.size,
         ranks=[_PB_RANKS[rank] for rank in combination.ranks],
     )
+
+
+#: Why a play that doubled the stake did, by its combination's kind (only these two double).
+DOUBLING_CAUSES = {
+    CombinationKind.BOMB: table_pb2.DOUBLING_CAUSE_BOMB,
+    CombinationKind.ROCKET: table_pb2.DOUBLING_CAUSE_ROCKET,
+}

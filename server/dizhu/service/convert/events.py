@@ -6,7 +6,7 @@ from dizhu.referee import events as ev
 from dizhu.referee.table import (
     RoundResultKind,
 )
-from dizhu.service.convert.cards import card_to_proto, cards_to_proto, combination_to_proto
+from dizhu.service.convert.cards import DOUBLING_CAUSES, card_to_proto, cards_to_proto, combination_to_proto
 from dizhu.service.convert.results import CLOSE_REASONS, reveal_to_proto, settlement_to_proto, standings_to_proto
 from dizhu.v1 import events_pb2
 
@@ -33,7 +33,12 @@ def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.Table
             started.your_hand.extend(cards_to_proto(event.hands[viewer]))
         message.deal_started.CopyFrom(started)
     elif isinstance(event, ev.BidMade):
-        message.bid_made.CopyFrom(events_pb2.BidMade(seat=event.seat, amount=event.amount, timed_out=event.timed_out))
+        made = events_pb2.BidMade(
+            seat=event.seat, amount=event.amount, timed_out=event.timed_out, auction_closed=event.auction_closed
+        )
+        if event.next_seat is not None:
+            made.next_seat = event.next_seat
+        message.bid_made.CopyFrom(made)
     elif isinstance(event, ev.DealThrownIn):
         message.deal_thrown_in.CopyFrom(
             events_pb2.DealThrownIn(reveal=reveal_to_proto(event.reveal), round_void=event.round_void)
@@ -51,8 +56,12 @@ def event_to_proto(event: ev.TableEvent, viewer: int | None) -> events_pb2.Table
             stake=event.stake,
             trick_closed=event.trick_closed,
         )
+        if event.next_seat is not None:
+            played.next_seat = event.next_seat
         if event.combination is not None:
             played.combination.CopyFrom(combination_to_proto(event.combination))
+            if event.doubled:
+                played.doubling = DOUBLING_CAUSES[event.combination.kind]
         message.cards_played.CopyFrom(played)
     elif isinstance(event, ev.RoundEnded):
         ended = events_pb2.RoundEnded(settlement=settlement_to_proto(event.result), balances=list(event.balances))

@@ -24,7 +24,6 @@ from dizhu.rules import (
     Bid,
     Card,
     Combination,
-    CombinationKind,
     Phase,
     Play,
     Variant,
@@ -33,6 +32,7 @@ from dizhu.rules import (
     view_for,
 )
 from dizhu.service.convert.cards import (
+    DOUBLING_CAUSES,
     ID_OF,
     card_id,
     card_to_proto,
@@ -186,15 +186,9 @@ def _to_beat_entry(play: table_pb2.TrickPlay) -> bytes:
     return table_pb2.TableView(to_beat=play).SerializeToString()
 
 
-_DOUBLING_CAUSES = {
-    CombinationKind.BOMB: table_pb2.DOUBLING_CAUSE_BOMB,
-    CombinationKind.ROCKET: table_pb2.DOUBLING_CAUSE_ROCKET,
-}
-
-
 def _doubling_cause(combination: Combination, variant: Variant) -> table_pb2.DoublingCause | None:
     """Why ``combination`` doubles the stake, or None if it does not (docs/rules.md §9)."""
-    return _DOUBLING_CAUSES[combination.kind] if doubles_stake(combination, variant) else None
+    return DOUBLING_CAUSES[combination.kind] if doubles_stake(combination, variant) else None
 
 
 def _doubling_entry(action: Play, cause: table_pb2.DoublingCause, trick: int) -> bytes:
