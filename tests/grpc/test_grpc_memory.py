@@ -1,7 +1,7 @@
 """A referee's memory does not depend on how many tables it has served (docs/scaling.md, "Memory").
 
 What a process keeps of a table between calls -- the JSON of its running deal's growing lists
-(``referee.table``), the digest its views continue from (``convert.views``), the state its next
+(``referee.table_codec``), the digest its views continue from (``convert.views``), the state its next
 move starts from (``UnitOfWork``) -- is kept while the table can still change in that way and
 let go of when it cannot: a finished deal's lists and digest as the deal ends, a closed table's
 state as it closes. What stays is held to a count, and what each entry costs is held to its
@@ -16,7 +16,7 @@ import random
 import pytest
 
 from dizhu.process import Referee
-from dizhu.referee import table as table_module
+from dizhu.referee import table_codec
 from dizhu.service.convert import views
 from dizhu.v1 import cards_pb2, table_pb2
 from tests.grpc.grpc_helpers import FOUR, THREE, RulesStub, TableStub, act, create_table, play_until_closed, view
@@ -25,7 +25,7 @@ from tests.grpc.grpc_helpers import FOUR, THREE, RulesStub, TableStub, act, crea
 def _kept(referee: Referee, table_id: str) -> dict[str, bool]:
     """Which of the process's per-table caches hold ``table_id``."""
     return {
-        "growing lists": table_id in table_module._GROWING,
+        "growing lists": table_id in table_codec._GROWING,
         "view digest": table_id in views._DIGESTS,
         "decoded state": table_id in referee.grpc.unit_of_work._decoded,
     }

@@ -57,9 +57,8 @@ from dizhu.referee.table import (
     TableState,
     TableStatus,
     TimeoutPolicy,
-    decode,
-    encode,
 )
+from dizhu.referee.table_codec import decode, encode
 from dizhu.rules import VARIANTS, HouseRules, IllegalAction, Rank, Refusal
 
 SEED = bytes(range(32))

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dizhu.referee import commands, table
+from dizhu.referee import commands, table_codec
 from dizhu.referee.replay import Timing
 from dizhu.referee.table import (
     ClockSettings,
@@ -26,9 +26,8 @@ from dizhu.referee.table import (
     TableState,
     TableStatus,
     TimeoutPolicy,
-    decode,
-    encode,
 )
+from dizhu.referee.table_codec import decode, encode
 from dizhu.rules import VARIANTS, Settlement
 from dizhu.rules.random_play import random_action
 
@@ -52,7 +51,7 @@ def _states(variant: str, seed: int, table_id: str = "t-1") -> list[TableState]:
 def _afresh(state: TableState, monkeypatch: pytest.MonkeyPatch) -> bytes:
     """``state`` encoded with nothing kept from before."""
     with monkeypatch.context() as patched:
-        patched.setattr(table, "_GROWING", table._GrowingLists())
+        patched.setattr(table_codec, "_GROWING", table_codec._GrowingLists())
         return encode(state)
 
 
@@ -94,28 +93,28 @@ class TestWhatIsKept:
     exact bytes (tests/grpc/test_grpc_memory.py: and nothing of a deal once it is over)."""
 
     def test_at_most_the_bound_of_tables_the_latest_written(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(table, "_GROWING", table._GrowingLists(size=3))
+        monkeypatch.setattr(table_codec, "_GROWING", table_codec._GrowingLists(size=3))
         states = _running_states(5)
         for state in states:
             encode(state)
-        assert [state.table_id in table._GROWING for state in states] == [False, False, True, True, True]
+        assert [state.table_id in table_codec._GROWING for state in states] == [False, False, True, True, True]
 
     def test_a_deal_no_longer_running_is_forgotten(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(table, "_GROWING", table._GrowingLists())
+        monkeypatch.setattr(table_codec, "_GROWING", table_codec._GrowingLists())
         states = _states("3p", 5)
         encode(states[-2])
         assert states[-2].status is TableStatus.IN_ROUND
-        assert "t-1" in table._GROWING
+        assert "t-1" in table_codec._GROWING
         encode(states[-1])
         assert states[-1].status is not TableStatus.IN_ROUND
-        assert "t-1" not in table._GROWING
+        assert "t-1" not in table_codec._GROWING
 
     def test_a_running_deal_costs_its_json_and_no_more(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The bytes ``orjson.dumps`` returns occupy at least 4 KiB each however short: kept one per
         entry, they cost ~250 KiB per table. What is kept is less than the whole table's JSON."""
         states = _running_states(40)
         json_bytes = sum(len(encode(state)) for state in states)
-        monkeypatch.setattr(table, "_GROWING", table._GrowingLists())
+        monkeypatch.setattr(table_codec, "_GROWING", table_codec._GrowingLists())
         tracemalloc.start()
         try:
             before = tracemalloc.take_snapshot()
@@ -127,9 +126,9 @@ class TestWhatIsKept:
         kept = sum(
             stat.size_diff
             for stat in after.compare_to(before, "filename")
-            if stat.traceback[0].filename == table.__file__
+            if stat.traceback[0].filename == table_codec.__file__
         )
-        assert len(table._GROWING) == len(states)
+        assert len(table_codec._GROWING) == len(states)
         assert kept < json_bytes, f"{kept // len(states):,} B kept a table for {json_bytes // len(states):,} B of JSON"
 
 

@@ -4,6 +4,7 @@ Pure like the rules core (no gRPC, no Redis): the service loads a ``TableState``
 command from ``commands`` and saves the result.
 """
 
-from dizhu.referee.table import TableState, decode, encode
+from dizhu.referee.table import TableState
+from dizhu.referee.table_codec import decode, encode
 
 __all__ = ["TableState", "decode", "encode"]
