@@ -2,12 +2,14 @@
 // so that a page reads the table (GetTable) only when the contract says it must: at the
 // start, after a gap in the versions, when the stream begins again with a snapshot (a
 // resume the referee could not serve, or a stream that fell too far behind), and for the
-// few changes whose whole effect no event states (a seat left mid-round, the table closed).
+// few changes whose whole effect no event states (a seat left mid-round, the table closed,
+// a bid or play stored by a referee that did not yet say who acts next). Who acts next and
+// what a play doubled are the events' to say (next_seat, doubling): the page works out none.
 //
 // A front end that follows a table can copy this file: it depends on the contract only.
 import { create } from "@bufbuild/protobuf";
 import { cardId } from "./cards";
-import { CombinationKind, type Card } from "./gen/dizhu/v1/cards_pb";
+import type { Card } from "./gen/dizhu/v1/cards_pb";
 import type { TableEvent } from "./gen/dizhu/v1/events_pb";
 import {
   AuctionBidSchema,
@@ -51,8 +53,7 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
   if (event.version <= readAt) return "seen";
   if (event.version > view.version + 1n) return "reread";
   view.version = event.version;
-  const { players, hand } = variantSizes(view.settings?.variant);
-  const nextSeat = (seat: number) => (seat + 1) % players;
+  const { hand } = variantSizes(view.settings?.variant);
   switch (payload.case) {
     case "seatJoined": {
       const seat = view.seats[payload.value.seat];
@@ -91,11 +92,14 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
       return "applied";
     }
     case "bidMade": {
-      const { seat, amount, timedOut } = payload.value;
+      const { seat, amount, timedOut, nextSeat, auctionClosed } = payload.value;
+      // Stored by a referee that did not say who bids next yet: the view says it.
+      if (nextSeat === undefined && !auctionClosed) return "reread";
       view.bids.push(create(AuctionBidSchema, { seat, amount }));
       view.history.push(create(RoundActionSchema, { dealNumber: view.dealNumber, seat, bid: amount, timedOut }));
       view.highestBid = Math.max(view.highestBid, amount);
-      view.turnSeat = nextSeat(seat);
+      // Unset once the auction closed: the landlordChosen or dealThrownIn that comes next says who acts.
+      view.turnSeat = nextSeat;
       view.turnDeadline = undefined;
       return "applied";
     }
@@ -120,7 +124,11 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
     }
     case "cardsPlayed": {
       const played = payload.value;
-      if (!view.trick) return "reread";
+      // Stored by a referee that did not say who plays next, or what the play doubled, yet: the view says it.
+      const older =
+        (played.nextSeat === undefined && played.cardsLeft > 0) ||
+        (played.doubling === DoublingCause.UNSPECIFIED && played.stake !== view.stake);
+      if (!view.trick || older) return "reread";
       view.history.push(
         create(RoundActionSchema, { dealNumber: view.dealNumber, seat: played.seat, cards: played.cards, timedOut: played.timedOut }),
       );
@@ -128,11 +136,14 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
       view.trick.plays.push(play);
       if (play.cards.length) view.toBeat = play;
       view.seats[played.seat].cardsLeft = played.cardsLeft;
-      if (played.stake !== view.stake) {
-        // The event's stake says the play doubled; the referee's rule said so, not the page.
-        const cause = played.combination?.kind === CombinationKind.ROCKET ? DoublingCause.ROCKET : DoublingCause.BOMB;
+      if (played.doubling !== DoublingCause.UNSPECIFIED) {
         view.doublingPlays.push(
-          create(DoublingSchema, { cause, seat: played.seat, cards: played.cards, trick: view.tricksCompleted }),
+          create(DoublingSchema, {
+            cause: played.doubling,
+            seat: played.seat,
+            cards: played.cards,
+            trick: view.tricksCompleted,
+          }),
         );
         view.doublings += 1;
       }
@@ -142,18 +153,14 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
         view.yourHand = view.yourHand.filter((card) => !gone.has(cardId(card)));
       }
       view.turnDeadline = undefined;
-      if (played.cardsLeft === 0) {
-        // The seat went out: the round is over and nobody is to act, though the RoundEnded
-        // event that says so comes next. Handing the turn on here would make the next seat's
-        // page ask for its legal plays in a round that has ended (the browser test counts them).
-        view.turnSeat = undefined;
-      } else if (played.trickClosed) {
-        const leader = view.toBeat?.seat ?? played.seat;
+      if (played.trickClosed && played.nextSeat !== undefined) {
         view.tricksCompleted += 1;
-        view.trick = create(TrickSchema, { leaderSeat: leader, plays: [] });
+        view.trick = create(TrickSchema, { leaderSeat: played.nextSeat, plays: [] });
         view.toBeat = undefined;
-        view.turnSeat = leader;
-      } else view.turnSeat = nextSeat(played.seat);
+      }
+      // Unset once the seat went out: the round is over, and the roundEnded that says so comes
+      // next. (A turn handed on here would make a page ask for legal plays in an ended round.)
+      view.turnSeat = played.nextSeat;
       return "applied";
     }
     case "roundEnded": {
