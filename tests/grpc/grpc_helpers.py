@@ -6,6 +6,8 @@
 - ``decide`` / ``send`` / ``act``: one legal decision for the seat to act, chosen with
   ``RulesService.ListLegalMoves`` like a bot would;
 - ``play_round`` / ``play_until_closed``: random but legal games;
+- ``seeds_dealing`` / ``bomb_first``: deals that hold bombs (and the rocket), and seats that
+  play them whenever they may;
 - ``card_id`` / ``cards_in``: the contract's card ids, for comparing card sets;
 - ``referee_over_its_own_redis``: a referee whose Redis a test may fill or stop.
 """
@@ -16,6 +18,7 @@ import contextlib
 import dataclasses
 import random
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
@@ -227,6 +230,53 @@ async def decide(rules: RulesStub, table_view: table_pb2.TableView, rng: random.
     if moves.can_pass:
         options.append(())
     return Decision(cards=rng.choice(options))
+
+
+#: Whether the hands of a deal, by seat, are what a test needs.
+Dealt = Callable[[list[list[cards_pb2.Card]]], bool]
+_DOUBLING_KINDS = (cards_pb2.COMBINATION_KIND_BOMB, cards_pb2.COMBINATION_KIND_ROCKET)
+
+
+def _rank_counts(hand: list[cards_pb2.Card]) -> Counter[int]:
+    return Counter(card.rank for card in hand)
+
+
+def holds_bomb_and_rocket_3p(hands: list[list[cards_pb2.Card]]) -> bool:
+    """A seat holds the rocket and a seat holds a bomb."""
+    jokers = {cards_pb2.RANK_BLACK_JOKER, cards_pb2.RANK_RED_JOKER}
+    return any(jokers <= set(_rank_counts(hand)) for hand in hands) and any(
+        max(_rank_counts(hand).values()) >= 4 for hand in hands
+    )
+
+
+def holds_small_and_big_bombs_4p(hands: list[list[cards_pb2.Card]]) -> bool:
+    """A seat holds six or more of a rank, and another four or five of one."""
+    big = [seat for seat, hand in enumerate(hands) if max(_rank_counts(hand).values()) >= 6]
+    small = [seat for seat, hand in enumerate(hands) if {4, 5} & set(_rank_counts(hand).values())]
+    return bool(big) and bool(set(small) - set(big[:1]))
+
+
+async def seeds_dealing(
+    tables: TableStub, variant: cards_pb2.Variant, dealt: Dealt, attempts: int = 60
+) -> AsyncIterator[bytes]:
+    """The round seeds ``bytes([n]) * 32`` (n below ``attempts``) whose first deal, seat 0 dealing,
+    ``dealt`` accepts (each probed on a table of its own)."""
+    for attempt in range(attempts):
+        seed = bytes([attempt]) * 32
+        probe = await create_table(tables, variant, seeds=[seed], first_dealer=0)
+        if dealt([list((await view(tables, probe, seat)).your_hand) for seat in range(probe.players)]):
+            yield seed
+
+
+def bomb_first(
+    moves: rules_service_pb2.ListLegalMovesResponse, rng: random.Random
+) -> rules_service_pb2.LegalMove | None:
+    """A bomb or the rocket whenever one is legal, else any legal move or a pass (None)."""
+    doubling = [move for move in moves.moves if move.combination.kind in _DOUBLING_KINDS]
+    options: list[rules_service_pb2.LegalMove | None] = [*(doubling or moves.moves)]
+    if moves.can_pass and not doubling:
+        options.append(None)
+    return rng.choice(options)
 
 
 async def send(

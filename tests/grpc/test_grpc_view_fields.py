@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -45,6 +44,7 @@ from tests.grpc.grpc_helpers import (
     FOUR,
     SEED,
     THREE,
+    Dealt,
     Decision,
     RulesStub,
     TableStub,
@@ -52,6 +52,8 @@ from tests.grpc.grpc_helpers import (
     bid_to_play,
     cards_in,
     create_table,
+    holds_bomb_and_rocket_3p,
+    holds_small_and_big_bombs_4p,
     legal_moves,
     send,
     view,
@@ -132,28 +134,6 @@ class TestRandomRoundsOverGrpc:
             _assert_consistent(table_view)
 
 
-_Dealt = Callable[[list[list[cards_pb2.Card]]], bool]
-
-
-def _rank_counts(hand: list[cards_pb2.Card]) -> Counter[int]:
-    return Counter(card.rank for card in hand)
-
-
-def _bombs_and_rocket_3p(hands: list[list[cards_pb2.Card]]) -> bool:
-    """A seat holds the rocket and a seat holds a bomb."""
-    jokers = {cards_pb2.RANK_BLACK_JOKER, cards_pb2.RANK_RED_JOKER}
-    return any(jokers <= set(_rank_counts(hand)) for hand in hands) and any(
-        max(_rank_counts(hand).values()) >= 4 for hand in hands
-    )
-
-
-def _small_and_big_bombs_4p(hands: list[list[cards_pb2.Card]]) -> bool:
-    """A seat holds six or more of a rank, and another four or five of one."""
-    big = [seat for seat, hand in enumerate(hands) if max(_rank_counts(hand).values()) >= 6]
-    small = [seat for seat, hand in enumerate(hands) if {4, 5} & set(_rank_counts(hand).values())]
-    return bool(big) and bool(set(small) - set(big[:1]))
-
-
 class TestDoublingsOverGrpc:
     """Rounds dealt so that bombs (and in 3p the rocket) are held, played by seats that play a bomb
     or the rocket whenever they may: each such play adds a doubling play exactly when the rule says."""
@@ -161,13 +141,13 @@ class TestDoublingsOverGrpc:
     @pytest.mark.parametrize(
         ("variant", "dealt", "expected"),
         [
-            (THREE, _bombs_and_rocket_3p, {"rocket, doubled", "bomb of 4, doubled"}),
-            (FOUR, _small_and_big_bombs_4p, {"bomb of 6, doubled"}),
+            (THREE, holds_bomb_and_rocket_3p, {"rocket, doubled", "bomb of 4, doubled"}),
+            (FOUR, holds_small_and_big_bombs_4p, {"bomb of 6, doubled"}),
         ],
         ids=["3p", "4p"],
     )
     async def test_bombs_and_rockets_double_as_the_rule_says(
-        self, tables: TableStub, rules: RulesStub, variant: cards_pb2.Variant, dealt: _Dealt, expected: set[str]
+        self, tables: TableStub, rules: RulesStub, variant: cards_pb2.Variant, dealt: Dealt, expected: set[str]
     ) -> None:
         rng = random.Random(9)
         seen: Counter[str] = Counter()

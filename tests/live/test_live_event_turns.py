@@ -13,38 +13,29 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
 
 import pytest
 
 from dizhu.rules import FOUR_PLAYER, THREE_PLAYER
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
-from tests.grpc.grpc_helpers import FOUR, THREE, Decision, Table, legal_moves, send, view
+from tests.grpc.grpc_helpers import (
+    FOUR,
+    THREE,
+    Dealt,
+    Decision,
+    Table,
+    bomb_first,
+    holds_bomb_and_rocket_3p,
+    holds_small_and_big_bombs_4p,
+    legal_moves,
+    seeds_dealing,
+    send,
+    view,
+)
 from tests.live.live_helpers import Event, Node, Referees, Watcher, create, kind, watch
 
 _DOUBLING_KINDS = (cards_pb2.COMBINATION_KIND_BOMB, cards_pb2.COMBINATION_KIND_ROCKET)
 _MIN_DOUBLING_BOMB = {THREE: THREE_PLAYER.min_doubling_bomb_size, FOUR: FOUR_PLAYER.min_doubling_bomb_size}
-
-_Dealt = Callable[[list[list[cards_pb2.Card]]], bool]
-
-
-def _rank_counts(hand: list[cards_pb2.Card]) -> Counter[int]:
-    return Counter(card.rank for card in hand)
-
-
-def _bomb_and_rocket_3p(hands: list[list[cards_pb2.Card]]) -> bool:
-    """A seat holds the rocket and a seat holds a bomb."""
-    jokers = {cards_pb2.RANK_BLACK_JOKER, cards_pb2.RANK_RED_JOKER}
-    return any(jokers <= set(_rank_counts(hand)) for hand in hands) and any(
-        max(_rank_counts(hand).values()) >= 4 for hand in hands
-    )
-
-
-def _small_and_big_bombs_4p(hands: list[list[cards_pb2.Card]]) -> bool:
-    """A seat holds six or more of a rank, and another four or five of one."""
-    big = [seat for seat, hand in enumerate(hands) if max(_rank_counts(hand).values()) >= 6]
-    small = [seat for seat, hand in enumerate(hands) if {4, 5} & set(_rank_counts(hand).values())]
-    return bool(big) and bool(set(small) - set(big[:1]))
 
 
 async def _event_of(watcher: Watcher, version: int, name: str, then: str = "") -> Event:
@@ -95,12 +86,7 @@ async def _play(
 ) -> table_pb2.TableView:
     """The seat to act plays a bomb or the rocket if it may, else a random legal move; its event checked."""
     seat = mine.turn_seat
-    moves = await legal_moves(node.rules, mine)
-    doubling = [move for move in moves.moves if move.combination.kind in _DOUBLING_KINDS]
-    options: list[rules_service_pb2.LegalMove | None] = [*(doubling or moves.moves)]
-    if moves.can_pass and not doubling:
-        options.append(None)
-    move = rng.choice(options)
+    move = bomb_first(await legal_moves(node.rules, mine), rng)
     cards = () if move is None else tuple(move.cards)
     after = (await send(node.tables, table, seat, mine.version, Decision(cards=cards))).table
     went_on = after.phase == table_pb2.PHASE_PLAY
@@ -130,22 +116,18 @@ class TestTheNextSeatAndTheDoubling:
     @pytest.mark.parametrize(
         ("variant", "dealt", "expected"),
         [
-            (THREE, _bomb_and_rocket_3p, {"rocket, doubled", "bomb, doubled"}),
-            (FOUR, _small_and_big_bombs_4p, {"bomb, doubled", "bomb, not doubled"}),
+            (THREE, holds_bomb_and_rocket_3p, {"rocket, doubled", "bomb, doubled"}),
+            (FOUR, holds_small_and_big_bombs_4p, {"bomb, doubled", "bomb, not doubled"}),
         ],
         ids=["3p", "4p"],
     )
     async def test_each_bid_and_play_says_what_the_view_after_it_says(
-        self, referees: Referees, variant: cards_pb2.Variant, dealt: _Dealt, expected: set[str]
+        self, referees: Referees, variant: cards_pb2.Variant, dealt: Dealt, expected: set[str]
     ) -> None:
         node = await referees.start()
         rng = random.Random(9)
         seen: Counter[str] = Counter()
-        for attempt in range(60):
-            seed = bytes([attempt]) * 32
-            probe = await create(node.tables, variant, seeds=[seed], first_dealer=0)
-            if not dealt([list((await view(node.tables, probe, seat)).your_hand) for seat in range(probe.players)]):
-                continue
+        async for seed in seeds_dealing(node.tables, variant, dealt):
             table = await create(node.tables, variant, seeds=[seed], first_dealer=0, round_limit=1)
             watcher = watch(node.tables, table.table_id)
             await watcher.wait_kind("snapshot")
