@@ -39,10 +39,12 @@ from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.rules import Bid
 from dizhu.service import convert
 from dizhu.service.answers import Answers
+from dizhu.service.decoded_tables import DecodedTables
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.metadata import Credentials
 from dizhu.service.presence import Presence
 from dizhu.service.table_servicer import TableServicer
+from dizhu.service.tables import TableWork
 from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.store import TableStore
 from dizhu.store.connection import connect
@@ -55,7 +57,7 @@ _PARTS = [
     ("the referee command (rules, flow)", dizhu.referee.commands, "play"),
     ("the referee command (rules, flow)", dizhu.referee.commands, "bid"),
     ("state encoding (and decoding)", dizhu.service.unit_of_work, "encode"),
-    ("state encoding (and decoding)", dizhu.service.unit_of_work._DecodedTables, "decode"),
+    ("state encoding (and decoding)", DecodedTables, "decode"),
     ("events", UnitOfWork, "_events"),
     ("answer fingerprint and seal", dizhu.service.unit_of_work, "fingerprint"),
     ("answer fingerprint and seal", Answers, "seal"),
@@ -146,8 +148,8 @@ async def _pass(url: str, games: list[Game]) -> tuple[float, float]:
     try:
         store = TableStore(client)
         await store.load_scripts()
-        unit_of_work = UnitOfWork(store)
-        servicer = TableServicer(unit_of_work, store, TableFeeds(store))
+        tables = TableWork.build(store)
+        servicer = TableServicer(tables.changes, tables.reads, store, TableFeeds(store))
         skeleton = Skeleton(plain, 2000, 120)
         referee_moves = await _referee_moves(servicer, games)
         skeleton_moves = await _skeleton_moves(skeleton, games)

@@ -2,7 +2,7 @@
 
 What a process keeps of a table between calls -- the JSON of its running deal's growing lists
 (``referee.table_codec``), the digest its views continue from (``convert.views``), the state its next
-move starts from (``UnitOfWork``) -- is kept while the table can still change in that way and
+move starts from (``DecodedTables``) -- is kept while the table can still change in that way and
 let go of when it cannot: a finished deal's lists and digest as the deal ends, a closed table's
 state as it closes. What stays is held to a count, and what each entry costs is held to its
 exact bytes, so a process that has served a million tables holds no more than one that served
@@ -27,7 +27,7 @@ def _kept(referee: Referee, table_id: str) -> dict[str, bool]:
     return {
         "growing lists": table_id in table_codec._GROWING,
         "view digest": table_id in views._DIGESTS,
-        "decoded state": table_id in referee.grpc.unit_of_work._decoded,
+        "decoded state": table_id in referee.grpc.tables.decoded,
     }
 
 

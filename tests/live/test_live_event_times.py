@@ -1,11 +1,11 @@
 """A stream's times never go back, whichever referee's clock stamped what it delivers.
 
 Each change is made here by a second referee over the same Redis whose clock is off by
-``SKEW_S`` (a ``UnitOfWork`` with a ``now`` of its own, as in tests/safety): a seat's call
+``SKEW_S`` (reads with a ``now`` of their own, as in tests/safety): a seat's call
 there announces the seat's presence, an event stamped with that clock. The stream is a real
 ``WatchTable`` of a real referee, whose snapshots and heartbeats carry its own clock; or, for
 a process whose clock steps back, the service's own ``watch`` over a real referee's store
-with a ``UnitOfWork`` whose clock does (as in tests/live/test_live_stream_restarts.py).
+with reads whose clock does (as in tests/live/test_live_stream_restarts.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from dizhu.service import watch as watch_module
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.metadata import Credentials
-from dizhu.service.unit_of_work import UnitOfWork
+from dizhu.service.tables import TableWork
 from dizhu.v1 import table_service_pb2 as pb
 from tests.grpc.grpc_helpers import THREE, rid
 from tests.live.live_helpers import Event, Node, Referees, Watcher, create, kind, millis, watch
@@ -28,7 +28,7 @@ SKEW_S = 5.0
 
 async def _announced_by(node: Node, table_id: str, seat: int, skew_s: float) -> None:
     """``seat`` calls a referee whose clock is ``skew_s`` off: its presence is announced, stamped with that clock."""
-    other = UnitOfWork(node.store, now=lambda: time.time() + skew_s)
+    other = TableWork.build(node.store, now=lambda: time.time() + skew_s).reads
     table = await other.table(table_id)
     assert table is not None
     await other.presence.called(table, seat, 0)
@@ -113,7 +113,7 @@ async def _watched_by_a_clock_stepping_back(
 ) -> AsyncIterator[AsyncIterator[Event]]:
     """A spectator's ``watch`` of ``table_id`` served by a process whose clock steps back after its snapshot."""
     feeds = TableFeeds(node.store, heartbeat_s=heartbeat_s, queue_limit=queue_limit)
-    process = UnitOfWork(node.store, now=_SteppingBack())
+    process = TableWork.build(node.store, now=_SteppingBack()).reads
     stream = watch_module.watch(process, node.store, feeds, table_id, Credentials(), None)
     try:
         yield stream

@@ -1,7 +1,7 @@
 """How a stream joins what it reads from the store with what its feed hands it.
 
 ``WatchTable`` streams are driven here through the service's own ``watch`` over a real
-referee's unit of work and store, with a feed of their own: one that keeps no queue at all
+referee's table reads and store, with a feed of their own: one that keeps no queue at all
 (``queue_limit=0``), so that the first event the feed hands out marks the stream LAGGING as a
 full queue would, without having to outrun a gRPC stream's flow control; and an ordinary one,
 whose events the stream has already read from the store.
@@ -28,7 +28,7 @@ async def _watching(
     """``watch`` of ``table_id`` as ``token``'s holder (a spectator without one), with a feed of its own."""
     feeds = TableFeeds(node.store, heartbeat_s=3600, queue_limit=queue_limit)
     credentials = Credentials(() if token is None else (f"Bearer {token}",))
-    stream = watch(node.referee.grpc.unit_of_work, node.store, feeds, table_id, credentials, None)
+    stream = watch(node.referee.grpc.tables.reads, node.store, feeds, table_id, credentials, None)
     try:
         yield stream
     finally:

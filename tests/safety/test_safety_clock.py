@@ -20,7 +20,9 @@ import structlog
 from prometheus_client import REGISTRY
 
 from dizhu.service.clock import FIRST_BACKOFF_MS, Quarantine, _apply, run_clock
-from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
+from dizhu.service.janitor import TableJanitor
+from dizhu.service.tables import TableWork
+from dizhu.service.unit_of_work import TablePolicy
 from dizhu.store import TableStore
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.testing import free_port
@@ -60,12 +62,12 @@ async def _referee(servers: Servers) -> Server:
 
 
 async def _clocked_table(server: Server) -> Table:
-    """A table whose first seat has a minute to bid: due only for a unit of work an hour ahead."""
+    """A table whose first seat has a minute to bid: due only for a janitor an hour ahead."""
     return await create_table(server.tables, THREE, clock_settings=clock(60_000))
 
 
-def _an_hour_ahead(server: Server) -> UnitOfWork:
-    return UnitOfWork(server.store, now=lambda: time.time() + 3600)
+def _an_hour_ahead(server: Server) -> TableJanitor:
+    return TableWork.build(server.store, now=lambda: time.time() + 3600).janitor
 
 
 class _Ticks:
@@ -101,10 +103,8 @@ class _Ticks:
             return time.monotonic()
         return float(1000 + self.elapsed_s())
 
-    async def run(self, store: TableStore, unit_of_work: UnitOfWork) -> None:
-        self._owner = asyncio.create_task(
-            run_clock(store, unit_of_work, interval_s=0, stopping=self._stopping, clock=self)
-        )
+    async def run(self, store: TableStore, janitor: TableJanitor) -> None:
+        self._owner = asyncio.create_task(run_clock(store, janitor, interval_s=0, stopping=self._stopping, clock=self))
         await asyncio.wait_for(self._owner, SOON_S)
         assert self.read == self.ticks
 
@@ -127,13 +127,13 @@ class TestWhatTheClockLogs:
         first, second = await _clocked_table(server), await _clocked_table(server)
         for table in (first, second):
             await redis_client.hset(server.store.keys(table.table_id).state, "data", _CORRUPT)
-        unit_of_work, quarantine = UnitOfWork(server.store), Quarantine()
+        janitor, quarantine = TableWork.build(server.store).janitor, Quarantine()
         failures = _sample("dizhu_clock_failures_total")
         with structlog.testing.capture_logs() as logs:
-            await _apply(unit_of_work, quarantine, first.table_id)
-            await _apply(unit_of_work, quarantine, second.table_id)
+            await _apply(janitor, quarantine, first.table_id)
+            await _apply(janitor, quarantine, second.table_id)
             before_ms = int(time.time() * 1000)
-            await _apply(unit_of_work, quarantine, first.table_id)
+            await _apply(janitor, quarantine, first.table_id)
             after_ms = int(time.time() * 1000)
         # Each table counts its own failures: the second starts at the first backoff.
         assert logs == [
@@ -163,17 +163,17 @@ class TestWhatTheClockLogs:
     async def test_a_store_out_of_reach_fails_the_tick_with_its_traceback_and_quarantines_no_table(
         self, unreachable_store: TableStore
     ) -> None:
-        unit_of_work, quarantine = UnitOfWork(unreachable_store), Quarantine()
+        janitor, quarantine = TableWork.build(unreachable_store).janitor, Quarantine()
         failures = _sample("dizhu_clock_failures_total")
         # One due table: the store's failure is the tick's, not the table's.
         with structlog.testing.capture_logs() as logs, pytest.raises(redis.ConnectionError):
-            await _apply(unit_of_work, quarantine, "t-1")
+            await _apply(janitor, quarantine, "t-1")
         assert logs == []
         assert _sample("dizhu_clock_failures_total") == failures
         assert quarantine.failed("t-1") == FIRST_BACKOFF_MS  # its first failure, counted here
         # The whole loop: every tick fails, is logged with its traceback, and the clock goes on.
         with structlog.testing.capture_logs() as logs:
-            await _Ticks(3, 1).run(unreachable_store, unit_of_work)
+            await _Ticks(3, 1).run(unreachable_store, janitor)
         assert logs == [{"event": "clock_failed", "log_level": "warning", "exc_info": True}] * 3
 
 
@@ -202,17 +202,17 @@ class TestTheQuarantinesCount:
         state = server.store.keys(table.table_id).state
         healthy = await redis_client.hget(state, "data")
         assert healthy is not None
-        unit_of_work, quarantine = _an_hour_ahead(server), Quarantine()
+        janitor, quarantine = _an_hour_ahead(server), Quarantine()
         with structlog.testing.capture_logs() as logs:
             await redis_client.hset(state, "data", _CORRUPT)
-            await _apply(unit_of_work, quarantine, table.table_id)
-            await _apply(unit_of_work, quarantine, table.table_id)
+            await _apply(janitor, quarantine, table.table_id)
+            await _apply(janitor, quarantine, table.table_id)
             assert _quarantined() == 1
             await redis_client.hset(state, "data", healthy)  # repaired
-            await _apply(unit_of_work, quarantine, table.table_id)
+            await _apply(janitor, quarantine, table.table_id)
             assert _quarantined() == 0
             await redis_client.hset(state, "data", _CORRUPT)
-            await _apply(unit_of_work, quarantine, table.table_id)
+            await _apply(janitor, quarantine, table.table_id)
         assert logs == [
             _failed(table.table_id, FIRST_BACKOFF_MS),
             _failed(table.table_id, 2 * FIRST_BACKOFF_MS),
@@ -228,11 +228,11 @@ class TestTheIdleSweep:
         # Five ticks, 5 s apart (at 0, 5, 10, 15 and 20 s): the sweeps are due at 0, 10 and 20 s.
         ticks = _Ticks(5, 5)
         # The table was last acted at before the clock started: idle for 3 s from 3 s at the latest.
-        unit_of_work = UnitOfWork(
+        janitor = TableWork.build(
             server.store, policy=TablePolicy(idle_close_ms=3000), now=lambda: ticks.start_s + ticks.elapsed_s()
-        )
+        ).janitor
         with structlog.testing.capture_logs() as logs:
-            await ticks.run(server.store, unit_of_work)
+            await ticks.run(server.store, janitor)
         assert [log for log in logs if log["event"] != "table_abandoned"] == [
             {"event": "abandoned_tables_closed", "log_level": "info", "tables": 1}
         ]

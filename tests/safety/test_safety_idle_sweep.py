@@ -1,7 +1,7 @@
 """The idle sweep's every case: what it closes, what it spares, and what it leaves the activity index.
 
 The sweep reads candidates from an index that may lag or be stale; each candidate's own stored
-state decides. Real gRPC to make tables, a ``UnitOfWork`` with its own clock to sweep them.
+state decides. Real gRPC to make tables, a ``TableJanitor`` with its own clock to sweep them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import redis.asyncio
 
 from dizhu.referee import decode
 from dizhu.referee.table import TableState
-from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
+from dizhu.service.janitor import TableJanitor
+from dizhu.service.tables import TableWork
+from dizhu.service.unit_of_work import TablePolicy
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 from tests.grpc.grpc_helpers import THREE, create_table, rid, view
@@ -22,8 +24,8 @@ _HOUR_MS = 3600 * 1000
 _ACTIVE = "dizhu:{idle}:active"
 
 
-def _sweeper(server: Server, now_ms: int) -> UnitOfWork:
-    return UnitOfWork(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: now_ms / 1000)
+def _sweeper(server: Server, now_ms: int) -> TableJanitor:
+    return TableWork.build(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: now_ms / 1000).janitor
 
 
 async def _stored(server: Server, table_id: str) -> TableState:

@@ -21,7 +21,8 @@ from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
 from dizhu.service.clock import _REMEMBERED as QUARANTINE_REMEMBERS
 from dizhu.service.clock import FIRST_BACKOFF_MS, MAX_BACKOFF_MS, Quarantine
-from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
+from dizhu.service.tables import TableWork
+from dizhu.service.unit_of_work import TablePolicy
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
@@ -121,9 +122,9 @@ class TestAbandonedTables:
         table = await create_table(server.tables, THREE)  # every seat taken: the auction waits
         watcher = watch(server.tables, table.table_id, table.tokens[0])
         await watcher.wait_kind("snapshot")
-        later = UnitOfWork(
+        later = TableWork.build(
             server.store, policy=TablePolicy(idle_close_ms=6 * _HOUR_MS), now=lambda: time.time() + 7 * 3600
-        )
+        ).janitor
         assert await later.close_idle() == 1
         closed = await view(server.tables, table)
         assert closed.phase == table_pb2.PHASE_CLOSED
@@ -144,7 +145,8 @@ class TestAbandonedTables:
         broken = await create_table(server.tables, THREE)
         idle = await create_table(server.tables, THREE)
         await redis_client.hset(server.store.keys(broken.table_id).state, "data", b"{broken")
-        later = UnitOfWork(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: time.time() + 2 * 3600)
+        policy = TablePolicy(idle_close_ms=_HOUR_MS)
+        later = TableWork.build(server.store, policy=policy, now=lambda: time.time() + 2 * 3600).janitor
         assert await later.close_idle() == 1
         assert (await view(server.tables, idle)).close_reason == table_pb2.CLOSE_REASON_ABANDONED
         # The broken one is looked at again only an idle time later.
@@ -156,7 +158,8 @@ class TestAbandonedTables:
         server = await servers.start()
         table = await create_table(server.tables, THREE)
         await redis_client.zadd("dizhu:{idle}:active", {table.table_id: 1})  # an index that lags behind
-        soon = UnitOfWork(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: time.time() + 60)
+        policy = TablePolicy(idle_close_ms=_HOUR_MS)
+        soon = TableWork.build(server.store, policy=policy, now=lambda: time.time() + 60).janitor
         assert await soon.close_idle() == 0
         assert (await view(server.tables, table)).phase == table_pb2.PHASE_AUCTION
         assert (await redis_client.zscore("dizhu:{idle}:active", table.table_id) or 0) > _now_ms() - _HOUR_MS

@@ -1,9 +1,9 @@
 """The turn clock: acts for seats whose time ran out, even when no client calls again.
 
 Every referee process runs one clock task. It polls the deadline index for tables whose
-deadline has passed and applies the table's timeout policy through the unit of work, with the
-same compare-and-set as a move: when several processes find the same due table, exactly one
-acts and the others see the version moved on.
+deadline has passed and applies the table's timeout policy through the janitor
+(:mod:`dizhu.service.janitor`), with the same compare-and-set as a move: when several
+processes find the same due table, exactly one acts and the others see the version moved on.
 
 One table cannot stop the clock of the others. A table whose timeout cannot be applied (a
 state that does not decode, a bug) is logged with its traceback, counted
@@ -23,8 +23,8 @@ from typing import Final, Protocol
 import structlog
 
 from dizhu.service.errors import is_store_trouble
+from dizhu.service.janitor import TableJanitor
 from dizhu.service.metrics import CLOCK_FAILURES, QUARANTINED, TIMEOUTS
-from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.store import TableStore
 
 __all__ = ["FIRST_BACKOFF_MS", "MAX_BACKOFF_MS", "Clock", "Quarantine", "run_clock"]
@@ -66,10 +66,10 @@ class Quarantine:
             QUARANTINED.set(len(self._failures))
 
 
-async def _apply(unit_of_work: UnitOfWork, quarantine: Quarantine, table_id: str) -> None:
+async def _apply(janitor: TableJanitor, quarantine: Quarantine, table_id: str) -> None:
     """Apply one due table's timeout; quarantine the table if that fails for a reason of its own."""
     try:
-        acted = await unit_of_work.time_out(table_id)
+        acted = await janitor.time_out(table_id)
     except asyncio.CancelledError:
         raise
     except Exception as error:
@@ -78,7 +78,7 @@ async def _apply(unit_of_work: UnitOfWork, quarantine: Quarantine, table_id: str
         backoff_ms = quarantine.failed(table_id)
         CLOCK_FAILURES.inc()
         _log.error("clock_table_failed", table_id=table_id, retry_in_ms=backoff_ms, exc_info=True)
-        await unit_of_work.quarantine(table_id, backoff_ms)
+        await janitor.quarantine(table_id, backoff_ms)
         return
     quarantine.succeeded(table_id)
     if acted:
@@ -88,7 +88,7 @@ async def _apply(unit_of_work: UnitOfWork, quarantine: Quarantine, table_id: str
 
 async def run_clock(
     store: TableStore,
-    unit_of_work: UnitOfWork,
+    janitor: TableJanitor,
     *,
     interval_s: float = 0.1,
     sweep_interval_s: float = 10.0,
@@ -106,10 +106,10 @@ async def run_clock(
     while not stopping.is_set():
         try:
             for table_id, _deadline in await store.due_tables(int(clock.time() * 1000)):
-                await _apply(unit_of_work, quarantine, table_id)
+                await _apply(janitor, quarantine, table_id)
             if clock.monotonic() >= next_sweep:
                 next_sweep = clock.monotonic() + sweep_interval_s
-                if closed := await unit_of_work.close_idle():
+                if closed := await janitor.close_idle():
                     _log.info("abandoned_tables_closed", tables=closed)
         except asyncio.CancelledError:
             raise

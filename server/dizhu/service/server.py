@@ -8,6 +8,7 @@ composition root (:mod:`dizhu.process`) starts it, adds the HTTP side when asked
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,7 +21,7 @@ from dizhu.config import ServerConfig
 from dizhu.referee.signing import SigningKeys
 from dizhu.referee.tokens import TokenKeys
 from dizhu.service.admission import Admission, AdmissionLimits
-from dizhu.service.clock import run_clock
+from dizhu.service.clock import Clock, run_clock
 from dizhu.service.feeds import TableFeeds
 from dizhu.service.metrics import MetricsInterceptor
 from dizhu.service.presence import run_presence_sweeper
@@ -28,8 +29,9 @@ from dizhu.service.registration import MAX_CALLS_PER_CONNECTION, add_services, t
 from dizhu.service.rules_servicer import RulesServicer
 from dizhu.service.startup import bind
 from dizhu.service.table_servicer import TableServicer
+from dizhu.service.tables import TableWork
 from dizhu.service.tls import CertificateFiles
-from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
+from dizhu.service.unit_of_work import TablePolicy
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
@@ -53,18 +55,21 @@ class GrpcReferee:
         server: grpc.aio.Server,
         port: int,
         store: TableStore,
-        unit_of_work: UnitOfWork,
+        tables: TableWork,
         feeds: TableFeeds,
         services: dict[Any, Any],
         admission: Admission,
         interceptors: list[grpc.aio.ServerInterceptor],
         tls: CertificateFiles | None,
+        clock: Clock = time,
     ) -> None:
         self.config = config
         self.server = server
         self.port = port
         self.store = store
-        self.unit_of_work = unit_of_work
+        #: The reads, changes and clock's work of this process's tables.
+        self.tables = tables
+        self._clock = clock
         self.feeds = feeds
         self.interceptors = interceptors
         #: The certificate pair both ports serve, when TLS is on.
@@ -87,12 +92,18 @@ class GrpcReferee:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         config = self.config
         clock = asyncio.create_task(
-            run_clock(self.store, self.unit_of_work, interval_s=config.clock_interval_s, stopping=self._stopping),
+            run_clock(
+                self.store,
+                self.tables.janitor,
+                interval_s=config.clock_interval_s,
+                stopping=self._stopping,
+                clock=self._clock,
+            ),
             name="clock",
         )
         sweep_s = min(1.0, config.presence_lease_s / 4, config.presence_window_s / 4)
         sweeper = asyncio.create_task(
-            run_presence_sweeper(self.unit_of_work.presence, interval_s=sweep_s, stopping=self._stopping),
+            run_presence_sweeper(self.tables.presence, interval_s=sweep_s, stopping=self._stopping),
             name="presence",
         )
         self._background = asyncio.gather(clock, sweeper)
@@ -110,12 +121,15 @@ class GrpcReferee:
         if self._background is not None:
             await asyncio.gather(self._background, return_exceptions=True)
         await asyncio.gather(self.server.stop(grace_s), *(stop() for stop in alongside))
-        await self.unit_of_work.presence.close()  # the streams' leases, released before Redis closes
+        await self.tables.presence.close()  # the streams' leases, released before Redis closes
         await self.feeds.close()
 
 
-def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
-    """A server bound to ``config.address`` (port 0 picks one: see ``GrpcReferee.port``), not yet started."""
+def build_grpc_server(config: ServerConfig, store: TableStore, *, clock: Clock = time) -> GrpcReferee:
+    """A server bound to ``config.address`` (port 0 picks one: see ``GrpcReferee.port``), not yet started.
+
+    ``clock``: where every part of the process reads the time (the ``time`` module unless given).
+    """
     options = [
         ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         # The kernel balances connections, not calls: recycle connections so clients rebalance.
@@ -134,17 +148,19 @@ def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
     server = grpc.aio.server(options=options, interceptors=interceptors)
     admission = Admission(_admission_limits(config), config.api_keys)
-    unit_of_work = UnitOfWork(
+    tables = TableWork.build(
         store,
         keys=_token_keys(config),
         signing=signing_keys(config),
         policy=_table_policy(config),
+        now=clock.time,
         presence_window_s=config.presence_window_s,
         presence_lease_s=config.presence_lease_s,
     )
     feeds = TableFeeds(store, heartbeat_s=config.heartbeat_s, queue_limit=config.stream_backlog)
     table_servicer = TableServicer(
-        unit_of_work,
+        tables.changes,
+        tables.reads,
         store,
         feeds,
         admission=admission,
@@ -154,7 +170,9 @@ def build_grpc_server(config: ServerConfig, store: TableStore) -> GrpcReferee:
     services = {_TABLE_SERVICE: table_servicer, _RULES_SERVICE: RulesServicer(admission)}
     tls = CertificateFiles(config.tls_cert, config.tls_key) if config.tls_cert and config.tls_key else None
     port = bind(server, config.address, None if tls is None else tls.grpc_credentials())
-    referee = GrpcReferee(config, server, port, store, unit_of_work, feeds, services, admission, interceptors, tls)
+    referee = GrpcReferee(
+        config, server, port, store, tables, feeds, services, admission, interceptors, tls, clock=clock
+    )
     # The same registration serves gRPC and, collected again, the browsers' side.
     referee.register(services, server)
     return referee

@@ -22,6 +22,7 @@ from dizhu.service.feeds import TableFeeds
 from dizhu.service.metadata import Credentials, api_principal, credentials
 from dizhu.service.presence import mark_presence
 from dizhu.service.signatures import keys_response, replay_signature
+from dizhu.service.table_reads import TableReads
 from dizhu.service.unit_of_work import UnitOfWork
 from dizhu.service.watch import watch
 from dizhu.store import TableStore
@@ -105,7 +106,8 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     def __init__(
         self,
-        unit_of_work: UnitOfWork,
+        changes: UnitOfWork,
+        reads: TableReads,
         store: TableStore,
         feeds: TableFeeds,
         *,
@@ -113,7 +115,8 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         api_keys: Collection[str] = (),
         anonymous_create: bool = True,
     ) -> None:
-        self._unit_of_work = unit_of_work
+        self._changes = changes
+        self._reads = reads
         self._store = store
         self._feeds = feeds
         self._admission = admission or Admission(AdmissionLimits())
@@ -129,7 +132,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         settings = convert.settings_from_proto(request.settings)
         check_settings(settings)
         owner = self._admission.owner(context)
-        unattended = self._unit_of_work.policy.unattended_rounds
+        unattended = self._changes.policy.unattended_rounds
 
         def build(table_id: str, now_ms: int, mint: Mint) -> Created:
             return commands.create_table(
@@ -151,7 +154,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                 table=convert.table_view(created.outcome.table, Principal(Role.CREATOR)),
             )
 
-        return await self._unit_of_work.create(request, principal, owner, build, respond, _CREATED)
+        return await self._changes.create(request, principal, owner, build, respond, _CREATED)
 
     @guarded
     async def JoinTable(self, request: pb.JoinTableRequest, context: ServicerContext) -> pb.JoinTableResponse:
@@ -173,7 +176,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
             )
 
         # Joining needs no token: the answer is keyed by the request id alone, which makes it a secret.
-        return await self._unit_of_work.mutate(
+        return await self._changes.mutate(
             "JoinTable",
             request,
             request.table_id,
@@ -187,14 +190,14 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def GetTable(self, request: pb.GetTableRequest, context: ServicerContext) -> pb.GetTableResponse:
-        table, principal, _, presence, _ = await self._unit_of_work.snapshot(request.table_id, credentials(context))
+        table, principal, _, presence, _ = await self._reads.snapshot(request.table_id, credentials(context))
         response = pb.GetTableResponse(table=convert.table_view(table, principal))
         mark_presence(response, presence)
         return response
 
     @guarded
     async def LeaveTable(self, request: pb.LeaveTableRequest, context: ServicerContext) -> pb.LeaveTableResponse:
-        return await self._unit_of_work.mutate(
+        return await self._changes.mutate(
             "LeaveTable",
             request,
             request.table_id,
@@ -207,7 +210,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
 
     @guarded
     async def CloseTable(self, request: pb.CloseTableRequest, context: ServicerContext) -> pb.CloseTableResponse:
-        return await self._unit_of_work.mutate(
+        return await self._changes.mutate(
             "CloseTable",
             request,
             request.table_id,
@@ -225,7 +228,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     async def Bid(self, request: pb.BidRequest, context: ServicerContext) -> pb.BidResponse:
         _require_version(request.expected_version)
         _require_amount(request.amount)
-        return await self._unit_of_work.mutate(
+        return await self._changes.mutate(
             "Bid",
             request,
             request.table_id,
@@ -255,7 +258,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                     break
             return response
 
-        return await self._unit_of_work.mutate(
+        return await self._changes.mutate(
             "Play",
             request,
             request.table_id,
@@ -279,7 +282,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
                 table=_viewed(outcome, principal),
             )
 
-        return await self._unit_of_work.mutate(
+        return await self._changes.mutate(
             "Settle",
             request,
             request.table_id,
@@ -294,14 +297,14 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     async def GetReplay(self, request: pb.GetReplayRequest, context: ServicerContext) -> pb.GetReplayResponse:
         if request.round < 1:
             raise InvalidArgument("round", "rounds are numbered from 1")
-        text = await self._unit_of_work.read_replay(request.table_id, request.round)
+        text = await self._reads.read_replay(request.table_id, request.round)
         return self._replays.response(request.table_id, request.round, text)
 
     @guarded
     async def ListTables(self, request: pb.ListTablesRequest, context: ServicerContext) -> pb.ListTablesResponse:
         size = min(request.page_size or _TABLES_PER_PAGE, _MAX_TABLES_PER_PAGE)
         start = _page_start(request.page_token)
-        tables, more = await self._unit_of_work.open_tables(start, size)
+        tables, more = await self._reads.open_tables(start, size)
         return pb.ListTablesResponse(
             tables=[convert.table_summary(table) for table in tables], next_page_token=str(start + size) if more else ""
         )
@@ -309,7 +312,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     async def GetRefereeKeys(
         self, request: pb.GetRefereeKeysRequest, context: ServicerContext
     ) -> pb.GetRefereeKeysResponse:
-        return keys_response(self._unit_of_work.signing)
+        return keys_response(self._changes.signing)
 
     @guarded_stream
     async def WatchTable(
@@ -317,7 +320,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
     ) -> AsyncIterator[pb.WatchTableResponse]:
         after = request.after_sequence if request.HasField("after_sequence") else None
         events = watch(
-            self._unit_of_work,
+            self._reads,
             self._store,
             self._feeds,
             request.table_id,

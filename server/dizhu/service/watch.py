@@ -32,7 +32,7 @@ from dizhu.service.event_codec import decode_event
 from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, TableFeeds
 from dizhu.service.metadata import Credentials
 from dizhu.service.presence import mark_presence
-from dizhu.service.unit_of_work import Snapshot, UnitOfWork
+from dizhu.service.table_reads import Snapshot, TableReads
 from dizhu.store import StoredEvent, TableStore
 from dizhu.v1 import events_pb2
 
@@ -58,7 +58,7 @@ def _heartbeat(sequence: int, write: int, time_ms: int) -> events_pb2.TableEvent
 
 
 async def watch(
-    unit_of_work: UnitOfWork,
+    reads: TableReads,
     store: TableStore,
     feeds: TableFeeds,
     table_id: str,
@@ -72,16 +72,16 @@ async def watch(
     stamped earlier than ``shown_ms``, the latest time the caller was shown (see ``_later``)."""
     # Read before subscribing, so an unknown table or a bad token fails at once. Events after
     # this snapshot's sequence that the subscription misses are read back from the store below.
-    taken = await unit_of_work.snapshot(table_id, credentials)
+    taken = await reads.snapshot(table_id, credentials)
     table, principal = taken.table, taken.principal
     viewer = seat = principal.seat if principal.role is Role.SEAT else None
     resume_after, start_ms = await _start(store, table_id, after_sequence, after_write, taken.sequence)
     # Nothing earlier than the event the stream starts from (which the caller has seen, or the
     # snapshot shows), whichever referee's clock stamped it.
     shown_ms = max(shown_ms, start_ms)
-    now_ms = unit_of_work.presence.now_ms  # this process's clock, its own writes' stamp
+    now_ms = reads.presence.now_ms  # this process's clock, its own writes' stamp
     # A seat counts as connected while its stream is open (see dizhu.service.presence).
-    async with feeds.subscribe(table_id) as subscription, unit_of_work.presence.stream_lease(table, seat) as here:
+    async with feeds.subscribe(table_id) as subscription, reads.presence.stream_lease(table, seat) as here:
         _unless_cancelled()
         if resume_after is not None:
             last, last_write = resume_after, after_write
@@ -118,7 +118,7 @@ async def watch(
                 # table's: start again from a fresh snapshot (as a spectator if the seat was
                 # left meanwhile: its token is revoked).
                 watcher = credentials if viewer is not None or seat is None else Credentials()
-                again = watch(unit_of_work, store, feeds, table_id, watcher, None, shown_ms=shown_ms)
+                again = watch(reads, store, feeds, table_id, watcher, None, shown_ms=shown_ms)
                 async with contextlib.aclosing(again):
                     async for event in again:
                         yield event

@@ -1,0 +1,61 @@
+"""What one referee process does with tables, put together once: reads, changes and the clock's work.
+
+Each piece is its own object, and each caller takes the piece it uses: the servicers the
+reads and the unit of work, the turn clock the janitor. They share this process's decoded
+tables and one clock, both given here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from dizhu.referee.signing import SigningKeys
+from dizhu.referee.tokens import TokenKeys
+from dizhu.service.decoded_tables import DecodedTables
+from dizhu.service.janitor import TableJanitor
+from dizhu.service.presence import Presence
+from dizhu.service.table_reads import TableReads
+from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
+from dizhu.store import TableStore
+
+__all__ = ["TableWork"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TableWork:
+    """The pieces, built over one store by :meth:`build`."""
+
+    reads: TableReads
+    #: The changes a client asks for (and the clock's, written for the janitor).
+    changes: UnitOfWork
+    janitor: TableJanitor
+    #: The last state this process decoded or wrote for each table, shared by the pieces.
+    decoded: DecodedTables
+
+    @property
+    def presence(self) -> Presence:
+        """Who is at which table (SeatView.connected); see :mod:`dizhu.service.presence`."""
+        return self.reads.presence
+
+    @classmethod
+    def build(
+        cls,
+        store: TableStore,
+        *,
+        keys: TokenKeys | None = None,
+        signing: SigningKeys | None = None,
+        policy: TablePolicy | None = None,
+        now: Callable[[], float] = time.time,
+        cache_size: int = 4096,
+        presence_window_s: float = 30.0,
+        presence_lease_s: float = 15.0,
+    ) -> TableWork:
+        """The pieces over ``store``, all reading the time from ``now`` (seconds since the epoch)."""
+        decoded = DecodedTables(cache_size)
+        reads = TableReads(
+            store, decoded, now=now, presence_window_s=presence_window_s, presence_lease_s=presence_lease_s
+        )
+        changes = UnitOfWork(store, decoded, reads.presence, keys=keys, signing=signing, policy=policy, now=now)
+        return cls(reads, changes, TableJanitor(store, changes, decoded, now=now), decoded)
