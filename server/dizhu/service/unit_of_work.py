@@ -22,7 +22,7 @@ Besides, the unit of work keeps tables from living forever (:class:`TablePolicy`
 creator's open tables, refuses new tables when Redis is nearly full and keeps only the latest
 rounds' replays; the clock's changes (timeouts, closing tables nobody acts at any more:
 :mod:`dizhu.service.janitor`) are written through it too. The reads are
-:mod:`dizhu.service.table_reads`'.
+:mod:`dizhu.service.table_reads`'s.
 """
 
 from __future__ import annotations
