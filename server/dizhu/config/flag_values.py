@@ -1,0 +1,94 @@
+"""How a flag's text, or its environment variable's, becomes a setting: the checks every group of flags uses.
+
+A bad value, from the command line or the environment, is a usage error that says what was
+expected and where the value came from (never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "MAX_PORT",
+    "at_least",
+    "checked",
+    "fraction",
+    "from_env",
+    "host_port",
+    "one_of",
+    "port_number",
+    "usage_error",
+]
+
+MAX_PORT = 65535
+
+
+def from_env(name: str, default: object) -> str:
+    """The environment's value of ``name``, else ``default``: a string argparse converts and checks
+    like a flag's (so a bad environment value is a clear error of its own, never a traceback)."""
+    return os.environ.get(name, str(default))
+
+
+def checked(convert: Callable[[str], Any], what: str, env: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)``, or an error saying what was expected and where it came from."""
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (from the flag, or ${env})") from None
+
+    parse.__name__ = what
+    return parse
+
+
+def at_least(low: float, kind: Callable[[str], float]) -> Callable[[str], Any]:
+    def convert(text: str) -> float:
+        value = kind(text)
+        if not (math.isfinite(value) and value >= low):
+            raise ValueError(text)
+        return value
+
+    return convert
+
+
+def port_number(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= MAX_PORT:
+        raise ValueError(text)
+    return port
+
+
+def host_port(text: str) -> str:
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not port.isdigit():
+        raise ValueError(text)
+    port_number(port)
+    return text
+
+
+def one_of(allowed: tuple[str, ...]) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(text)
+        return text
+
+    return convert
+
+
+def usage_error(message: str) -> SystemExit:
+    """A bad combination of settings: said on standard error, exit status 2 (as argparse's own)."""
+    print(f"dizhu serve: error: {message}", file=sys.stderr)  # noqa: T201 -- a command line's message
+    return SystemExit(2)
+
+
+def fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise ValueError(text)
+    return value

@@ -1,0 +1,59 @@
+"""The scale-out flags (docs/scaling.md): a Redis Cluster, how durable an acknowledged change is, connection age."""
+
+from __future__ import annotations
+
+import argparse
+
+from dizhu.config.flag_values import at_least, checked, from_env, one_of, usage_error
+from dizhu.config.settings import ServerConfig
+
+__all__ = ["add_scale_out_arguments", "check_scale_out_arguments"]
+
+
+def add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> None:
+    scale = parser.add_argument_group("scale-out (docs/scaling.md)")
+    scale.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        default=from_env("DIZHU_REDIS_CLUSTER", "") in {"1", "true", "yes"},
+        help="--redis-url names a node of a Redis Cluster (redis:// or rediss://) (env DIZHU_REDIS_CLUSTER=1; "
+        "default: off, one Redis server)",
+    )
+    durabilities = ("primary", "replica")
+    scale.add_argument(
+        "--durability",
+        choices=durabilities,
+        # Checked by the type too: argparse checks choices against the command line, not the environment.
+        type=checked(one_of(durabilities), "primary or replica", "DIZHU_DURABILITY"),
+        default=from_env("DIZHU_DURABILITY", d.durability),
+        help="acknowledge a change once Redis's primary has it, or only once a replica has it too (WAIT): "
+        "then a failover loses no acknowledged move (env DIZHU_DURABILITY; default: %(default)s)",
+    )
+    scale.add_argument(
+        "--replica-timeout",
+        metavar="SECONDS",
+        type=checked(at_least(0.001, float), "a number of seconds above 0", "DIZHU_REPLICA_TIMEOUT_S"),
+        default=from_env("DIZHU_REPLICA_TIMEOUT_S", d.replica_timeout_s),
+        help="with --durability replica, how long a change waits for a replica before the call fails "
+        "UNAVAILABLE, to be retried (env DIZHU_REPLICA_TIMEOUT_S; default: %(default)s)",
+    )
+    scale.add_argument(
+        "--max-connection-age",
+        metavar="SECONDS",
+        type=checked(at_least(1, float), "a number of seconds, at least 1", "DIZHU_MAX_CONNECTION_AGE_S"),
+        default=from_env("DIZHU_MAX_CONNECTION_AGE_S", d.max_connection_age_s),
+        help="seconds after which a client's connection is closed gracefully, so that clients reconnect and "
+        "spread over new processes (env DIZHU_MAX_CONNECTION_AGE_S; default: %(default)s)",
+    )
+
+
+def check_scale_out_arguments(args: argparse.Namespace) -> None:
+    """A usage error (SystemExit(2)) for a cluster or a durability that the Redis named cannot give."""
+    if args.redis_cluster and (not args.redis_url or args.redis_url.startswith("unix:")):
+        raise usage_error(
+            "--redis-cluster needs --redis-url (or REDIS_URL) naming a cluster node: redis:// or rediss://"
+        )
+    if args.redis_url and "," in args.redis_url and not args.redis_cluster:
+        raise usage_error("several nodes in --redis-url (or REDIS_URL) are a Redis Cluster's: add --redis-cluster")
+    if args.durability == "replica" and not args.redis_url:
+        raise usage_error("--durability replica needs a Redis with replicas (--redis-url): the embedded one has none")
