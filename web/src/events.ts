@@ -137,14 +137,8 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
       if (play.cards.length) view.toBeat = play;
       view.seats[played.seat].cardsLeft = played.cardsLeft;
       if (played.doubling !== DoublingCause.UNSPECIFIED) {
-        view.doublingPlays.push(
-          create(DoublingSchema, {
-            cause: played.doubling,
-            seat: played.seat,
-            cards: played.cards,
-            trick: view.tricksCompleted,
-          }),
-        );
+        const { doubling: cause, seat, cards } = played;
+        view.doublingPlays.push(create(DoublingSchema, { cause, seat, cards, trick: view.tricksCompleted }));
         view.doublings += 1;
       }
       view.stake = played.stake;
