@@ -141,10 +141,12 @@ RUST_HOW = (
 
 
 def build_rust() -> list[str]:
-    """clients/rust: ``cargo build --release`` (tonic; stubs by tonic-prost-build in build.rs, with protoc).
+    """clients/rust: ``cargo build`` (tonic; stubs by tonic-prost-build in build.rs, with protoc).
 
-    The target folder is kept in build/polyglot/rust-target: the first build takes minutes, a
-    later one of unchanged sources, a second."""
+    The development profile without debug information: the bot's speed does not matter here, and
+    it builds in two thirds of the release build's time (85 against 122 CPU seconds). The target
+    folder is kept in build/polyglot/rust-target: the first build takes minutes, a later one of
+    unchanged sources, a second."""
     path = f"{Path.home() / '.cargo' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     cargo = shutil.which("cargo", path=path)
     if cargo is None:
@@ -153,9 +155,9 @@ def build_rust() -> list[str]:
     target = BUILD / "rust-target"
     with build_lock("rust"):
         run(
-            [cargo, "build", "--release", "--quiet", "--target-dir", str(target)],
+            [cargo, "build", "--quiet", "--target-dir", str(target)],
             cwd=CLIENTS / "rust",
-            env={"PROTOC": protoc, "PATH": path},
+            env={"PROTOC": protoc, "PATH": path, "CARGO_PROFILE_DEV_DEBUG": "false"},
             timeout=1800,
         )
-    return [str(target / "release" / "dizhu-bot")]
+    return [str(target / "debug" / "dizhu-bot")]
