@@ -410,8 +410,8 @@ class TestConformanceCommandLine:
 
     def test_an_unreachable_referee_is_one_message(self) -> None:
         target = f"127.0.0.1:{free_port()}"
-        result = dizhu("conformance", "protocol", "--target", target)
-        assert_clean(result, USAGE, f"no referee answers at {target}")
+        result = dizhu("conformance", "protocol", "--target", target, "--timeout", "0.5")
+        assert_clean(result, USAGE, f"no referee answers at {target} (waited 0.5 s)")
         assert "FAILED" not in result.stdout
         assert len((result.stdout + result.stderr).strip().splitlines()) == 1
 

@@ -48,6 +48,16 @@ def _rules(args: argparse.Namespace) -> int:
     return _finish(report, args)
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r}: give more than 0 and at most 3600 seconds")
+    return seconds
+
+
 def _protocol(args: argparse.Namespace) -> int:
     from dizhu.client.command import credentials_from
     from dizhu.conformance.protocol_runner import Unreachable, run_protocol
@@ -62,6 +72,7 @@ def _protocol(args: argparse.Namespace) -> int:
             credentials=credentials,
             only=args.only,
             profile=args.profile,
+            timeout_s=args.timeout,
         )
     except (KitError, Unreachable) as error:
         print(f"dizhu conformance protocol: {error}", file=sys.stderr)
@@ -122,6 +133,13 @@ def add_parser(commands: Any) -> None:
         default="default",
         help="the cases of the referee's profile: default, or rate / quota for a referee started with the flags "
         "the kit lists for them (docs/conformance.md)",
+    )
+    protocol.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for the referee to answer, and for each call (default: 10)",
     )
     add_tls_arguments(protocol)
     protocol.set_defaults(handler=_protocol)
