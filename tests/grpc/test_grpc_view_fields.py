@@ -77,6 +77,8 @@ def _assert_consistent(table_view: table_pb2.TableView) -> None:
     assert len(table_view.doubling_plays) == table_view.doublings
     if table_view.HasField("landlord_seat"):
         assert table_view.stake == table_view.highest_bid << table_view.doublings
+    else:  # table.proto: 0 until the landlord is chosen, whatever the auction's highest bid
+        assert table_view.stake == 0, (table_view.highest_bid, table_view.stake)
 
 
 class TestATrickStepByStep:

@@ -149,9 +149,7 @@ def _what_a_page_shows(table_view: table_pb2.TableView) -> dict[str, object]:
         "to beat": table_view.to_beat.seat if table_view.HasField("to_beat") else None,
         "tricks": table_view.tricks_completed,
         "doublings": [(entry.cause, entry.seat, entry.trick) for entry in table_view.doubling_plays],
-        # In the auction the referee's view says the highest bid so far (table.proto says 0 until
-        # the landlord is chosen, as the page keeps it): compared once the play began.
-        "stake": table_view.stake if table_view.phase != table_pb2.PHASE_AUCTION else None,
+        "stake": table_view.stake,
         "cards left": [seat.cards_left for seat in table_view.seats],
     }
 

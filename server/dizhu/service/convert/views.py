@@ -117,7 +117,8 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         if table.deadline_ms:
             view.turn_deadline.FromMilliseconds(table.deadline_ms)
         view.doublings = round_view.doublings
-        view.stake = round_view.stake
+        if round_view.landlord is not None:  # the auction's highest bid is no stake yet (highest_bid says it)
+            view.stake = round_view.stake
         if round_view.hand is not None:
             view.MergeFromString(_cards_field(_YOUR_HAND, round_view.hand))
     else:
