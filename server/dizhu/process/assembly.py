@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ import structlog
 
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.service.clock import Clock
 from dizhu.service.server import SERVICES, GrpcReferee, build_grpc_server
 from dizhu.service.startup import StartupError, bind, wait_for_redis
 from dizhu.store import TableStore
@@ -59,9 +61,11 @@ class Referee:
         await self.grpc.stop(grace_s, *([self.web.stop] if self.web is not None else []))
 
 
-async def create_server(config: ServerConfig, store: TableStore) -> Referee:
-    """A started referee bound to ``config.address`` (port 0 picks one: see ``Referee.port``)."""
-    grpc_side = build_grpc_server(config, store)
+async def create_server(config: ServerConfig, store: TableStore, *, clock: Clock = time) -> Referee:
+    """A started referee bound to ``config.address`` (port 0 picks one: see ``Referee.port``).
+
+    ``clock``: where every part of the process reads the time (the ``time`` module unless given)."""
+    grpc_side = build_grpc_server(config, store, clock=clock)
     bots_target = _bots_target(config, grpc_side) if config.http_address else ""
     await grpc_side.server.start()
     # Browsers are served before health says SERVING, so that a ready referee is ready on both ports.
