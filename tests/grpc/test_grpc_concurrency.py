@@ -11,10 +11,6 @@ from dizhu.store import TableStore
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 from tests.grpc.grpc_helpers import FOUR, SEED, THREE, TableStub, bid_to_play, create_table, error_info, rid, view
-from tests.redis_servers import redis_of_each_version
-
-#: Run against each supported Redis version (tests/conftest.py).
-redis_url = redis_of_each_version()
 
 
 class TestConflictingRequests:

@@ -10,10 +10,6 @@ from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, events_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 from tests.grpc.grpc_helpers import SEED, THREE, Table, TableStub, bid_to_play, create_table, refused, rid, view
-from tests.redis_servers import redis_of_each_version
-
-#: Run against each supported Redis version (tests/conftest.py).
-redis_url = redis_of_each_version()
 
 
 @pytest.fixture

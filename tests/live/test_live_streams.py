@@ -40,10 +40,6 @@ from tests.live.live_helpers import (
     utc_now_ms,
     watch,
 )
-from tests.redis_servers import redis_of_each_version
-
-#: Run against each supported Redis version (tests/conftest.py).
-redis_url = redis_of_each_version()
 
 
 def _serialized(events: list[Event]) -> list[bytes]:
