@@ -88,8 +88,6 @@ class Narrator:
         self._shown_deal = (0, 0)
         self._commitments: dict[tuple[int, int], bytes] = {}
         self._landlord: int | None = view.landlord_seat if view.HasField("landlord_seat") else None
-        self._stake = view.stake
-        self._trick_leader: int | None = None
         #: The decisions (bids, plays, passes) narrated in the deal of ``_shown_deal``.
         self._decisions = 0
         #: The latest round whose end was narrated.
@@ -171,8 +169,6 @@ class Narrator:
         elif kind == "landlord_chosen":
             chosen = event.landlord_chosen
             self._landlord = chosen.landlord_seat
-            self._stake = chosen.bid
-            self._trick_leader = None
             self.write(
                 f"{self.who(chosen.landlord_seat)} is the landlord at {chosen.bid} and takes the kitty"
                 f" {format_cards(chosen.kitty)} ({self._hand_size + len(chosen.kitty)} cards)."
@@ -196,12 +192,11 @@ class Narrator:
         self._decisions += 1
         if not played.cards:
             self.write(f"    {self.who(played.seat)} passes{_late(played.timed_out)}")
-            if played.trick_closed and self._trick_leader is not None:
-                self.write(f"  -- trick to {self.who(self._trick_leader)}, who leads next")
+            if played.trick_closed and played.HasField("next_seat"):
+                self.write(f"  -- trick to {self.who(played.next_seat)}, who leads next")
             return
-        doubled = "  -- the stake doubles!" if played.stake > self._stake else ""
-        self._stake = played.stake
-        self._trick_leader = played.seat
+        # The referee says whether the play doubled the stake (the 4p rule counts a bomb's size).
+        doubled = "  -- the stake doubles!" if played.doubling != table_pb2.DOUBLING_CAUSE_UNSPECIFIED else ""
         self.write(
             f"    {self.who(played.seat)} plays {_kind(played.combination)}: {format_cards(played.cards)}"
             f"  ({played.cards_left} left){_late(played.timed_out)}{doubled}"

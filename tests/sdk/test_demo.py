@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,12 @@ class TestDemo:
         again = [line for line in second.stdout.splitlines() if "listening on" not in line and "Table " not in line]
         assert strip == again
         assert "Seed revealed: " + "ab" * 32 in first.stdout
+        # Each play the referee says doubled is told as such, as many as the settlement counts.
+        told = first.stdout.count("the stake doubles!")
+        settled = sum(int(found) for found in re.findall(r"(\d+) doubling\(s\)", first.stdout))
+        assert told == settled
+        # After each closed trick the narration names who leads, as the referee said.
+        assert first.stdout.count("who leads next") > 0
 
     def test_redeals_and_later_rounds_are_narrated_and_every_seed_checks_out(self) -> None:
         """Seed 000a..., three random bots: everybody passes the first deal; then a second round."""
