@@ -158,15 +158,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if where.startswith(prefix):
                 for mark in marks:
                     item.add_marker(mark)
-    # The long items first, the builds of the example bots before them: ``--dist load`` (pyproject.toml)
-    # hands the first items out in turn, so each worker starts on one of them while the short tests
-    # fill the gaps, instead of one long chain starting late and ending the run alone.
-    items.sort(key=_starts_early)
-
-
-def _starts_early(item: pytest.Item) -> int:
-    """0 for the items that build one language's example bot each (so four workers build four at
-    once), 1 for the other long ones (``slow``), 2 for the rest."""
-    if item.path.name == "test_polyglot_bots.py":
-        return 0
-    return 1 if item.get_closest_marker("slow") is not None else 2
