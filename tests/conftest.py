@@ -110,9 +110,11 @@ def redis_servers() -> Iterator[RedisServers]:
         servers.stop()
 
 
-# Session scope: pytest then runs every test of one engine before switching to the other, and
-# hypothesis accepts it. No engine is ever skipped: a missing native engine fails, saying so.
-@pytest.fixture(scope="session", params=engine.BACKENDS)
+# Module scope: pytest runs a module's tests on one engine, then on the other, and hypothesis
+# accepts it; when the module ends the engine is the one the process started with, so no later
+# test (a child referee's "serving" line, say) finds the engine a rules module chose.
+# No engine is ever skipped: a missing native engine fails, saying so.
+@pytest.fixture(scope="module", params=engine.BACKENDS)
 def each_engine(request: pytest.FixtureRequest) -> Iterator[str]:
     """Runs the test once per rules engine (docs/engine.md): a directory opts in with an autouse fixture."""
     with engine.using(request.param):
