@@ -1,5 +1,8 @@
 """How a flag's text, or its environment variable's, becomes a setting: the checks every group of flags uses.
 
+:func:`add_env_flag` adds a flag whose default its environment variable gives, naming the variable
+once for the check's message, the default and the help.
+
 A bad value, from the command line or the environment, is a usage error that says what was
 expected and where the value came from (never a traceback).
 """
@@ -15,6 +18,7 @@ from typing import Any
 
 __all__ = [
     "MAX_PORT",
+    "add_env_flag",
     "at_least",
     "checked",
     "fraction",
@@ -32,6 +36,34 @@ def from_env(name: str, default: object) -> str:
     """The environment's value of ``name``, else ``default``: a string argparse converts and checks
     like a flag's (so a bad environment value is a clear error of its own, never a traceback)."""
     return os.environ.get(name, str(default))
+
+
+def add_env_flag(
+    group: argparse._ActionsContainer,
+    flag: str,
+    env: str,
+    *,
+    convert: Callable[[str], Any] | None = None,
+    expected: str = "",
+    default: object = None,
+    help: str,
+    default_text: str = "%(default)s",
+    **argparse_options: Any,
+) -> None:
+    """Add ``flag``, whose environment variable ``env`` gives its default: the one place that names it.
+
+    ``convert`` (with what it ``expected``) checks the flag's text and the variable's alike. The
+    default is the variable's value, else ``default``; without one, an unset or empty variable
+    leaves the setting None. The help ends "(env ENV; default: DEFAULT_TEXT)".
+    """
+    if convert is not None:
+        argparse_options["type"] = checked(convert, expected, env)
+    group.add_argument(
+        flag,
+        default=from_env(env, default) if default is not None else os.environ.get(env) or None,
+        help=f"{help} (env {env}; default: {default_text})",
+        **argparse_options,
+    )
 
 
 def checked(convert: Callable[[str], Any], what: str, env: str) -> Callable[[str], Any]:

@@ -23,7 +23,7 @@ import urllib.parse
 from pathlib import Path
 
 from dizhu.config.browser_flags import add_browser_arguments, check_browser_arguments
-from dizhu.config.flag_values import at_least, checked, from_env, host_port, port_number
+from dizhu.config.flag_values import add_env_flag, at_least, checked, from_env, host_port, port_number
 from dizhu.config.safety_flags import add_safety_arguments, secrets, signing_keys
 from dizhu.config.scale_out_flags import add_scale_out_arguments, check_scale_out_arguments
 from dizhu.config.settings import ServerConfig
@@ -55,14 +55,25 @@ _LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``serve`` flags; each one's environment variable gives its default."""
     d = ServerConfig()
-    whole = functools.partial(at_least, 1, int)
-    seconds = functools.partial(at_least, 0, float)
-    parser.add_argument(
+    flag = functools.partial(add_env_flag, parser)
+    count = functools.partial(flag, metavar="N", convert=at_least(1, int), expected="a whole number of at least 1")
+    ttl = functools.partial(
+        flag, metavar="SECONDS", convert=at_least(1, int), expected="a whole number of seconds, at least 1"
+    )
+    wait = functools.partial(
+        flag, metavar="SECONDS", convert=at_least(0, float), expected="a number of seconds, at least 0"
+    )
+    interval = functools.partial(
+        flag, metavar="SECONDS", convert=at_least(0.001, float), expected="a number of seconds above 0"
+    )
+    flag(
         "--address",
+        "DIZHU_ADDRESS",
         metavar="HOST:PORT",
-        type=checked(host_port, "a host:port address (port 0..65535)", "DIZHU_ADDRESS"),
-        default=from_env("DIZHU_ADDRESS", d.address),
-        help="where to listen; port 0 picks a free one (env DIZHU_ADDRESS; default: %(default)s)",
+        convert=host_port,
+        expected="a host:port address (port 0..65535)",
+        default=d.address,
+        help="where to listen; port 0 picks a free one",
     )
     parser.add_argument(
         "--redis-url",
@@ -70,6 +81,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         type=checked(
             _redis_url, "a redis://, rediss:// or unix:// URL (a cluster: nodes, comma-separated)", "REDIS_URL"
         ),
+        # Written out: an empty REDIS_URL is a usage error here, where add_env_flag would read it as unset.
         default=os.environ.get("REDIS_URL"),
         help="an external Redis, e.g. redis://host:6379/0; with --redis-cluster, seed nodes, comma-separated, "
         "e.g. redis://node-0:6379,node-1:6379,node-2:6379 (env REDIS_URL; default: none, an embedded "
@@ -83,55 +95,42 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         help="the embedded Redis's data directory, locked against a second referee (env DIZHU_DATA_DIR; "
         "default: %(default)s)",
     )
-    parser.add_argument(
+    flag(
         "--log-format",
+        "DIZHU_LOG_FORMAT",
         choices=["json", "console"],
-        default=from_env("DIZHU_LOG_FORMAT", d.log_format),
-        help="json lines, or console for people (env DIZHU_LOG_FORMAT; default: %(default)s)",
+        default=d.log_format,
+        help="json lines, or console for people",
     )
-    parser.add_argument(
+    flag(
         "--log-level",
+        "DIZHU_LOG_LEVEL",
         type=str.lower,
         choices=_LOG_LEVELS,
-        default=from_env("DIZHU_LOG_LEVEL", d.log_level),
-        help="the least severe level logged (env DIZHU_LOG_LEVEL; default: %(default)s)",
+        default=d.log_level,
+        help="the least severe level logged",
     )
-    parser.add_argument(
-        "--workers",
-        metavar="N",
-        type=checked(whole(), "a whole number of at least 1", "DIZHU_WORKERS"),
-        default=from_env("DIZHU_WORKERS", d.workers),
-        help="processes sharing the port (env DIZHU_WORKERS; default: %(default)s)",
-    )
-    parser.add_argument(
-        "--grace",
-        metavar="SECONDS",
-        type=checked(seconds(), "a number of seconds, at least 0", "DIZHU_GRACE_S"),
-        default=from_env("DIZHU_GRACE_S", d.grace_s),
-        help="seconds in-flight calls get to finish on SIGTERM (env DIZHU_GRACE_S; default: %(default)s)",
-    )
-    parser.add_argument(
+    count("--workers", "DIZHU_WORKERS", default=d.workers, help="processes sharing the port")
+    wait("--grace", "DIZHU_GRACE_S", default=d.grace_s, help="seconds in-flight calls get to finish on SIGTERM")
+    ttl(
         "--finished-ttl",
-        metavar="SECONDS",
-        type=checked(whole(), "a whole number of seconds, at least 1", "DIZHU_FINISHED_TTL_S"),
-        default=from_env("DIZHU_FINISHED_TTL_S", d.finished_ttl_s),
-        help="seconds a closed table (state, events, replays) is kept (env DIZHU_FINISHED_TTL_S; "
-        "default: %(default)s, 7 days)",
+        "DIZHU_FINISHED_TTL_S",
+        default=d.finished_ttl_s,
+        help="seconds a closed table (state, events, replays) is kept",
+        default_text="%(default)s, 7 days",
     )
-    parser.add_argument(
+    ttl(
         "--answer-ttl",
-        metavar="SECONDS",
-        type=checked(whole(), "a whole number of seconds, at least 1", "DIZHU_ANSWER_TTL_S"),
-        default=from_env("DIZHU_ANSWER_TTL_S", d.answer_ttl_s),
-        help="seconds a request id's answer is kept for retries (env DIZHU_ANSWER_TTL_S; default: %(default)s, 1 day)",
+        "DIZHU_ANSWER_TTL_S",
+        default=d.answer_ttl_s,
+        help="seconds a request id's answer is kept for retries",
+        default_text="%(default)s, 1 day",
     )
-    parser.add_argument(
+    count(
         "--events-maxlen",
-        metavar="N",
-        type=checked(whole(), "a whole number of at least 1", "DIZHU_EVENTS_MAXLEN"),
-        default=from_env("DIZHU_EVENTS_MAXLEN", d.events_maxlen),
-        help="events kept per table; a client further behind gets a snapshot (env DIZHU_EVENTS_MAXLEN; "
-        "default: %(default)s)",
+        "DIZHU_EVENTS_MAXLEN",
+        default=d.events_maxlen,
+        help="events kept per table; a client further behind gets a snapshot",
     )
     parser.add_argument(
         "--api-key",
@@ -141,59 +140,53 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         help="require this key (x-api-key metadata) for CreateTable; repeatable; given at all, the flags "
         "replace $DIZHU_API_KEYS (comma-separated) (default: none, anyone may create tables)",
     )
-    parser.add_argument(
+    flag(
         "--metrics-port",
+        "DIZHU_METRICS_PORT",
         metavar="PORT",
-        type=checked(port_number, "a port number 0..65535", "DIZHU_METRICS_PORT"),
-        default=from_env("DIZHU_METRICS_PORT", d.metrics_port),
-        help="port of the Prometheus /metrics endpoint, 0 for none; worker n uses port + n "
-        "(env DIZHU_METRICS_PORT; default: %(default)s)",
+        convert=port_number,
+        expected="a port number 0..65535",
+        default=d.metrics_port,
+        help="port of the Prometheus /metrics endpoint, 0 for none; worker n uses port + n",
     )
-    parser.add_argument(
+    flag(
         "--key-prefix",
+        "DIZHU_KEY_PREFIX",
         metavar="PREFIX",
-        type=checked(_key_prefix, "a key prefix of 1..64 characters of [A-Za-z0-9._:-]", "DIZHU_KEY_PREFIX"),
-        default=from_env("DIZHU_KEY_PREFIX", d.key_prefix),
-        help="prefix of every Redis key (env DIZHU_KEY_PREFIX; default: %(default)s)",
+        convert=_key_prefix,
+        expected="a key prefix of 1..64 characters of [A-Za-z0-9._:-]",
+        default=d.key_prefix,
+        help="prefix of every Redis key",
     )
-    parser.add_argument(
+    interval(
         "--heartbeat",
-        metavar="SECONDS",
-        type=checked(at_least(0.001, float), "a number of seconds above 0", "DIZHU_HEARTBEAT_S"),
-        default=from_env("DIZHU_HEARTBEAT_S", d.heartbeat_s),
-        help="idle seconds after which an event stream carries a heartbeat (env DIZHU_HEARTBEAT_S; "
-        "default: %(default)s)",
+        "DIZHU_HEARTBEAT_S",
+        default=d.heartbeat_s,
+        help="idle seconds after which an event stream carries a heartbeat",
     )
-    parser.add_argument(
+    count(
         "--stream-backlog",
-        metavar="N",
-        type=checked(whole(), "a whole number of at least 1", "DIZHU_STREAM_BACKLOG"),
-        default=from_env("DIZHU_STREAM_BACKLOG", d.stream_backlog),
-        help="events a stream may have waiting to be sent; one given more starts again from a snapshot "
-        "(env DIZHU_STREAM_BACKLOG; default: %(default)s)",
+        "DIZHU_STREAM_BACKLOG",
+        default=d.stream_backlog,
+        help="events a stream may have waiting to be sent; one given more starts again from a snapshot",
     )
-    parser.add_argument(
+    interval(
         "--clock-interval",
-        metavar="SECONDS",
-        type=checked(at_least(0.001, float), "a number of seconds above 0", "DIZHU_CLOCK_INTERVAL_S"),
-        default=from_env("DIZHU_CLOCK_INTERVAL_S", d.clock_interval_s),
-        help="seconds between the turn clock's looks for deadlines that passed (env DIZHU_CLOCK_INTERVAL_S; "
-        "default: %(default)s)",
+        "DIZHU_CLOCK_INTERVAL_S",
+        default=d.clock_interval_s,
+        help="seconds between the turn clock's looks for deadlines that passed",
     )
-    parser.add_argument(
+    count(
         "--max-watched-tables",
-        metavar="N",
-        type=checked(whole(), "a whole number of at least 1", "DIZHU_MAX_WATCHED_TABLES"),
-        default=from_env("DIZHU_MAX_WATCHED_TABLES", d.max_watched_tables),
-        help="tables one process may stream at once (env DIZHU_MAX_WATCHED_TABLES; default: %(default)s)",
+        "DIZHU_MAX_WATCHED_TABLES",
+        default=d.max_watched_tables,
+        help="tables one process may stream at once",
     )
-    parser.add_argument(
+    wait(
         "--redis-wait",
-        metavar="SECONDS",
-        type=checked(seconds(), "a number of seconds, at least 0", "DIZHU_REDIS_WAIT_S"),
-        default=from_env("DIZHU_REDIS_WAIT_S", d.redis_wait_s),
-        help="seconds to keep trying an external Redis that does not answer at start, with backoff, "
-        "before giving up (env DIZHU_REDIS_WAIT_S; default: %(default)s)",
+        "DIZHU_REDIS_WAIT_S",
+        default=d.redis_wait_s,
+        help="seconds to keep trying an external Redis that does not answer at start, with backoff, before giving up",
     )
     add_safety_arguments(parser, d)
     add_tls_arguments(parser)

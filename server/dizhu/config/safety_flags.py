@@ -8,11 +8,9 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from dizhu.config.flag_values import at_least, checked, fraction, from_env, usage_error
+from dizhu.config.flag_values import add_env_flag, at_least, fraction, from_env, usage_error
 from dizhu.config.settings import MIN_SECRET_CHARS, ServerConfig
 
 __all__ = ["add_safety_arguments", "secrets", "signing_keys"]
@@ -42,6 +40,7 @@ def add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> No
         "--retired-signing-keys",
         metavar="FILE",
         type=Path,
+        # Written out: an empty value names a file here (".", refused), where add_env_flag reads it as unset.
         default=os.environ.get("DIZHU_RETIRED_SIGNING_KEYS_FILE"),
         help="PEM file of the public keys that signed older rounds, published beside the current one "
         "(env DIZHU_RETIRED_SIGNING_KEYS_FILE; default: none)",
@@ -52,12 +51,15 @@ def add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> No
         help="print the public keys that verify this referee's round records (PEM, the current one first) and "
         "exit (default: serve)",
     )
-    safety.add_argument(
+    flag = functools.partial(add_env_flag, safety)
+    count = functools.partial(flag, metavar="N", convert=at_least(1, int), expected="a whole number of at least 1")
+    rate = functools.partial(flag, convert=at_least(0.001, float), expected="a number of calls above 0")
+    flag(
         "--limits",
+        "DIZHU_LIMITS",
         choices=["auto", "on", "off"],
-        default=from_env("DIZHU_LIMITS", d.limits),
-        help="per-client rate limits and quotas: auto applies them only when listening beyond loopback "
-        "(env DIZHU_LIMITS; default: %(default)s)",
+        default=d.limits,
+        help="per-client rate limits and quotas: auto applies them only when listening beyond loopback",
     )
     safety.add_argument(
         "--allow-anonymous-create",
@@ -66,128 +68,80 @@ def add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> No
         help="let anyone create tables without an API key although listening beyond loopback "
         "(env DIZHU_ALLOW_ANONYMOUS_CREATE=1; default: off)",
     )
-    whole = functools.partial(at_least, 1, int)
-    whole_or_zero = functools.partial(at_least, 0, int)
-    rate = functools.partial(at_least, 0.001, float)
-    seconds = functools.partial(at_least, 0, float)
-    numbers: list[tuple[str, str, str, Callable[[str], Any], str, object, str]] = [
-        (
-            "--max-request-bytes",
-            "DIZHU_MAX_REQUEST_BYTES",
-            "BYTES",
-            whole(),
-            "a whole number of at least 1",
-            d.max_request_bytes,
-            "the largest request accepted, in bytes",
-        ),
-        (
-            "--rate-limit",
-            "DIZHU_RATE_LIMIT",
-            "PER_SECOND",
-            rate(),
-            "a number of calls above 0",
-            d.rate_limit,
-            "calls per second per client, in bursts of up to twice as many",
-        ),
-        (
-            "--create-rate-limit",
-            "DIZHU_CREATE_RATE_LIMIT",
-            "PER_MINUTE",
-            rate(),
-            "a number of calls above 0",
-            d.create_rate_limit,
-            "CreateTable calls per minute per client, in bursts of up to a third as many",
-        ),
-        (
-            "--max-open-tables",
-            "DIZHU_MAX_OPEN_TABLES",
-            "N",
-            whole(),
-            "a whole number of at least 1",
-            d.max_open_tables,
-            "open tables per client",
-        ),
-        (
-            "--max-streams",
-            "DIZHU_MAX_STREAMS",
-            "N",
-            whole(),
-            "a whole number of at least 1",
-            d.max_streams,
-            "open WatchTable streams per process",
-        ),
-        (
-            "--max-streams-per-connection",
-            "DIZHU_MAX_STREAMS_PER_CONNECTION",
-            "N",
-            whole(),
-            "a whole number of at least 1",
-            d.max_streams_per_connection,
-            "open WatchTable streams per connection",
-        ),
-        (
-            "--max-streams-per-client",
-            "DIZHU_MAX_STREAMS_PER_CLIENT",
-            "N",
-            whole(),
-            "a whole number of at least 1",
-            d.max_streams_per_client,
-            "open WatchTable streams per client, when limits apply",
-        ),
-        (
-            "--answers-per-table",
-            "DIZHU_ANSWERS_PER_TABLE",
-            "N",
-            whole(),
-            "a whole number of at least 1",
-            d.answers_per_table,
-            "recorded answers kept per table, the latest",
-        ),
-        (
-            "--replays-per-table",
-            "DIZHU_REPLAYS_PER_TABLE",
-            "N",
-            whole(),
-            "a whole number of at least 1",
-            d.replays_per_table,
-            "round replays kept per table, the latest",
-        ),
-        (
-            "--idle-close",
-            "DIZHU_IDLE_CLOSE_S",
-            "SECONDS",
-            seconds(),
-            "a number of seconds, at least 0",
-            d.idle_close_s,
-            "seconds without a client's action before a table is closed as abandoned; 0: never",
-        ),
-        (
-            "--unattended-rounds",
-            "DIZHU_UNATTENDED_ROUNDS",
-            "N",
-            whole_or_zero(),
-            "a whole number, at least 0",
-            d.unattended_rounds,
-            "rounds in a row played by the clock alone before a table is closed; 0: never",
-        ),
-        (
-            "--memory-reserve",
-            "DIZHU_MEMORY_RESERVE",
-            "FRACTION",
-            fraction,
-            "a fraction from 0 up to 1",
-            d.memory_reserve,
-            "fraction of Redis maxmemory kept for running tables: CreateTable is refused beyond the rest",
-        ),
-    ]
-    for flag, env, metavar, convert, what, default, meaning in numbers:
-        safety.add_argument(
-            flag,
-            metavar=metavar,
-            type=checked(convert, what, env),
-            default=from_env(env, default),
-            help=f"{meaning} (env {env}; default: %(default)s)",
-        )
+    count(
+        "--max-request-bytes",
+        "DIZHU_MAX_REQUEST_BYTES",
+        metavar="BYTES",
+        default=d.max_request_bytes,
+        help="the largest request accepted, in bytes",
+    )
+    rate(
+        "--rate-limit",
+        "DIZHU_RATE_LIMIT",
+        metavar="PER_SECOND",
+        default=d.rate_limit,
+        help="calls per second per client, in bursts of up to twice as many",
+    )
+    rate(
+        "--create-rate-limit",
+        "DIZHU_CREATE_RATE_LIMIT",
+        metavar="PER_MINUTE",
+        default=d.create_rate_limit,
+        help="CreateTable calls per minute per client, in bursts of up to a third as many",
+    )
+    count("--max-open-tables", "DIZHU_MAX_OPEN_TABLES", default=d.max_open_tables, help="open tables per client")
+    count("--max-streams", "DIZHU_MAX_STREAMS", default=d.max_streams, help="open WatchTable streams per process")
+    count(
+        "--max-streams-per-connection",
+        "DIZHU_MAX_STREAMS_PER_CONNECTION",
+        default=d.max_streams_per_connection,
+        help="open WatchTable streams per connection",
+    )
+    count(
+        "--max-streams-per-client",
+        "DIZHU_MAX_STREAMS_PER_CLIENT",
+        default=d.max_streams_per_client,
+        help="open WatchTable streams per client, when limits apply",
+    )
+    count(
+        "--answers-per-table",
+        "DIZHU_ANSWERS_PER_TABLE",
+        default=d.answers_per_table,
+        help="recorded answers kept per table, the latest",
+    )
+    count(
+        "--replays-per-table",
+        "DIZHU_REPLAYS_PER_TABLE",
+        default=d.replays_per_table,
+        help="round replays kept per table, the latest",
+    )
+    flag(
+        "--idle-close",
+        "DIZHU_IDLE_CLOSE_S",
+        metavar="SECONDS",
+        convert=at_least(0, float),
+        expected="a number of seconds, at least 0",
+        default=d.idle_close_s,
+        help="seconds without a client's action before a table is closed as abandoned; 0: never",
+    )
+    flag(
+        "--unattended-rounds",
+        "DIZHU_UNATTENDED_ROUNDS",
+        metavar="N",
+        convert=at_least(0, int),
+        expected="a whole number, at least 0",
+        default=d.unattended_rounds,
+        help="rounds in a row played by the clock alone before a table is closed; 0: never",
+    )
+    flag(
+        "--memory-reserve",
+        "DIZHU_MEMORY_RESERVE",
+        metavar="FRACTION",
+        convert=fraction,
+        expected="a fraction from 0 up to 1",
+        default=d.memory_reserve,
+        help="fraction of Redis maxmemory kept for running tables: CreateTable is refused beyond the rest",
+    )
 
 
 def secrets(args: argparse.Namespace) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dizhu.config.flag_values import at_least, checked, from_env, one_of, usage_error
+from dizhu.config.flag_values import add_env_flag, at_least, from_env, one_of, usage_error
 from dizhu.config.settings import ServerConfig
 
 __all__ = ["add_scale_out_arguments", "check_scale_out_arguments"]
@@ -20,30 +20,39 @@ def add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) ->
         "default: off, one Redis server)",
     )
     durabilities = ("primary", "replica")
-    scale.add_argument(
+    add_env_flag(
+        scale,
         "--durability",
+        "DIZHU_DURABILITY",
         choices=durabilities,
-        # Checked by the type too: argparse checks choices against the command line, not the environment.
-        type=checked(one_of(durabilities), "primary or replica", "DIZHU_DURABILITY"),
-        default=from_env("DIZHU_DURABILITY", d.durability),
+        # Converted and checked too: argparse checks choices against the command line, not the environment.
+        convert=one_of(durabilities),
+        expected="primary or replica",
+        default=d.durability,
         help="acknowledge a change once Redis's primary has it, or only once a replica has it too (WAIT): "
-        "then a failover loses no acknowledged move (env DIZHU_DURABILITY; default: %(default)s)",
+        "then a failover loses no acknowledged move",
     )
-    scale.add_argument(
+    add_env_flag(
+        scale,
         "--replica-timeout",
+        "DIZHU_REPLICA_TIMEOUT_S",
         metavar="SECONDS",
-        type=checked(at_least(0.001, float), "a number of seconds above 0", "DIZHU_REPLICA_TIMEOUT_S"),
-        default=from_env("DIZHU_REPLICA_TIMEOUT_S", d.replica_timeout_s),
+        convert=at_least(0.001, float),
+        expected="a number of seconds above 0",
+        default=d.replica_timeout_s,
         help="with --durability replica, how long a change waits for a replica before the call fails "
-        "UNAVAILABLE, to be retried (env DIZHU_REPLICA_TIMEOUT_S; default: %(default)s)",
+        "UNAVAILABLE, to be retried",
     )
-    scale.add_argument(
+    add_env_flag(
+        scale,
         "--max-connection-age",
+        "DIZHU_MAX_CONNECTION_AGE_S",
         metavar="SECONDS",
-        type=checked(at_least(1, float), "a number of seconds, at least 1", "DIZHU_MAX_CONNECTION_AGE_S"),
-        default=from_env("DIZHU_MAX_CONNECTION_AGE_S", d.max_connection_age_s),
+        convert=at_least(1, float),
+        expected="a number of seconds, at least 1",
+        default=d.max_connection_age_s,
         help="seconds after which a client's connection is closed gracefully, so that clients reconnect and "
-        "spread over new processes (env DIZHU_MAX_CONNECTION_AGE_S; default: %(default)s)",
+        "spread over new processes",
     )
 
 

@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from dizhu.config.flag_values import usage_error
+from dizhu.config.flag_values import add_env_flag, usage_error
 
 __all__ = ["add_tls_arguments", "tls_files"]
 
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     tls = parser.add_argument_group("TLS (docs/security.md#tls)")
-    tls.add_argument(
+    add_env_flag(
+        tls,
         "--tls-cert",
+        "DIZHU_TLS_CERT",
         metavar="FILE",
         type=Path,
-        default=os.environ.get("DIZHU_TLS_CERT") or None,
-        help="serve both ports over TLS with this certificate chain (PEM), read again when it changes; "
-        "needs --tls-key (env DIZHU_TLS_CERT; default: none, plaintext)",
+        help="serve both ports over TLS with this certificate chain (PEM), read again when it changes; needs --tls-key",
+        default_text="none, plaintext",
     )
-    tls.add_argument(
+    add_env_flag(
+        tls,
         "--tls-key",
+        "DIZHU_TLS_KEY",
         metavar="FILE",
         type=Path,
-        default=os.environ.get("DIZHU_TLS_KEY") or None,
-        help="the private key (PEM) of --tls-cert (env DIZHU_TLS_KEY; default: none)",
+        help="the private key (PEM) of --tls-cert",
+        default_text="none",
     )
 
 
