@@ -111,6 +111,9 @@ class TestBadCommandLines:
             (["--durability", "replica"], {}, "the embedded one has none"),
             ([], {"DIZHU_DURABILITY": "always"}, "--durability"),
             ([], {"DIZHU_MAX_CONNECTION_AGE_S": "0"}, "$DIZHU_MAX_CONNECTION_AGE_S"),
+            ([], {"DIZHU_LOG_LEVEL": "loud"}, "$DIZHU_LOG_LEVEL"),
+            ([], {"DIZHU_LOG_FORMAT": "xml"}, "$DIZHU_LOG_FORMAT"),
+            ([], {"DIZHU_LIMITS": "sometimes"}, "$DIZHU_LIMITS"),
         ],
         ids=[
             "log-level",
@@ -129,10 +132,20 @@ class TestBadCommandLines:
             "replica-without-replicas",
             "env-durability",
             "env-connection-age",
+            "env-log-level",
+            "env-log-format",
+            "env-limits",
         ],
     )
     def test_a_bad_serve_setting_is_a_usage_error(self, args: list[str], env: dict[str, str], said: str) -> None:
         assert_clean(dizhu("serve", *args, env=env), USAGE, said)
+
+    def test_a_choice_from_the_environment_is_read_like_the_flags(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("DIZHU_LOG_LEVEL", "WARNING")
+        monkeypatch.setenv("DIZHU_LOG_FORMAT", "console")
+        monkeypatch.setenv("DIZHU_LIMITS", "on")
+        config = config_from_args(build_parser().parse_args(["serve"]))
+        assert (config.log_level, config.log_format, config.limits) == ("warning", "console", "on")
 
     def test_api_key_flags_replace_the_environments_keys(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("DIZHU_API_KEYS", "env-one,env-two")

@@ -10,6 +10,7 @@ expected and where the value came from (never a traceback).
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import sys
@@ -52,10 +53,16 @@ def add_env_flag(
 ) -> None:
     """Add ``flag``, whose environment variable ``env`` gives its default: the one place that names it.
 
-    ``convert`` (with what it ``expected``) checks the flag's text and the variable's alike. The
+    ``convert`` (with what it ``expected``) checks the flag's text and the variable's alike; so do
+    ``choices`` (after ``type``, if given), which argparse itself checks only on the command line. The
     default is the variable's value, else ``default``; without one, an unset or empty variable
     leaves the setting None. The help ends "(env ENV; default: DEFAULT_TEXT)".
     """
+    if convert is None and "choices" in argparse_options:
+        allowed = tuple(argparse_options["choices"])
+        normalise: Callable[[str], str] = argparse_options.pop("type", str)
+        convert = functools.partial(_chosen, allowed, normalise)
+        expected = expected or "one of " + ", ".join(allowed)
     if convert is not None:
         argparse_options["type"] = checked(convert, expected, env)
     group.add_argument(
@@ -102,6 +109,10 @@ def host_port(text: str) -> str:
         raise ValueError(text)
     port_number(port)
     return text
+
+
+def _chosen(allowed: tuple[str, ...], normalise: Callable[[str], str], text: str) -> str:
+    return one_of(allowed)(normalise(text))
 
 
 def one_of(allowed: tuple[str, ...]) -> Callable[[str], str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dizhu.config.flag_values import add_env_flag, at_least, from_env, one_of, usage_error
+from dizhu.config.flag_values import add_env_flag, at_least, from_env, usage_error
 from dizhu.config.settings import ServerConfig
 
 __all__ = ["add_scale_out_arguments", "check_scale_out_arguments"]
@@ -19,15 +19,11 @@ def add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) ->
         help="--redis-url names a node of a Redis Cluster (redis:// or rediss://) (env DIZHU_REDIS_CLUSTER=1; "
         "default: off, one Redis server)",
     )
-    durabilities = ("primary", "replica")
     add_env_flag(
         scale,
         "--durability",
         "DIZHU_DURABILITY",
-        choices=durabilities,
-        # Converted and checked too: argparse checks choices against the command line, not the environment.
-        convert=one_of(durabilities),
-        expected="primary or replica",
+        choices=("primary", "replica"),
         default=d.durability,
         help="acknowledge a change once Redis's primary has it, or only once a replica has it too (WAIT): "
         "then a failover loses no acknowledged move",
