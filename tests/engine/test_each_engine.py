@@ -56,4 +56,6 @@ def test_a_module_run_on_each_engine_leaves_the_next_module_on_the_engine_the_pr
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*test_on_the_engine_of_its_turn?native?*", "*test_on_the_engine_of_its_turn?python?*"])
+    result.stdout.fnmatch_lines(
+        ["*test_on_the_engine_of_its_turn?native?*", "*test_on_the_engine_of_its_turn?python?*"]
+    )
