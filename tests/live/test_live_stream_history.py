@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import random
-import socket
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -125,13 +125,6 @@ class TestEventTimes:
         assert streamed == {entry.sequence: entry.time_ms for entry in log if entry.sequence in streamed}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @dataclasses.dataclass
 class _RolledBack:
     """A table whose store came back behind what its stream delivered."""
@@ -173,8 +166,18 @@ async def _store_rolled_back(tmp_path: Path) -> AsyncIterator[_RolledBack]:
     delivered are lost by restarting Redis from the AOF as it was before them, and the
     seats then decide otherwise (later events get the lost ones' sequence numbers)."""
     binary = redis_server_binary("6.2")  # one appendonly.aof (Redis 7 keeps a directory of parts)
-    port = _free_port()
-    server = await EmbeddedRedis(tmp_path, port, appendonly=True, binary=binary).astart()
+    # A unix socket in the test's own folder: no other server can take its address while it is
+    # down. appendfsync always: each change is in the AOF before it is answered (everysec may
+    # hold the writes back for a while when the disk is busy).
+    restarted = functools.partial(
+        EmbeddedRedis,
+        tmp_path,
+        appendonly=True,
+        unix_socket=True,
+        binary=binary,
+        extra_args=["--appendfsync", "always"],
+    )
+    server = await restarted().astart()
     client = redis.asyncio.Redis.from_url(server.url)
     try:
         store = TableStore(client)
@@ -192,7 +195,7 @@ async def _store_rolled_back(tmp_path: Path) -> AsyncIterator[_RolledBack]:
             await server.astop()
             with aof.open("r+b") as file:
                 file.truncate(kept_bytes)
-            server = await EmbeddedRedis(tmp_path, port, appendonly=True, binary=binary).astart()
+            server = await restarted().astart()
             await _decide(node, table, 3)  # in place of the lost bid of 1: ends the auction
             await _decide(node, table)  # the landlord leads: beyond the lost events' sequences
             lost = [message for message in before if kind(message) != "heartbeat"][-1]
