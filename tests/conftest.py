@@ -130,13 +130,6 @@ def each_engine(request: pytest.FixtureRequest) -> Iterator[str]:
         yield request.param
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers per core. The tests wait on servers, subprocesses, browsers and
-    clocks about as long as they compute; with one worker per core the cores were idle a third
-    of the time (docs/testing.md has the figures)."""
-    return 2 * (os.cpu_count() or 1)
-
-
 #: The tiers (docs/testing.md): marks given by where a test lives. ``slow`` marks what the
 #: inner loop, ``pytest -n auto -m "not slow"``, leaves out: tools, builds, browsers, other
 #: languages, clusters, and the few long runs of their own.
