@@ -11,15 +11,20 @@ __all__ = ["configure_logging"]
 
 
 def configure_logging(log_format: str = "json", level: str = "info") -> None:
-    # JSON lines carry tracebacks as structured data, without local variables (they may hold
-    # tokens and hands); the console renderer prints tracebacks itself.
+    # Tracebacks never show local variables (they may hold tokens and hands): JSON lines carry
+    # them as structured data, the console draws them with rich (whose default shows locals).
     structured_tracebacks = structlog.processors.ExceptionRenderer(
         structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
     )
     tail: list[structlog.types.Processor] = (
         [structured_tracebacks, structlog.processors.JSONRenderer()]
         if log_format == "json"
-        else [structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())]
+        else [
+            structlog.dev.ConsoleRenderer(
+                colors=sys.stderr.isatty(),
+                exception_formatter=structlog.dev.RichTracebackFormatter(show_locals=False),
+            )
+        ]
     )
     structlog.configure(
         processors=[
