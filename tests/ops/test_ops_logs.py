@@ -9,7 +9,6 @@ import structlog
 
 from dizhu.logs import configure_logging
 
-
 #: A token as a request would carry it: made at run time, so that no source line a traceback
 #: quotes holds it, only a local variable.
 SECRET = "-".join(["tok", "please", "never", "log", "me"])
