@@ -122,14 +122,19 @@ DEBIAN_CPP = (
 
 
 def build_cpp() -> list[str]:
-    """clients/cpp: CMake (stubs by protoc and grpc_cpp_plugin, google.rpc from third_party/googleapis)."""
+    """clients/cpp: CMake (stubs by protoc and grpc_cpp_plugin, google.rpc from third_party/googleapis).
+
+    Without optimisation or debug information (the CMake project's own default is Release): the
+    bot's speed does not matter here, and the generated stubs compile in half the time (24 against
+    47 CPU seconds)."""
     cmake = require("cmake", DEBIAN_CPP)
     for tool in ("c++", "pkg-config", "protoc", "grpc_cpp_plugin"):
         require(tool, DEBIAN_CPP)
     with build_lock("cpp") as folder:
         if not (folder / "CMakeCache.txt").exists():
             generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-            run([cmake, "-S", str(CLIENTS / "cpp"), "-B", str(folder), *generator], cwd=CLIENTS / "cpp")
+            unoptimised = ["-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_FLAGS_DEBUG=-O0"]
+            run([cmake, "-S", str(CLIENTS / "cpp"), "-B", str(folder), *generator, *unoptimised], cwd=CLIENTS / "cpp")
         run([cmake, "--build", str(folder), "-j", "2"], cwd=CLIENTS / "cpp")
     return [str(folder / "dizhu-bot")]
 
