@@ -20,6 +20,7 @@ from typing import Any
 __all__ = [
     "MAX_PORT",
     "add_env_flag",
+    "add_env_switch",
     "at_least",
     "checked",
     "fraction",
@@ -70,6 +71,18 @@ def add_env_flag(
         default=from_env(env, default) if default is not None else os.environ.get(env) or None,
         help=f"{help} (env {env}; default: {default_text})",
         **argparse_options,
+    )
+
+
+def add_env_switch(
+    group: argparse._ActionsContainer, flag: str, env: str, *, help: str, default_text: str = "off"
+) -> None:
+    """Add a switch that ``env`` set to 1 (or true, yes) turns on; the help ends "(env ENV=1; default: ...)"."""
+    group.add_argument(
+        flag,
+        action="store_true",
+        default=from_env(env, "") in {"1", "true", "yes"},
+        help=f"{help} (env {env}=1; default: {default_text})",
     )
 
 

@@ -10,7 +10,7 @@ import functools
 import os
 from pathlib import Path
 
-from dizhu.config.flag_values import add_env_flag, at_least, fraction, from_env, usage_error
+from dizhu.config.flag_values import add_env_flag, add_env_switch, at_least, fraction, usage_error
 from dizhu.config.settings import MIN_SECRET_CHARS, ServerConfig
 
 __all__ = ["add_safety_arguments", "secrets", "signing_keys"]
@@ -61,12 +61,11 @@ def add_safety_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> No
         default=d.limits,
         help="per-client rate limits and quotas: auto applies them only when listening beyond loopback",
     )
-    safety.add_argument(
+    add_env_switch(
+        safety,
         "--allow-anonymous-create",
-        action="store_true",
-        default=from_env("DIZHU_ALLOW_ANONYMOUS_CREATE", "") in {"1", "true", "yes"},
-        help="let anyone create tables without an API key although listening beyond loopback "
-        "(env DIZHU_ALLOW_ANONYMOUS_CREATE=1; default: off)",
+        "DIZHU_ALLOW_ANONYMOUS_CREATE",
+        help="let anyone create tables without an API key although listening beyond loopback",
     )
     count(
         "--max-request-bytes",

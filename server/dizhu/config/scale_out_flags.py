@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dizhu.config.flag_values import add_env_flag, at_least, from_env, usage_error
+from dizhu.config.flag_values import add_env_flag, add_env_switch, at_least, usage_error
 from dizhu.config.settings import ServerConfig
 
 __all__ = ["add_scale_out_arguments", "check_scale_out_arguments"]
@@ -12,12 +12,12 @@ __all__ = ["add_scale_out_arguments", "check_scale_out_arguments"]
 
 def add_scale_out_arguments(parser: argparse.ArgumentParser, d: ServerConfig) -> None:
     scale = parser.add_argument_group("scale-out (docs/scaling.md)")
-    scale.add_argument(
+    add_env_switch(
+        scale,
         "--redis-cluster",
-        action="store_true",
-        default=from_env("DIZHU_REDIS_CLUSTER", "") in {"1", "true", "yes"},
-        help="--redis-url names a node of a Redis Cluster (redis:// or rediss://) (env DIZHU_REDIS_CLUSTER=1; "
-        "default: off, one Redis server)",
+        "DIZHU_REDIS_CLUSTER",
+        help="--redis-url names a node of a Redis Cluster (redis:// or rediss://)",
+        default_text="off, one Redis server",
     )
     add_env_flag(
         scale,
