@@ -38,6 +38,10 @@ def _sample(name: str) -> float:
     return REGISTRY.get_sample_value(name) or 0.0
 
 
+def _sample_loop(loop: str) -> float:
+    return REGISTRY.get_sample_value("dizhu_background_failures_total", {"loop": loop}) or 0.0
+
+
 def _quarantined() -> float:
     return _sample("dizhu_clock_quarantined_tables")
 
@@ -171,10 +175,26 @@ class TestWhatTheClockLogs:
         assert logs == []
         assert _sample("dizhu_clock_failures_total") == failures
         assert quarantine.failed("t-1") == FIRST_BACKOFF_MS  # its first failure, counted here
-        # The whole loop: every tick fails, is logged with its traceback, and the clock goes on.
+        # The whole loop: every tick fails and is counted, the first is logged with its
+        # traceback, and the clock goes on.
+        ticks = _sample_loop("clock")
         with structlog.testing.capture_logs() as logs:
             await _Ticks(3, 1).run(unreachable_store, janitor)
-        assert logs == [{"event": "clock_failed", "log_level": "warning", "exc_info": True}] * 3
+        assert logs == [{"event": "clock_failed", "log_level": "warning", "exc_info": True}]
+        assert _sample_loop("clock") == ticks + 3
+
+    async def test_a_long_outage_is_told_again_each_minute_with_the_ticks_failed_since(
+        self, unreachable_store: TableStore
+    ) -> None:
+        janitor = TableWork.build(unreachable_store).janitor
+        with structlog.testing.capture_logs() as logs:
+            await _Ticks(150, 1).run(unreachable_store, janitor)  # 149 s: the first, then at 60 and 120 s
+        reminder = {"event": "clock_failed", "log_level": "warning", "repeated": 60}
+        assert logs == [
+            {"event": "clock_failed", "log_level": "warning", "exc_info": True},
+            reminder | {"failing_s": 60.0},
+            reminder | {"failing_s": 120.0},
+        ]
 
 
 class TestTheQuarantinesCount:

@@ -24,6 +24,7 @@ import structlog
 
 from dizhu.service.errors import is_store_trouble
 from dizhu.service.janitor import TableJanitor
+from dizhu.service.loop_failures import LoopFailures
 from dizhu.service.metrics import CLOCK_FAILURES, QUARANTINED, TIMEOUTS
 from dizhu.store import TableStore
 
@@ -102,6 +103,7 @@ async def run_clock(
     """
     stopping = stopping or asyncio.Event()
     quarantine = Quarantine()
+    failures = LoopFailures("clock", monotonic=clock.monotonic)
     next_sweep = clock.monotonic()
     while not stopping.is_set():
         try:
@@ -113,7 +115,9 @@ async def run_clock(
                     _log.info("abandoned_tables_closed", tables=closed)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            _log.warning("clock_failed", exc_info=True)
+        except Exception as error:
+            failures.failed(error)
+        else:
+            failures.succeeded()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), interval_s)

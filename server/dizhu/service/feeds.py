@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator
 
 import structlog
 
+from dizhu.service.loop_failures import LoopFailures
 from dizhu.store import SUBSCRIBED, StoredEvent, TableStore
 
 __all__ = ["HEARTBEAT", "LAGGING", "REWRITTEN", "Entry", "Subscription", "TableFeeds"]
@@ -105,6 +106,8 @@ class TableFeeds:
         self._appends = store.appends()
         self._listener: asyncio.Task[None] | None = None
         self._beats: asyncio.Task[None] | None = None
+        self._listening = LoopFailures("feed_notifications")
+        self._reading = LoopFailures("feed_read")  # the feeds' reads: an outage fails them all alike
 
     @property
     def watched_tables(self) -> int:
@@ -155,13 +158,14 @@ class TableFeeds:
         while True:
             try:
                 async for table_id, sequence in self._appends.listen():
+                    self._listening.succeeded()
                     feed = self._feeds.get(table_id)
                     if feed is not None:
                         self._heard(feed, sequence)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                _log.warning("feed_notifications_failed", exc_info=True)
+            except Exception as error:
+                self._listening.failed(error)
                 await asyncio.sleep(_RETRY_S)
 
     def _heard(self, feed: _Feed, sequence: int) -> None:
@@ -193,10 +197,11 @@ class TableFeeds:
                     feed.wanted = -1  # more to read: all there is was asked for
                 elif not entries and feed.wanted == asked:
                     feed.wanted = 0  # heard of a sequence the stream no longer has: nothing to wait for
+            self._reading.succeeded()
         except asyncio.CancelledError:
             raise
-        except Exception:
-            _log.warning("feed_read_failed", table_id=feed.table_id, exc_info=True)
+        except Exception as error:
+            self._reading.failed(error, table_id=feed.table_id)
             await asyncio.sleep(_RETRY_S)
             feed.wanted = -1
             if self._feeds.get(feed.table_id) is feed:

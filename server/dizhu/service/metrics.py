@@ -1,5 +1,5 @@
 """Prometheus metrics: calls by method and status, latency, open streams, clock timeouts and
-failures, refusals by limit, tables closed as abandoned.
+failures, refusals by limit, tables closed as abandoned, failed rounds of the background loops.
 
 Served on ``--metrics-port`` (``/metrics``); with several workers, worker n serves on
 ``metrics_port + n``.
@@ -16,6 +16,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 __all__ = [
     "ABANDONED",
+    "BACKGROUND_FAILURES",
     "CALLS",
     "CLOCK_FAILURES",
     "LATENCY",
@@ -43,6 +44,11 @@ REFUSED_ADMISSIONS = Counter(
     "dizhu_refused_admissions_total", "Calls refused by a rate limit or a stream cap, by limit", ["limit"]
 )
 ABANDONED = Counter("dizhu_tables_abandoned_total", "Tables closed because nobody acted at them any more")
+BACKGROUND_FAILURES = Counter(
+    "dizhu_background_failures_total",
+    "Rounds of a background loop that failed (the store out of reach), by loop",
+    ["loop"],
+)
 
 
 def _code(context: grpc.aio.ServicerContext[Any, Any]) -> str:

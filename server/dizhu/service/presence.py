@@ -30,6 +30,7 @@ from google.protobuf.message import Message
 
 from dizhu.referee.table import TableState, TableStatus
 from dizhu.service.event_codec import encode_public
+from dizhu.service.loop_failures import LoopFailures
 from dizhu.store.presence import UNKNOWN, PresenceOutcome, PresenceStore
 from dizhu.v1 import events_pb2, table_pb2
 
@@ -267,12 +268,15 @@ class StreamLease:
 
 async def run_presence_sweeper(presence: Presence, *, interval_s: float, stopping: asyncio.Event) -> None:
     """Sweep every ``interval_s`` until ``stopping`` is set (as the turn clock runs)."""
+    failures = LoopFailures("presence_sweep")
     while not stopping.is_set():
         try:
             await presence.sweep()
         except asyncio.CancelledError:
             raise
-        except Exception:
-            _log.warning("presence_sweep_failed", exc_info=True)
+        except Exception as error:
+            failures.failed(error)
+        else:
+            failures.succeeded()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), interval_s)
