@@ -135,6 +135,35 @@ class TestWatch:
         assert events[0].HasField("snapshot")
         assert events[0].snapshot.phase == table_pb2.PHASE_CLOSED
 
+    async def test_a_watch_cancelled_as_an_event_arrives_ends_at_once(self, target: str) -> None:
+        """A cancellation landing as the stream hands over an event is never swallowed: the
+        watching task ends, rather than going on (a bot told to stop kept playing)."""
+        async with TableClient(target) as creator:
+            still_watching = 0
+            for attempt in range(100):
+                created = await creator.create_table()
+                spectator = TableClient(creator.channel, table_id=created.table_id)
+                snapshot_seen = asyncio.Event()
+
+                async def follow(spectator: TableClient = spectator, seen: asyncio.Event = snapshot_seen) -> None:
+                    async for _event in spectator.watch():
+                        seen.set()
+
+                watching = asyncio.create_task(follow())
+                await snapshot_seen.wait()
+                joined = asyncio.create_task(TableClient(creator.channel, table_id=created.table_id).join("j"))
+                await asyncio.sleep(attempt % 5 / 1000)  # the cancellation lands around the seat_joined event
+                watching.cancel()
+                done, _ = await asyncio.wait({watching}, timeout=5)
+                await joined
+                if not done:
+                    still_watching += 1
+                    watching.cancel()
+                    await asyncio.wait({watching})
+                else:
+                    assert watching.cancelled()
+        assert still_watching == 0
+
 
 class TestClocks:
     async def test_streaming_bots_answer_before_their_turn_deadlines(self, target: str) -> None:

@@ -47,7 +47,10 @@ class WaitingConnectionPool(ConnectionPool):
             waiter: asyncio.Future[None] = loop.create_future()
             self._waiters.append(waiter)
             try:
-                await asyncio.wait_for(waiter, remaining)
+                # Not asyncio.wait_for, which on Python 3.11 may swallow the caller's cancellation
+                # when a connection is handed over at the same moment (the call would go on).
+                async with asyncio.timeout(remaining):
+                    await waiter
             except TimeoutError:
                 pass
             finally:

@@ -404,7 +404,10 @@ class TableClient:
             try:
                 while True:
                     try:
-                        response = await asyncio.wait_for(call.read(), idle_timeout_s)
+                        # Not asyncio.wait_for: on Python 3.11 it can swallow the caller's
+                        # cancellation when the read completes at the same moment.
+                        async with asyncio.timeout(idle_timeout_s):
+                            response = await call.read()
                     except TimeoutError:
                         error = Unavailable(
                             f"no message on the event stream for {idle_timeout_s:g}s", code=grpc.StatusCode.UNAVAILABLE
