@@ -20,6 +20,7 @@ import random
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -387,10 +388,13 @@ class OwnRedis:
 
 
 @contextlib.asynccontextmanager
-async def referee_over_its_own_redis(binary: str | None = None) -> AsyncIterator[OwnRedis]:
+async def referee_over_its_own_redis(
+    binary: str | None = None, socket_dir: Path | None = None
+) -> AsyncIterator[OwnRedis]:
     """A referee on port 0 over a ``redis-server`` of its own (``binary``: which one), which a
-    test may fill up or stop; both are stopped afterwards."""
-    server = EmbeddedRedis(appendonly=False, binary=binary)
+    test may fill up or stop; both are stopped afterwards. With ``socket_dir`` the server
+    listens on a unix socket there, where another started in the same folder answers after it."""
+    server = EmbeddedRedis(socket_dir, appendonly=False, unix_socket=socket_dir is not None, binary=binary)
     await server.astart()
     client = redis.asyncio.Redis.from_url(server.url)
     try:

@@ -15,17 +15,11 @@ import collections
 from collections.abc import Callable
 from pathlib import Path
 
-import grpc
-import redis.asyncio
 import structlog
 from prometheus_client import REGISTRY
 
-from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.process import create_server
-from dizhu.store import TableStore
-from dizhu.v1 import table_service_pb2_grpc
-from tests.grpc.grpc_helpers import THREE
+from tests.grpc.grpc_helpers import THREE, referee_over_its_own_redis
 from tests.live.live_helpers import SOON_S, create, watch
 
 _LOOPS = ("clock", "presence_sweep", "feed_notifications")
@@ -46,43 +40,32 @@ class TestAStoreOutage:
     async def test_each_loop_logs_it_once_with_its_traceback_and_once_more_when_it_is_over(
         self, tmp_path: Path
     ) -> None:
-        def restarted() -> EmbeddedRedis:
-            return EmbeddedRedis(tmp_path, appendonly=False, unix_socket=True)
-
-        store_server = await restarted().astart()
-        client = redis.asyncio.Redis.from_url(store_server.url)
-        try:
-            store = TableStore(client)
-            await store.load_scripts()
-            referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
+        async with referee_over_its_own_redis(socket_dir=tmp_path) as own:
+            table = await create(own.tables, THREE)
+            watcher = watch(own.tables, table.table_id)
+            await watcher.wait_kind("snapshot")
+            before = {loop: _failures(loop) for loop in _LOOPS}
+            restarted: EmbeddedRedis | None = None
             try:
-                async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
-                    tables = table_service_pb2_grpc.TableServiceStub(channel)
-                    table = await create(tables, THREE)
-                    watcher = watch(tables, table.table_id)
-                    await watcher.wait_kind("snapshot")
-                    before = {loop: _failures(loop) for loop in _LOOPS}
-                    with structlog.testing.capture_logs() as logs:
-                        await store_server.astop()
-                        # Many rounds of each loop fail: the clock's at least ten.
-                        await _until(
-                            lambda: (
-                                _failures("clock") >= before["clock"] + 10
-                                and all(_failures(loop) >= before[loop] + 2 for loop in _LOOPS)
-                            ),
-                            "every loop failing again and again",
-                        )
-                        store_server = await restarted().astart()
-                        await _until(
-                            lambda: {f"{loop}_recovered" for loop in _LOOPS} <= {line["event"] for line in logs},
-                            "every loop recovered",
-                        )
+                with structlog.testing.capture_logs() as logs:
+                    await own.server.astop()
+                    # Many rounds of each loop fail: the clock's at least ten.
+                    await _until(
+                        lambda: (
+                            _failures("clock") >= before["clock"] + 10
+                            and all(_failures(loop) >= before[loop] + 2 for loop in _LOOPS)
+                        ),
+                        "every loop failing again and again",
+                    )
+                    restarted = await EmbeddedRedis(tmp_path, appendonly=False, unix_socket=True).astart()
+                    await _until(
+                        lambda: {f"{loop}_recovered" for loop in _LOOPS} <= {line["event"] for line in logs},
+                        "every loop recovered",
+                    )
                     await watcher.cancel()
             finally:
-                await referee.stop(0)
-        finally:
-            await client.aclose()
-            await store_server.astop()
+                if restarted is not None:  # after the logs are read: stopping it fails the loops again
+                    await restarted.astop()
         tracebacks = collections.Counter(line["event"] for line in logs if line.get("exc_info"))
         assert tracebacks == {f"{loop}_failed": 1 for loop in _LOOPS}
         failed_lines = collections.Counter(line["event"] for line in logs if line["event"].endswith("_failed"))

@@ -189,12 +189,15 @@ class TestWhatTheClockLogs:
         janitor = TableWork.build(unreachable_store).janitor
         with structlog.testing.capture_logs() as logs:
             await _Ticks(150, 1).run(unreachable_store, janitor)  # 149 s: the first, then at 60 and 120 s
+        errors = [line.pop("error", None) for line in logs]
         reminder = {"event": "clock_failed", "log_level": "warning", "repeated": 60}
         assert logs == [
             {"event": "clock_failed", "log_level": "warning", "exc_info": True},
             reminder | {"failing_s": 60.0},
             reminder | {"failing_s": 120.0},
         ]
+        assert errors[0] is None  # the traceback says it
+        assert all("Connect call failed" in str(error) for error in errors[1:])
 
 
 class TestTheQuarantinesCount:

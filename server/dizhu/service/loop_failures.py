@@ -4,10 +4,12 @@ The turn clock ticks ten times a second, the presence sweeper about once a secon
 feeds retry every half second; while Redis is out of reach every round of each fails alike,
 and a traceback per round would bury the log (and spend the CPU the referee needs to come
 back). So a loop logs ``<loop>_failed`` with its traceback when it starts failing or fails
-differently, then only counts the same failure (``dizhu_background_failures_total``) and
-tells it again, without the traceback, once per ``repeat_s`` (``repeated``: the rounds failed
-since the last line, ``failing_s``: since the first); its first round that works again logs
-``<loop>_recovered`` with how many rounds failed and for how long.
+with another type of error, then only counts failures of the same type (their messages vary
+within one outage: a connection closed, then refused) in ``dizhu_background_failures_total``
+and tells them again, without the traceback, once per ``repeat_s`` (``repeated``: the rounds
+failed since the last line, ``failing_s``: since the first, ``error``: the last message); its
+first round that works again logs ``<loop>_recovered`` with how many rounds failed and for
+how long.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class LoopFailures:
         self._repeat_s = repeat_s
         self._monotonic = monotonic
         self._counted = BACKGROUND_FAILURES.labels(loop)
-        self._failing: tuple[type[BaseException], str] | None = None
+        self._failing: type[BaseException] | None = None
         self._failures = 0
         self._since_line = 0
         self._first_at = 0.0
@@ -42,7 +44,7 @@ class LoopFailures:
         """Count a round that raised ``error`` (call while handling it: its traceback is the one logged)."""
         self._counted.inc()
         now = self._monotonic()
-        kind = (type(error), str(error))
+        kind = type(error)
         if self._failing is None:
             self._failures, self._first_at = 0, now
         self._failures += 1
@@ -53,7 +55,11 @@ class LoopFailures:
         self._since_line += 1
         if now - self._line_at >= self._repeat_s:
             _log.warning(
-                f"{self._loop}_failed", repeated=self._since_line, failing_s=round(now - self._first_at, 3), **fields
+                f"{self._loop}_failed",
+                repeated=self._since_line,
+                failing_s=round(now - self._first_at, 3),
+                error=str(error),
+                **fields,
             )
             self._since_line, self._line_at = 0, now
 
