@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import random
 import uuid
 from collections import Counter
@@ -385,6 +386,9 @@ class OwnRedis:
     server: EmbeddedRedis
     client: redis.asyncio.Redis
     tables: TableStub
+    #: Another server as this one was made: started once it is stopped, it answers at its address
+    #: (on a unix socket: see ``socket_dir``).
+    another_server: Callable[[], EmbeddedRedis]
 
 
 @contextlib.asynccontextmanager
@@ -394,8 +398,10 @@ async def referee_over_its_own_redis(
     """A referee on port 0 over a ``redis-server`` of its own (``binary``: which one), which a
     test may fill up or stop; both are stopped afterwards. With ``socket_dir`` the server
     listens on a unix socket there, where another started in the same folder answers after it."""
-    server = EmbeddedRedis(socket_dir, appendonly=False, unix_socket=socket_dir is not None, binary=binary)
-    await server.astart()
+    another_server = functools.partial(
+        EmbeddedRedis, socket_dir, appendonly=False, unix_socket=socket_dir is not None, binary=binary
+    )
+    server = await another_server().astart()
     client = redis.asyncio.Redis.from_url(server.url)
     try:
         store = TableStore(client)
@@ -403,7 +409,7 @@ async def referee_over_its_own_redis(
         referee = await create_server(ServerConfig(address="127.0.0.1:0"), store)
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
-                yield OwnRedis(server, client, table_service_pb2_grpc.TableServiceStub(channel))
+                yield OwnRedis(server, client, table_service_pb2_grpc.TableServiceStub(channel), another_server)
         finally:
             await referee.stop(0)
     finally:

@@ -57,7 +57,7 @@ class TestAStoreOutage:
                         ),
                         "every loop failing again and again",
                     )
-                    restarted = await EmbeddedRedis(tmp_path, appendonly=False, unix_socket=True).astart()
+                    restarted = await own.another_server().astart()
                     await _until(
                         lambda: {f"{loop}_recovered" for loop in _LOOPS} <= {line["event"] for line in logs},
                         "every loop recovered",
