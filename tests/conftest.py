@@ -44,10 +44,17 @@ from typing import Final
 
 import pytest
 import redis.asyncio
+import structlog
 
 from dizhu import engine
 from dizhu.embedded_redis import EmbeddedRedis
+from dizhu.logs import console_renderer
 from tests.redis_servers import HOW_TO_PROVIDE_REDIS, RedisServers, with_worker_db
+
+# The referees, bots and web servers the tests run in their own process log through structlog's
+# defaults, drawn as ``--log-format console`` draws them: structlog's own console renderer shows
+# each traceback's local variables and quotes every library frame (a second per store error).
+structlog.configure(processors=[*structlog.get_config()["processors"][:-1], console_renderer()])
 
 
 def _start_docker_redis() -> tuple[str, Callable[[], object]] | None:
