@@ -160,6 +160,17 @@ MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
 }
 _TESTS: Final = Path(__file__).resolve().parent
 
+#: The tiers that start a run, in this order: the longest items first (the example bots' builds,
+#: then cargo, clippy and mypy, the browser, ...). Under ``-n`` each worker starts on a contiguous
+#: share of the collection and an idle one takes the end of a busy one's queue: a build left for
+#: the end kept one worker busy for minutes while the other waited for its lock, then for it.
+_STARTING_TIERS: Final = ("polyglot", "tooling", "browser", "node", "cluster", "slow")
+
+
+def _tier_rank(item: pytest.Item) -> int:
+    ranks = (_STARTING_TIERS.index(mark.name) for mark in item.iter_markers() if mark.name in _STARTING_TIERS)
+    return min(ranks, default=len(_STARTING_TIERS))
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
@@ -169,3 +180,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if where.startswith(prefix):
                 for mark in marks:
                     item.add_marker(mark)
+    # Whole modules move (their module-scoped fixtures are set up once), in a stable order.
+    module_rank: dict[Path, int] = {}
+    for item in items:
+        module_rank[item.path] = min(module_rank.get(item.path, len(_STARTING_TIERS)), _tier_rank(item))
+    items.sort(key=lambda item: module_rank[item.path])
