@@ -66,8 +66,15 @@ def _wait_until_serving(
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+    from dizhu.client.connection import STARTING_REFEREE_OPTIONS
+
     deadline = time.monotonic() + timeout_s
-    channel = grpc.insecure_channel(target) if credentials is None else grpc.secure_channel(target, credentials)
+    options = STARTING_REFEREE_OPTIONS
+    channel = (
+        grpc.insecure_channel(target, options=options)
+        if credentials is None
+        else grpc.secure_channel(target, credentials, options=options)
+    )
     with channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)
         while time.monotonic() < deadline:

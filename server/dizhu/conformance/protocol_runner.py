@@ -26,6 +26,7 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from dizhu.client.connection import STARTING_REFEREE_OPTIONS
 from dizhu.conformance.kit import Kit, KitError, Report
 from dizhu.v1 import rules_service_pb2, table_service_pb2
 
@@ -254,7 +255,12 @@ def run_protocol(
     if not cases:
         starting = f" has an id starting with {only!r}" if only is not None else ""
         raise KitError(f"no case of profile {profile}{starting}")
-    channel = grpc.insecure_channel(target) if credentials is None else grpc.secure_channel(target, credentials)
+    options = STARTING_REFEREE_OPTIONS  # the kit may be run at a referee just started
+    channel = (
+        grpc.insecure_channel(target, options=options)
+        if credentials is None
+        else grpc.secure_channel(target, credentials, options=options)
+    )
     with channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=timeout_s)

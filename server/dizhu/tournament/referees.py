@@ -25,6 +25,7 @@ from typing import Any, Final
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from dizhu.client.connection import STARTING_REFEREE_OPTIONS
 from dizhu.process.child import free_port, serve_command
 from dizhu.referee.signing import load_or_create_private_key
 
@@ -61,7 +62,7 @@ def serve_arguments(
 async def _serving(target: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
-    async with grpc.aio.insecure_channel(target) as channel:
+    async with grpc.aio.insecure_channel(target, options=STARTING_REFEREE_OPTIONS) as channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)
         while loop.time() < deadline:
             if process.poll() is not None:

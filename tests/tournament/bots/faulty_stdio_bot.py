@@ -7,7 +7,8 @@
 * ``illegal`` -- answers the lowest and the highest card of its hand: no combination;
 * ``garbage`` -- writes a line that is not JSON before every (legal) answer;
 * ``flood``   -- writes a line longer than the runner reads (2 MiB) before every (legal) answer;
-* ``late``    -- answers (legally) half a second after its deadline;
+* ``late``    -- answers (legally) two seconds after its deadline (well after it: the referee's
+  clock acts on a deadline within a tick, a busy machine's referee some hundreds of ms later);
 * ``exit``    -- exits with status 4 at start, before reading anything;
 * ``fork``    -- plays legally, after forking a child that keeps its pipes and sleeps 300 s
   (it writes ``child pid=<pid>`` on standard error).
@@ -57,7 +58,7 @@ for line in sys.stdin:
         print("x" * (2 << 20), flush=True)
         reply = legal_answer(request)
     elif mode == "late":
-        time.sleep((request["time_left_ms"] or 0) / 1000 + 0.5)
+        time.sleep((request["time_left_ms"] or 0) / 1000 + 2)
         reply = legal_answer(request)
     else:
         reply = legal_answer(request)

@@ -24,6 +24,7 @@ import grpc
 __all__ = [
     "CHANNEL_OPTIONS",
     "SERVICE_CONFIG",
+    "STARTING_REFEREE_OPTIONS",
     "RetryPolicy",
     "new_request_id",
     "open_channel",
@@ -48,6 +49,16 @@ def _seconds(duration: str) -> float:
 CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 2000),
+)
+
+
+#: Options of a channel that waits for a referee that is starting (a child process just run):
+#: until it listens each connection is refused, and gRPC would try again after 1 s, 1.6 s, ...
+#: (past the moment it serves); this one tries again every 20 to 100 ms.
+STARTING_REFEREE_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
+    ("grpc.initial_reconnect_backoff_ms", 20),
+    ("grpc.min_reconnect_backoff_ms", 20),
+    ("grpc.max_reconnect_backoff_ms", 100),
 )
 
 
