@@ -24,6 +24,7 @@ import pytest
 import trustme
 
 from dizhu.testing import serve_process
+from tests.shared_builds import npm_ci
 from tests.tls_helpers import issue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,18 +45,7 @@ def node() -> str:
     """The ``node`` binary, with the client's dependencies installed (``npm ci`` when missing)."""
     node = _tool("node")
     dependencies = json.loads((NODE_CLIENT / "package.json").read_text())["dependencies"]
-    if not all((NODE_CLIENT / "node_modules" / name).is_dir() for name in dependencies):
-        npm = _tool("npm")
-        installed = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=NODE_CLIENT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if installed.returncode != 0:
-            pytest.fail(f"npm ci failed in {NODE_CLIENT}:\n{installed.stdout}\n{installed.stderr}", pytrace=False)
+    npm_ci(NODE_CLIENT, *dependencies)
     return node
 
 

@@ -3,13 +3,12 @@
 Each is built with its language's ordinary toolchain, into ``build/polyglot/<language>``
 (gitignored), where the toolchain's own caching keeps a second build of unchanged sources
 to a few seconds (the Rust one takes minutes the first time: it is built once per CI run).
-A file lock serialises the builds of parallel test workers. A missing toolchain fails the
-test with the way to install it; it never skips.
+A file lock (``tests.shared_builds``) serialises the builds of parallel test workers. A
+missing toolchain fails the test with the way to install it; it never skips.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -18,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.shared_builds import exclusive
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "clients"
@@ -61,12 +62,8 @@ def build_lock(language: str) -> Iterator[Path]:
     """``build/polyglot/<language>``, held by this process alone until the block ends."""
     folder = BUILD / language
     folder.mkdir(parents=True, exist_ok=True)
-    with open(BUILD / f"{language}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield folder
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with exclusive(f"polyglot/{language}"):
+        yield folder
 
 
 def build_go() -> list[str]:

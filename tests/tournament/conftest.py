@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import uuid
 from collections.abc import Iterator
 
@@ -21,6 +20,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import pytest
 
 from dizhu.testing import serve_process
+from tests.shared_builds import npm_ci
 from tests.tournament.tournament_helpers import API_KEY, NODE_CLIENT
 
 
@@ -39,15 +39,5 @@ def node() -> str:
     npm = shutil.which("npm")
     if node is None or npm is None:
         pytest.fail("node and npm must be on PATH (Node.js >= 18) for the Node entrants' tests", pytrace=False)
-    if not (NODE_CLIENT / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=NODE_CLIENT,
-            capture_output=True,
-            check=False,
-            text=True,
-            timeout=300,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed in {NODE_CLIENT}:\n{done.stdout}\n{done.stderr}", pytrace=False)
+    npm_ci(NODE_CLIENT, "@grpc/grpc-js")
     return node

@@ -20,8 +20,6 @@ from __future__ import annotations
 import collections
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from playwright.async_api import (
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
+from tests.shared_builds import npm_ci
 from tests.web.web_helpers import WebReferee
 
 STEP_MS = 15_000
@@ -237,10 +236,7 @@ WEB = Path(__file__).resolve().parents[2] / "web"
 def axe_script() -> Path:
     """axe-core's script (web/package.json's dev dependency), installed by ``npm ci`` when missing."""
     script = WEB / "node_modules" / "axe-core" / "axe.min.js"
-    if not script.exists():
-        if shutil.which("npm") is None:
-            pytest.fail("npm is not on PATH: install Node.js (>= 18, with npm) for axe-core", pytrace=False)
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=WEB, check=True, timeout=600)
+    npm_ci(WEB, "axe-core/axe.min.js")
     return script
 
 

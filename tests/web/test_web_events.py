@@ -47,6 +47,7 @@ from tests.grpc.grpc_helpers import (
     view,
 )
 from tests.live.live_helpers import Event, kind, watch
+from tests.shared_builds import npm_ci
 from tests.web.web_helpers import WebReferee
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,8 +87,7 @@ def reducer(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not on PATH: install Node.js (>= 18, with npm)", pytrace=False)
     folder = tmp_path_factory.mktemp("reducer")
-    if not (WEB / "node_modules" / ".bin" / "esbuild").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=WEB, check=True)
+    npm_ci(WEB, ".bin/esbuild")
     shutil.copytree(WEB / "src", folder / "src", ignore=shutil.ignore_patterns("gen"))
     (folder / "node_modules").symlink_to(WEB / "node_modules")
     (folder / "src" / "reduce.ts").write_text(_REDUCE_TS)
