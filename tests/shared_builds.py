@@ -37,13 +37,9 @@ def exclusive(name: str) -> Iterator[None]:
 def npm_ci(folder: Path, *needed: str) -> None:
     """``npm ci`` in ``folder`` unless every one of ``needed`` (paths under its node_modules) is there."""
 
-    def complete() -> bool:
-        return all((folder / "node_modules" / path).exists() for path in needed)
-
-    if complete():
-        return
+    # Looked at under the lock only: another worker's npm ci may be half way.
     with exclusive(f"npm-{folder.relative_to(ROOT).as_posix().replace('/', '-')}"):
-        if complete():
+        if all((folder / "node_modules" / path).exists() for path in needed):
             return
         npm = shutil.which("npm")
         if npm is None:

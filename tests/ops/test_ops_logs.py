@@ -16,9 +16,9 @@ from dizhu.logs import configure_logging
 
 #: A token as a request would carry it: made at run time, so that no source line a traceback
 #: quotes holds it, only a local variable.
+SECRET = "-".join(["tok", "please", "never", "log", "me"])
 #: The colours rich draws with.
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SECRET = "-".join(["tok", "please", "never", "log", "me"])
 
 
 def _fail_and_log() -> None:
