@@ -176,8 +176,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: a worker per core and one more (``$PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides).
 
     About a quarter of a worker's time goes to waiting: on real clocks, on servers and
-    subprocesses it started, on builds. A third worker on two cores fills it: the whole suite
-    took 8 min 22 s against 10 min 54 s to 11 min 13 s the same hour (docs/testing.md)."""
+    subprocesses it started, on builds; the extra worker fills it (docs/testing.md, Wall time)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -69,11 +69,10 @@ def _wait_until_serving(
     from dizhu.client.connection import STARTING_REFEREE_OPTIONS
 
     deadline = time.monotonic() + timeout_s
-    options = STARTING_REFEREE_OPTIONS
     channel = (
-        grpc.insecure_channel(target, options=options)
+        grpc.insecure_channel(target, options=STARTING_REFEREE_OPTIONS)
         if credentials is None
-        else grpc.secure_channel(target, credentials, options=options)
+        else grpc.secure_channel(target, credentials, options=STARTING_REFEREE_OPTIONS)
     )
     with channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)

@@ -255,11 +255,11 @@ def run_protocol(
     if not cases:
         starting = f" has an id starting with {only!r}" if only is not None else ""
         raise KitError(f"no case of profile {profile}{starting}")
-    options = STARTING_REFEREE_OPTIONS  # the kit may be run at a referee just started
+    # The kit may be run at a referee just started.
     channel = (
-        grpc.insecure_channel(target, options=options)
+        grpc.insecure_channel(target, options=STARTING_REFEREE_OPTIONS)
         if credentials is None
-        else grpc.secure_channel(target, credentials, options=options)
+        else grpc.secure_channel(target, credentials, options=STARTING_REFEREE_OPTIONS)
     )
     with channel:
         try:
