@@ -7,12 +7,8 @@ requiring an API key to create tables as an exposed referee would; each bot is b
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
-
-# Before gRPC loads: keep its core's own logging out of the test output.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import pytest
 

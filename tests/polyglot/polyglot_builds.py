@@ -97,6 +97,13 @@ DEBIAN_JAVA = (
 )
 
 
+#: The bot's JVM in the tests: the client compiler alone and the serial collector. A bot of a
+#: game or two spends most of its CPU starting up and compiling, and C2 with a parallel collector
+#: costs about twice as much CPU on a two-core machine (Maven's own JVM is set the same way in
+#: clients/java/.mvn/jvm.config).
+QUICK_JVM = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
+
 def build_java() -> list[str]:
     """clients/java: ``mvn package`` (protoc from Maven Central, grpc_java_plugin from Debian), a shaded jar."""
     java = require("java", DEBIAN_JAVA)
@@ -108,7 +115,7 @@ def build_java() -> list[str]:
     with build_lock("java"):
         if not newer_than_sources(jar, project / "pom.xml", project / "src", ROOT / "proto" / "dizhu"):
             run([mvn, "-q", "-B", "package"], cwd=project)
-    return [java, "-jar", str(jar)]
+    return [java, *QUICK_JVM, "-jar", str(jar)]
 
 
 DEBIAN_CPP = (
