@@ -39,6 +39,9 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", ""):
 # abort a child started with a pre-exec hook while gRPC threads run (the embedded
 # redis-server, now and then): off.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+# And gRPC core's own logging (a client's "Got goaway" as a test's server stops, at INFO) out of
+# the test output, in the workers and every process they start (which inherit it).
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Final
 

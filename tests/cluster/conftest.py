@@ -11,11 +11,7 @@ of their own (``faulty_cluster``), so that the shared one keeps its shape.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
-
-# Before gRPC loads: keep its core's own logging out of the test output.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import pytest
 import redis.asyncio

@@ -85,7 +85,6 @@ async def server_b(redis_url: str, redis_client: object) -> AsyncIterator[_Child
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "clients" / "python")]),
-        "GRPC_VERBOSITY": "ERROR",
     }
     process = await asyncio.create_subprocess_exec(
         sys.executable,

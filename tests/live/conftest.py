@@ -8,11 +8,6 @@ channel is stopped at the end of the test. Nothing is mocked.
 
 from __future__ import annotations
 
-import os
-
-# Before gRPC loads: keep its core's own logging out of the test output.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-
 from collections.abc import AsyncIterator
 
 import pytest

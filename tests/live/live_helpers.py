@@ -340,7 +340,6 @@ async def run_cli(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(root / "server"), str(root / "clients" / "python")]),
-        "GRPC_VERBOSITY": "ERROR",
     }
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -36,7 +36,7 @@ def _playing(*args: str) -> Iterator[pexpect.spawn]:
 
 
 def _spawn(*args: str) -> pexpect.spawn:
-    env = {**os.environ, "TERM": "dumb", "COLUMNS": "160", "LINES": "50", "GRPC_VERBOSITY": "ERROR"}
+    env = {**os.environ, "TERM": "dumb", "COLUMNS": "160", "LINES": "50"}
     return pexpect.spawn(
         sys.executable, ["-m", "dizhu.cli", "play", *args], env=env, encoding="utf-8", timeout=TIMEOUT_S
     )

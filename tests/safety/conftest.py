@@ -6,11 +6,6 @@
 
 from __future__ import annotations
 
-import os
-
-# Before gRPC loads: keep its core's own logging out of the test output.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-
 from collections.abc import AsyncIterator
 
 import pytest

@@ -9,13 +9,9 @@ prefix, so tests never see each other's schedules. Nothing is mocked.
 
 from __future__ import annotations
 
-import os
 import shutil
 import uuid
 from collections.abc import Iterator
-
-# Before gRPC loads: keep its core's own logging out of the test output.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import pytest
 

@@ -51,10 +51,6 @@ def attempts(path: Path) -> dict[bytes, int]:
         return {game: int(n) for game, n in client.hgetall(f"{base}:attempts").items()}
 
 
-def env() -> dict[str, str]:
-    return {**os.environ, "GRPC_VERBOSITY": "ERROR"}
-
-
 def running(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie waiting for its parent is not)."""
     try:
@@ -75,7 +71,7 @@ class TestResume:
         path.write_text(text)
         errors = tmp_path / "first.stderr"
         with errors.open("wb") as stderr:
-            first = subprocess.Popen(runner(str(path)), env=env(), stdout=subprocess.DEVNULL, stderr=stderr)
+            first = subprocess.Popen(runner(str(path)), stdout=subprocess.DEVNULL, stderr=stderr)
         deadline = time.monotonic() + 120
         while len(recorded(path)) < 3:
             assert first.poll() is None, errors.read_text()
@@ -85,7 +81,7 @@ class TestResume:
         first.wait()
         before = recorded(path)
         assert 3 <= len(before) < 12
-        second = subprocess.run(runner(str(path)), env=env(), capture_output=True, check=False, text=True, timeout=300)
+        second = subprocess.run(runner(str(path)), capture_output=True, check=False, text=True, timeout=300)
         assert second.returncode == 0, second.stderr
         after = recorded(path)
         assert sorted(after) == sorted(str(game).encode() for game in range(12))  # every game, once
@@ -105,7 +101,7 @@ class TestStrayChildren:
         # Each process of the entrant forks a child that holds its pipes for 300 s, then plays.
         entrants = [*BUNDLED[:2], faulty_bot("forker", "fork")]
         path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock={"decision_s": 5})
-        done = subprocess.run(runner(str(path)), env=env(), capture_output=True, check=False, text=True, timeout=120)
+        done = subprocess.run(runner(str(path)), capture_output=True, check=False, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr
         assert "3 of 3 games recorded" in done.stdout
@@ -131,7 +127,6 @@ class TestSharing:
         both = [
             subprocess.Popen(
                 runner(str(path), "--max-games", "6", "--output", str(tmp_path / name)),
-                env=env(),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -147,7 +142,7 @@ class TestSharing:
         assert sorted(Counter(record["runner"] for record in records.values()).values()) == [6, 6]
         assert set(attempts(path).values()) == {1}  # nobody took a game over: each was played once
         # A runner started on the finished tournament plays nothing and writes every game out.
-        done = subprocess.run(runner(str(path)), env=env(), capture_output=True, check=False, text=True, timeout=120)
+        done = subprocess.run(runner(str(path)), capture_output=True, check=False, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "this runner played 0" in done.stdout
         results = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -158,7 +153,7 @@ class TestSharing:
 class TestOutOfTheBox:
     def test_the_bundled_bots_on_an_embedded_referee_and_the_report(self, tmp_path: Path) -> None:
         output = tmp_path / "results"
-        run_env = {key: value for key, value in env().items() if key != "REDIS_URL"}
+        run_env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
         done = subprocess.run(
             runner("--deal-sets", "1", "--output", str(output)),
             env=run_env,

@@ -7,15 +7,12 @@ its gRPC port and its HTTP port on 127.0.0.1, stopped at the end of the test.
 from __future__ import annotations
 
 import os
-
-# Before gRPC loads: keep its core's own logging out of the test output.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
 from tests.web.web_helpers import WebReferee, start_web_referee
@@ -42,9 +39,11 @@ def _chromium() -> str:
     return path
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """Debian's chromium, headless (Playwright's own browser builds are never downloaded)."""
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_chromium() -> AsyncIterator[Browser]:
+    """Debian's chromium, headless (Playwright's own browser builds are never downloaded), one per
+    module: starting Playwright's driver and a browser costs two CPU seconds, a fresh context a
+    tenth of that. Its tests run in the module's event loop (``web_helpers.BROWSER_MODULE``)."""
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
         try:
@@ -53,8 +52,24 @@ async def browser() -> AsyncIterator[Browser]:
             await launched.close()
 
 
+@pytest_asyncio.fixture(loop_scope="module")
+async def browser(module_chromium: Browser) -> AsyncIterator[Browser]:
+    """The module's chromium; every page and context a test opens is closed when it ends, so the
+    next test starts with none (no cookies, storage or pages of another)."""
+    yield module_chromium
+    for context in module_chromium.contexts:
+        await context.close()
+
+
 @pytest.fixture
 async def web_referee(redis_url: str) -> AsyncIterator[WebReferee]:
     """A referee serving gRPC and ``--http-address 127.0.0.1:0``."""
+    async with start_web_referee(redis_url) as started:
+        yield started
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def page_referee(redis_url: str) -> AsyncIterator[WebReferee]:
+    """``web_referee`` for a ``web_helpers.BROWSER_MODULE``: in the module's event loop, where its browser is."""
     async with start_web_referee(redis_url) as started:
         yield started

@@ -39,7 +39,9 @@ from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 from tests.shared_builds import npm_ci
-from tests.web.web_helpers import WebReferee
+from tests.web.web_helpers import BROWSER_MODULE, WebReferee
+
+pytestmark = BROWSER_MODULE
 
 STEP_MS = 15_000
 MINE = re.compile(r"\bmine\b")
@@ -65,18 +67,18 @@ def _public_cards(view: table_pb2.TableView) -> set[str]:
     return shown
 
 
-async def _seat_view(web_referee: WebReferee, page: Page, table_id: str) -> table_pb2.TableView:
+async def _seat_view(page_referee: WebReferee, page: Page, table_id: str) -> table_pb2.TableView:
     """The table as the page's seat sees it, read with the token the page keeps."""
     token = await page.evaluate(f"localStorage.getItem('dizhu.seat.{table_id}')")
     assert token, "the page keeps its seat token"
-    async with TableClient(web_referee.target, table_id=table_id, token=token) as seat:
+    async with TableClient(page_referee.target, table_id=table_id, token=token) as seat:
         return await seat.get()
 
 
-async def _new_table(page: Page, browser: Browser, web_referee: WebReferee, players: int = 3) -> tuple[str, Page]:
+async def _new_table(page: Page, browser: Browser, page_referee: WebReferee, players: int = 3) -> tuple[str, Page]:
     """A table made through the page's lobby for a person ("Tester") and bots, and a
     spectator's page on it."""
-    await page.goto(web_referee.base_url)
+    await page.goto(page_referee.base_url)
     await page.fill("[data-testid=name]", "Tester")
     await page.select_option("[data-testid=variant]", str(players))
     await page.fill("[data-testid=rounds]", "1")
@@ -87,14 +89,14 @@ async def _new_table(page: Page, browser: Browser, web_referee: WebReferee, play
     await expect(page.locator("[data-testid=hand] .card")).to_have_count(17 if players == 3 else 25, timeout=STEP_MS)
     await expect(page.locator("[data-testid=seat-0]")).to_have_class(MINE, timeout=STEP_MS)
     spectator = await browser.new_page()
-    await spectator.goto(f"{web_referee.base_url}/?table={table_id}&spectate=1")
+    await spectator.goto(f"{page_referee.base_url}/?table={table_id}&spectate=1")
     await expect(spectator.locator("[data-testid=seats]")).to_contain_text("Tester", timeout=STEP_MS)
     await expect(spectator.locator("[data-testid=presence-0]")).to_have_attribute("data-connected", "true")
     return table_id, spectator
 
 
 async def _play_the_round(
-    page: Page, spectator: Page, web_referee: WebReferee, table_id: str, screenshots: Path, players: int
+    page: Page, spectator: Page, page_referee: WebReferee, table_id: str, screenshots: Path, players: int
 ) -> tuple[bool, bool]:
     """The person plays the round through the page with the mouse, checking at each turn that
     neither page shows a hidden card; when leading first, it tries two unlike cards, and after
@@ -110,7 +112,7 @@ async def _play_the_round(
         await expect(page.locator("[data-testid=legal-group], [data-testid=legal-moves] p").first).to_be_visible(
             timeout=STEP_MS
         )
-        view = await _seat_view(web_referee, page, table_id)
+        view = await _seat_view(page_referee, page, table_id)
         assert view.turn_seat == view.your_seat == 0
         # Nothing on the page but this seat's hand and what is public.
         mine = {format_cards([card]) for card in view.your_hand}
@@ -118,7 +120,7 @@ async def _play_the_round(
         spectator_cards = await _shown_cards(spectator)
         assert spectator_cards <= _public_cards(view), "a spectator saw a hidden card"
         assert not await spectator.locator("[data-testid=hand]").count()
-        await _every_legal_play_is_listed(page, web_referee, table_id, view)
+        await _every_legal_play_is_listed(page, page_referee, table_id, view)
         await _shows_the_table_as_it_is(page, view)
         await _shows_the_table_as_it_is(spectator, view)
         if not refused and not await page.locator("[data-testid=pass]").is_enabled():
@@ -169,10 +171,10 @@ def _two_unlike_cards(view: table_pb2.TableView) -> list[cards_pb2.Card]:
 
 
 async def _every_legal_play_is_listed(
-    page: Page, web_referee: WebReferee, table_id: str, view: table_pb2.TableView
+    page: Page, page_referee: WebReferee, table_id: str, view: table_pb2.TableView
 ) -> None:
     """Every play the referee lists is on the page (in its kind's group), none left out."""
-    async with TableClient(web_referee.target, table_id=table_id) as anyone:
+    async with TableClient(page_referee.target, table_id=table_id) as anyone:
         legal = await anyone.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
     await expect(page.locator("[data-testid=legal-move]")).to_have_count(len(legal.moves), timeout=STEP_MS)
     groups = await page.locator("[data-testid=legal-group]").count()
@@ -270,7 +272,7 @@ class TestWebTable:
     )
     async def test_a_person_plays_a_round_against_bots_by_mouse(
         self,
-        web_referee: WebReferee,
+        page_referee: WebReferee,
         browser: Browser,
         screenshots: Path,
         axe_script: Path,
@@ -278,13 +280,13 @@ class TestWebTable:
         viewport: ViewportSize,
     ) -> None:
         page, errors = await _person_page(browser, viewport)
-        await page.goto(web_referee.base_url)
+        await page.goto(page_referee.base_url)
         await expect(page.locator("[data-testid=open-tables]")).to_contain_text("No open table yet")
         await _no_serious_violation(page, axe_script, "the lobby")
         refused = reloaded = False
         for _ in range(_TABLES_TRIED):
-            table_id, spectator = await _new_table(page, browser, web_referee, players)
-            refused, reloaded = await _play_the_round(page, spectator, web_referee, table_id, screenshots, players)
+            table_id, spectator = await _new_table(page, browser, page_referee, players)
+            refused, reloaded = await _play_the_round(page, spectator, page_referee, table_id, screenshots, players)
             await spectator.close()
             if refused and reloaded:
                 break
@@ -294,16 +296,16 @@ class TestWebTable:
         await expect(result).to_contain_text("Round 1:")
         await expect(page.locator("[data-testid=seed-check]")).to_contain_text("✓")
         await expect(page.locator("[data-testid=standings] li")).to_have_count(players)
-        await _the_end_of_the_round_is_told(page, web_referee, table_id)
+        await _the_end_of_the_round_is_told(page, page_referee, table_id)
         await _no_serious_violation(page, axe_script, "the end of a round")
         await _shoot(page, screenshots, _shot("web-table-result", players))
         other = await page.context.new_page()  # a second tab at the other width: the same seat
         await other.set_viewport_size(DESKTOP if viewport == PHONE else PHONE)
         await other.goto(page.url)
-        await _the_end_of_the_round_is_told(other, web_referee, table_id)
+        await _the_end_of_the_round_is_told(other, page_referee, table_id)
         await _shoot(other, screenshots, _shot("web-table-result", players))
         await other.close()
-        async with TableClient(web_referee.target, table_id=table_id) as anyone:
+        async with TableClient(page_referee.target, table_id=table_id) as anyone:
             final = await anyone.get()
         assert final.phase == table_pb2.PHASE_CLOSED
         assert final.seats[0].player_name == "Tester"
@@ -331,7 +333,7 @@ class TestWebTable:
     )
     async def test_a_person_plays_a_round_by_keyboard_alone(
         self,
-        web_referee: WebReferee,
+        page_referee: WebReferee,
         browser: Browser,
         screenshots: Path,
         axe_script: Path,
@@ -340,11 +342,11 @@ class TestWebTable:
     ) -> None:
         page, errors = await _person_page(browser, viewport)
         mine = _Calls(page)
-        table_id, spectator = await _new_table(page, browser, web_referee, players=players)
+        table_id, spectator = await _new_table(page, browser, page_referee, players=players)
         # The spectator (at the other width) finds the table in the lobby's list of open
         # tables, and watches it.
         await spectator.set_viewport_size(DESKTOP if viewport == PHONE else PHONE)
-        await spectator.goto(web_referee.base_url)
+        await spectator.goto(page_referee.base_url)
         listed = spectator.locator(f'[data-testid=open-table][data-table="{table_id}"]')
         await expect(listed).to_contain_text(f"{players} players", timeout=STEP_MS)
         await expect(listed).to_contain_text("Tester")
@@ -354,19 +356,19 @@ class TestWebTable:
         await listed.locator("[data-testid=watch-table]").click()
         await spectator.wait_for_url(f"**/?table={table_id}&spectate=1", timeout=STEP_MS)
         await expect(spectator.locator("[data-testid=seats]")).to_contain_text("Tester", timeout=STEP_MS)
-        events = await _count_events(web_referee, table_id)
+        events = await _count_events(page_referee, table_id)
         await _no_serious_violation(spectator, axe_script, "a spectator's page")
         await _shoot_both(spectator, screenshots, _shot("web-spectator", players))
         refused = checked = selected_by_keys = False
         decisions = play_turns = 0
         async for _ in _turns(page):
-            view = await _seat_view(web_referee, page, table_id)
+            view = await _seat_view(page_referee, page, table_id)
             if not checked:
                 await _seats_sit_around_the_table(page, view)
                 await _copies_look_apart(page, view)
                 await _no_serious_violation(page, axe_script, "a seat")
                 checked = True
-            await _shows_the_table_as_it_is(spectator, await _spectator_view(web_referee, table_id))
+            await _shows_the_table_as_it_is(spectator, await _spectator_view(page_referee, table_id))
             decisions += 1
             if await page.locator("[data-testid=bid-0]").is_visible():
                 await _shoot(page, screenshots, _shot("web-auction", players))
@@ -391,7 +393,7 @@ class TestWebTable:
                 await expect(page.locator("[data-testid=hand] .card.selected")).to_have_count(0)
                 refused = True
             if not selected_by_keys and await page.locator("[data-testid=legal-move]").count():
-                async with TableClient(web_referee.target, table_id=table_id) as anyone:
+                async with TableClient(page_referee.target, table_id=table_id) as anyone:
                     legal = await anyone.legal_moves(list(view.your_hand), to_beat(view), variant=view.settings.variant)
                 for card in legal.moves[0].cards:
                     await _select_by_keyboard(page, shown.index(format_cards([card])))
@@ -406,13 +408,13 @@ class TestWebTable:
             else:
                 await page.keyboard.press("s")
         await expect(page.locator("[data-testid=standings] li")).to_have_count(players, timeout=STEP_MS)
-        await _the_end_of_the_round_is_told(page, web_referee, table_id)
+        await _the_end_of_the_round_is_told(page, page_referee, table_id)
         await _shoot(page, screenshots, _shot("web-table-result", players))
         await expect(spectator.locator("[data-testid=standings] li")).to_have_count(players, timeout=STEP_MS)
-        await _the_end_of_the_round_is_told(spectator, web_referee, table_id)
+        await _the_end_of_the_round_is_told(spectator, page_referee, table_id)
         await _no_serious_violation(spectator, axe_script, "a spectator's page at the end of a round")
         await _shoot(spectator, screenshots, _shot("web-spectator-result", players))
-        events = await _count_events(web_referee, table_id) - events
+        events = await _count_events(page_referee, table_id) - events
         # Both pages read the table at the start and once the table is closed; every other
         # change comes from their one stream. The person's page asks for the legal plays once
         # per turn to play, and sends one call per decision (none for the selection it refused).
@@ -433,13 +435,13 @@ class TestWebTable:
         assert errors == []
 
     async def test_the_lobby_lists_open_tables_a_page_at_a_time(
-        self, web_referee: WebReferee, browser: Browser, axe_script: Path
+        self, page_referee: WebReferee, browser: Browser, axe_script: Path
     ) -> None:
         """The lobby shows 20 open tables (ListTables' page), then more on demand, each to watch or join."""
-        async with TableClient(web_referee.target) as creator:
+        async with TableClient(page_referee.target) as creator:
             made = [(await creator.create_table(player_names=[f"p{n}"], round_limit=1)).table_id for n in range(23)]
         page = await browser.new_page(viewport=PHONE)
-        await page.goto(web_referee.base_url)
+        await page.goto(page_referee.base_url)
         listed = page.locator("[data-testid=open-table]")
         await expect(listed).to_have_count(20, timeout=STEP_MS)
         await expect(page.locator("[data-testid=more-tables]")).to_be_visible()
@@ -454,14 +456,14 @@ class TestWebTable:
         await listed.first.locator("[data-testid=join-table]").click()
         await expect(page.locator("[data-testid=table-id-input]")).to_have_value(shown[0])
 
-    async def test_a_replay_json_file_opens_in_the_viewer(self, web_referee: WebReferee, browser: Browser) -> None:
-        table_id = await _landlord_wins_a_round(web_referee)
+    async def test_a_replay_json_file_opens_in_the_viewer(self, page_referee: WebReferee, browser: Browser) -> None:
+        table_id = await _landlord_wins_a_round(page_referee)
         page = await browser.new_page()
-        await page.goto(web_referee.base_url)
+        await page.goto(page_referee.base_url)
         record = {
             "name": "round.json",
             "mimeType": "application/json",
-            "buffer": await _replay_json(web_referee, table_id),
+            "buffer": await _replay_json(page_referee, table_id),
         }
         await page.set_input_files("[data-testid=replay-file]", files=[record])  # type: ignore[list-item]
         await expect(page.locator("[data-testid=replay-step]")).to_contain_text("step 1 /", timeout=STEP_MS)
@@ -494,8 +496,8 @@ async def _shows_the_table_as_it_is(page: Page, view: table_pb2.TableView) -> No
         await expect(page.locator("[data-testid=kitty]")).to_contain_text(view.seats[view.landlord_seat].player_name)
 
 
-async def _spectator_view(web_referee: WebReferee, table_id: str) -> table_pb2.TableView:
-    async with TableClient(web_referee.target, table_id=table_id) as anyone:
+async def _spectator_view(page_referee: WebReferee, table_id: str) -> table_pb2.TableView:
+    async with TableClient(page_referee.target, table_id=table_id) as anyone:
         return await anyone.get()
 
 
@@ -568,9 +570,9 @@ async def _copies_look_apart(page: Page, view: table_pb2.TableView) -> None:
     assert looks[1][1] == '"²"', looks
 
 
-async def _the_end_of_the_round_is_told(page: Page, web_referee: WebReferee, table_id: str) -> None:
+async def _the_end_of_the_round_is_told(page: Page, page_referee: WebReferee, table_id: str) -> None:
     """The end of the round shows what each seat still held, the last trick, and what it paid."""
-    async with TableClient(web_referee.target, table_id=table_id) as anyone:
+    async with TableClient(page_referee.target, table_id=table_id) as anyone:
         view = await anyone.get()
     settlement = view.last_settlement
     held = [page.locator(f"[data-testid=held-{seat}]") for seat in range(len(view.seats))]
@@ -599,9 +601,9 @@ async def _the_end_of_the_round_is_told(page: Page, web_referee: WebReferee, tab
         await expect(page.locator(f"[data-testid=change-{seat}]")).to_contain_text(f"{change:+d}" if change else "0")
 
 
-async def _count_events(web_referee: WebReferee, table_id: str) -> int:
+async def _count_events(page_referee: WebReferee, table_id: str) -> int:
     """How many events the table has logged so far: the sequence of a fresh snapshot."""
-    async with grpc.aio.insecure_channel(web_referee.target) as channel:
+    async with grpc.aio.insecure_channel(page_referee.target) as channel:
         stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
         stream = stub.WatchTable(table_service_pb2.WatchTableRequest(table_id=table_id))
         async for response in stream:
@@ -631,9 +633,9 @@ async def _moved_on(page: Page, version: str | None) -> None:
     )
 
 
-async def _landlord_wins_a_round(web_referee: WebReferee) -> str:
+async def _landlord_wins_a_round(page_referee: WebReferee) -> str:
     """A one-round table where the first bidder bids 3 and leads every trick while the others pass."""
-    async with TableClient(web_referee.target) as creator:
+    async with TableClient(page_referee.target) as creator:
         created = await creator.create_table(player_names=["a", "b", "c"], round_limit=1)
         seats = [creator.for_seat(token.token) for token in created.seat_tokens]
         view = created.table
@@ -648,8 +650,8 @@ async def _landlord_wins_a_round(web_referee: WebReferee) -> str:
     return created.table_id
 
 
-async def _replay_json(web_referee: WebReferee, table_id: str) -> bytes:
-    async with grpc.aio.insecure_channel(web_referee.target) as channel:
+async def _replay_json(page_referee: WebReferee, table_id: str) -> bytes:
+    async with grpc.aio.insecure_channel(page_referee.target) as channel:
         stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
         answer = await stub.GetReplay(table_service_pb2.GetReplayRequest(table_id=table_id, round=1))
     return str(answer.json).encode()

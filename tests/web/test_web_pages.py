@@ -23,7 +23,9 @@ from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2
 from tests.web.test_browser import _two_unlike_cards
-from tests.web.web_helpers import SOON_S, WebReferee
+from tests.web.web_helpers import BROWSER_MODULE, SOON_S, WebReferee
+
+pytestmark = BROWSER_MODULE
 
 STEP_MS = 15_000
 PHONE: ViewportSize = {"width": 375, "height": 740}
@@ -91,8 +93,8 @@ def _places(balances: list[int]) -> list[int]:
 
 
 class TestStandings:
-    async def test_tied_final_balances_share_a_place(self, web_referee: WebReferee, browser: Browser) -> None:
-        async with web_referee.native() as creator:
+    async def test_tied_final_balances_share_a_place(self, page_referee: WebReferee, browser: Browser) -> None:
+        async with page_referee.native() as creator:
             table_id, seats, _ = await _seated_table(creator)
             closed = await _play_the_round_out(seats)
         assert closed.phase == table_pb2.PHASE_CLOSED
@@ -100,7 +102,7 @@ class TestStandings:
         # In 3p the two farmers always end equal: a tie to share a place.
         assert len(set(balances)) < len(balances)
         page = await _page(browser)
-        await page.goto(f"{web_referee.base_url}/?table={table_id}&spectate=1")
+        await page.goto(f"{page_referee.base_url}/?table={table_id}&spectate=1")
         standing = page.locator("[data-testid=standings] li")
         await expect(standing).to_have_count(3, timeout=STEP_MS)
         # The place each row shows is its list number (the <li>'s value).
@@ -112,9 +114,9 @@ class TestStandings:
 
 class TestThePlayToBeat:
     async def test_it_is_marked_and_a_long_trick_leaves_the_hand_on_a_phone_screen(
-        self, web_referee: WebReferee, browser: Browser
+        self, page_referee: WebReferee, browser: Browser
     ) -> None:
-        async with web_referee.native() as creator:
+        async with page_referee.native() as creator:
             table_id, seats, tokens = await _seated_table(creator)
             await _bid_to_the_play(seats)
             # Singles, lowest first, until it is Ann's turn in a trick of five plays or more.
@@ -127,9 +129,9 @@ class TestThePlayToBeat:
             beat = to_beat(view)
             assert beat is not None
             page = await _page(browser, PHONE)
-            await page.goto(web_referee.base_url)
+            await page.goto(page_referee.base_url)
             await page.evaluate(f"localStorage.setItem('dizhu.seat.{table_id}', '{tokens[0]}')")
-            await page.goto(f"{web_referee.base_url}/?table={table_id}")
+            await page.goto(f"{page_referee.base_url}/?table={table_id}")
             mark = page.locator("[data-testid=trick] [data-testid=to-beat]")
             await expect(mark).to_have_count(1, timeout=STEP_MS)
             await expect(mark).to_have_text("to beat")
@@ -162,12 +164,12 @@ class TestThePlayToBeat:
 
 class TestDeadEnds:
     async def test_a_replay_link_whose_round_is_no_number_says_so(
-        self, web_referee: WebReferee, browser: Browser
+        self, page_referee: WebReferee, browser: Browser
     ) -> None:
-        async with web_referee.native() as creator:
+        async with page_referee.native() as creator:
             table_id, _, _ = await _seated_table(creator)
         page = await _page(browser)
-        await page.goto(f"{web_referee.base_url}/?replay={table_id}&round=abc")
+        await page.goto(f"{page_referee.base_url}/?replay={table_id}&round=abc")
         refusal = page.locator("[data-testid=refusal]")
         await expect(refusal).to_contain_text("“abc”, is not a number", timeout=STEP_MS)
         await expect(page.locator("body")).not_to_contain_text("NaN")
@@ -175,12 +177,12 @@ class TestDeadEnds:
         await expect(page.locator("[data-testid=lobby-link]")).to_be_visible()
 
     async def test_a_replay_link_to_a_round_not_played_says_the_round_does_not_exist(
-        self, web_referee: WebReferee, browser: Browser
+        self, page_referee: WebReferee, browser: Browser
     ) -> None:
-        async with web_referee.native() as creator:
+        async with page_referee.native() as creator:
             table_id, _, _ = await _seated_table(creator)
         page = await _page(browser)
-        await page.goto(f"{web_referee.base_url}/?replay={table_id}&round=3")
+        await page.goto(f"{page_referee.base_url}/?replay={table_id}&round=3")
         refusal = page.locator("[data-testid=refusal]")
         await expect(refusal).to_contain_text(
             f"Round 3 of table {table_id} does not exist or is not over: it has finished no round yet", timeout=STEP_MS
@@ -189,10 +191,10 @@ class TestDeadEnds:
         await expect(page.locator("[data-testid=table-link]")).to_be_visible()
 
     async def test_an_unknown_table_says_so_and_leads_back_to_the_lobby(
-        self, web_referee: WebReferee, browser: Browser
+        self, page_referee: WebReferee, browser: Browser
     ) -> None:
         page = await _page(browser)
-        await page.goto(f"{web_referee.base_url}/?table=nosuchtable")
+        await page.goto(f"{page_referee.base_url}/?table=nosuchtable")
         await expect(page.locator("[data-testid=refusal]")).to_contain_text(
             "There is no table “nosuchtable”", timeout=STEP_MS
         )
@@ -209,10 +211,10 @@ class TestDeadEnds:
         ids=["not-json", "other-schema", "no-deals"],
     )
     async def test_a_file_that_is_no_replay_is_said_to_be_none(
-        self, web_referee: WebReferee, browser: Browser, content: bytes, said: str
+        self, page_referee: WebReferee, browser: Browser, content: bytes, said: str
     ) -> None:
         page = await _page(browser)
-        await page.goto(web_referee.base_url)
+        await page.goto(page_referee.base_url)
         file: FilePayload = {"name": "round.json", "mimeType": "application/json", "buffer": content}
         await page.set_input_files("[data-testid=replay-file]", files=[file])
         refusal = page.locator("[data-testid=refusal]")
@@ -222,12 +224,12 @@ class TestDeadEnds:
         await expect(page.locator("[data-testid=lobby-link]")).to_be_visible()
 
     async def test_a_refusal_is_said_in_words_with_its_code_beside(
-        self, web_referee: WebReferee, browser: Browser
+        self, page_referee: WebReferee, browser: Browser
     ) -> None:
-        async with web_referee.native() as creator:
+        async with page_referee.native() as creator:
             table_id, _, _ = await _seated_table(creator)
         page = await _page(browser)
-        await page.goto(web_referee.base_url)
+        await page.goto(page_referee.base_url)
         await page.fill("[data-testid=table-id-input]", table_id)
         await page.click("[data-testid=join]")
         await expect(page.locator("[data-testid=refusal-words]")).to_have_text(
@@ -238,9 +240,9 @@ class TestDeadEnds:
 
 class TestLobby:
     async def test_each_table_shows_its_id_and_whether_anyone_may_finish_it(
-        self, web_referee: WebReferee, browser: Browser
+        self, page_referee: WebReferee, browser: Browser
     ) -> None:
-        async with web_referee.native() as creator:
+        async with page_referee.native() as creator:
             fresh = (await creator.create_table(round_limit=2)).table_id
             waiting, seats, _ = await _seated_table(creator, round_limit=2)
             over = await _play_the_round_out(seats)
@@ -251,7 +253,7 @@ class TestLobby:
             await asyncio.gather(seats[0].settle(), seats[1].settle())
             assert (await seats[0].get()).phase == table_pb2.PHASE_WAITING_FOR_PLAYERS
         page = await _page(browser, PHONE)
-        await page.goto(web_referee.base_url)
+        await page.goto(page_referee.base_url)
         rows = page.locator("[data-testid=open-table]")
         await expect(rows).to_have_count(3, timeout=STEP_MS)
         expected = {

@@ -11,7 +11,6 @@ import asyncio
 import dataclasses
 import http.client
 import json
-import os
 import ssl
 import sys
 from collections.abc import AsyncIterator
@@ -109,7 +108,6 @@ async def _dizhu(*args: str) -> tuple[int, str, str]:
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
     )
     out, err = await asyncio.wait_for(process.communicate(), timeout=60)
     assert process.returncode is not None

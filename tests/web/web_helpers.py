@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dizhu.client import TableClient
 from dizhu.config import ServerConfig
 from dizhu.process import Referee, running_referee
@@ -20,6 +22,10 @@ from dizhu.web.client import ProtocolType, WebClient
 
 #: Generous bound for anything that should happen "soon".
 SOON_S = 15.0
+
+#: ``pytestmark`` of a module whose tests use ``browser`` and ``page_referee`` (conftest.py): its
+#: tests share the module's event loop, where its one chromium lives.
+BROWSER_MODULE = pytest.mark.asyncio(loop_scope="module")
 
 
 @dataclasses.dataclass
