@@ -226,6 +226,8 @@ class StreamLease:
         self._member = f"{seat}:{uuid.uuid4().hex[:12]}"
         self._renewal: asyncio.Task[None] | None = None
         self._releasing: asyncio.Future[None] | None = None
+        #: False once released: a renewal ends at its next turn even if its cancellation was lost.
+        self._renewing = True
 
     def _expiry_ms(self) -> int:
         return self._presence.now_ms() + int(self._presence.lease_s * 1000)
@@ -236,7 +238,10 @@ class StreamLease:
         self._renewal = asyncio.create_task(self._renew(), name=f"presence-{self._member}")
 
     async def _renew(self) -> None:
-        while True:
+        # Not ``while True``: redis-py's reads (through Python 3.11's ``asyncio.wait_for``) can drop
+        # a cancellation that lands as Redis answers, and a renewal that lived on renewed the lease
+        # for ever and held the release (and so a referee's shutdown) that waited for it.
+        while self._renewing:
             await asyncio.sleep(self._presence.lease_s / 3)
             try:
                 await self._presence.update(self._table_id, [(self._member, self._expiry_ms())], None, extending=True)
@@ -255,6 +260,7 @@ class StreamLease:
 
     async def _release(self) -> None:
         try:
+            self._renewing = False
             if self._renewal is not None:
                 self._renewal.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
