@@ -185,8 +185,10 @@ class TestFaults:
         self, tmp_path: Path, referee: str, redis_url: str, mode: str, fault: str
     ) -> None:
         entrants = [*BUNDLED[:2], faulty_bot(mode, mode)]
-        # A short clock where the bot falls silent; elsewhere one that a loaded machine keeps up with.
-        decision_s = 0.5 if mode in ("crash", "hang", "exit", "late") else 5
+        # A short clock where the bot falls silent (its first timeout forfeits the game), yet one
+        # the other two entrants keep up with on a loaded machine (at 0.5 s, one did not, once);
+        # elsewhere a longer one.
+        decision_s = 2 if mode in ("crash", "hang", "exit", "late") else 5
         clock = {"decision_s": decision_s, "timeout_policy": "forfeit"}
         path = write_tournament(tmp_path, entrants, referee=referee, redis_url=redis_url, clock=clock)
         summary = await run_tournament(load_config(path), live=False)
