@@ -28,7 +28,7 @@ LEASE_S = 0.03
 
 
 async def _no_table(table_id: str) -> TableState | None:
-    return None  # not asked: the table's presence key exists throughout
+    return None  # asked only to redo an announcement another process raced: none here
 
 
 class _SwallowingRenewals(Presence):

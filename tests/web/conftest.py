@@ -1,7 +1,8 @@
 """Fixtures of the web tests: a referee serving gRPC and HTTP (gRPC-Web, Connect, the web table).
 
 Each test gets a referee of its own over the tests' real Redis (a fresh key prefix), with
-its gRPC port and its HTTP port on 127.0.0.1, stopped at the end of the test.
+its gRPC port and its HTTP port on 127.0.0.1, stopped at the end of the test. The browser's
+modules share one chromium per module (``browser``, ``page_referee``).
 """
 
 from __future__ import annotations
