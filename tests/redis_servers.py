@@ -32,8 +32,8 @@ def with_worker_db(url: str) -> str:
     query = dict(parse_qsl(parts.query))
     named = query.pop("db", None) or parts.path.strip("/") or "0"
     database = int(named) + int(worker[2:])
-    if parts.scheme == "unix":  # unix://path?db=N: the path is the socket
-        return urlunsplit(parts._replace(query=urlencode({**query, "db": database})))
+    if parts.scheme == "unix":  # unix://path?db=N: the path is the socket (urlunsplit would drop the "//")
+        return f"unix://{parts.path}?{urlencode({**query, 'db': database})}"
     return urlunsplit(parts._replace(path=f"/{database}", query=urlencode(query)))
 
 

@@ -99,6 +99,8 @@ class TestBadCommandLines:
             (["--address", "nonsense"], {}, "--address"),
             (["--address", "127.0.0.1:99999"], {}, "port 0..65535"),
             (["--redis-url", "nonsense"], {}, "--redis-url"),
+            (["--redis-url", "unix:/tmp/r.sock"], {}, "--redis-url"),
+            (["--redis-url", "redis:localhost:6379"], {}, "--redis-url"),
             (["--grace", "-1"], {}, "--grace"),
             (["--metrics-port", "70000"], {}, "--metrics-port"),
             (["--workers", "0"], {}, "--workers"),
@@ -120,6 +122,8 @@ class TestBadCommandLines:
             "address",
             "port-range",
             "redis-url",
+            "socket-url-without-slashes",
+            "url-without-slashes",
             "negative-grace",
             "metrics-port",
             "no-workers",
@@ -283,6 +287,20 @@ class TestTournamentCommandLine:
     def test_a_bad_number_says_what_is_needed(self) -> None:
         assert_clean(dizhu("tournament", "--deal-sets", "abc"), USAGE, "--deal-sets: a whole number is needed")
         assert "_positive" not in dizhu("tournament", "--concurrency", "0").stderr
+
+    @pytest.mark.parametrize(
+        ("args", "env", "said"),
+        [
+            (["--redis-url", "unix:/tmp/r.sock"], {}, "redis_url: expected a redis://"),
+            ([], {"REDIS_URL": "localhost:6379"}, "$REDIS_URL: expected a redis://"),
+        ],
+        ids=["flag", "environment"],
+    )
+    def test_a_redis_url_redis_py_refuses_is_a_usage_error(
+        self, tmp_path: Path, args: list[str], env: dict[str, str], said: str
+    ) -> None:
+        result = dizhu("tournament", "--quiet", "--output", str(tmp_path), *args, env=env)
+        assert_clean(result, USAGE, said)
 
     def test_a_missing_tournament_file_is_named(self, tmp_path: Path) -> None:
         missing = tmp_path / "nosuch.toml"

@@ -117,6 +117,7 @@ class TestRefusals:
             ("not toml at all [", "cup.toml"),
             ("[referee]\ntls = true", "referee.tls"),  # TLS to embedded referees, which speak plaintext
             ("[referee]\ntls = 'yes'", "referee.tls"),
+            ("[referee]\nredis_url = 'unix:/tmp/r.sock'", "referee.redis_url"),  # redis-py wants unix://
         ],
     )
     def test_refused_with_the_key_named(self, tmp_path: Path, text: str, key: str) -> None:

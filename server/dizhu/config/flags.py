@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import urllib.parse
 from pathlib import Path
 
 from dizhu.config.browser_flags import add_browser_arguments, check_browser_arguments
 from dizhu.config.flag_values import add_env_flag, at_least, checked, from_env, host_port, port_number
 from dizhu.config.safety_flags import add_safety_arguments, secrets, signing_keys
 from dizhu.config.scale_out_flags import add_scale_out_arguments, check_scale_out_arguments
-from dizhu.config.settings import ServerConfig
+from dizhu.config.settings import REDIS_URL_EXPECTED, ServerConfig, is_redis_url
 from dizhu.config.tls_flags import add_tls_arguments, tls_files
 
 __all__ = ["add_server_arguments", "config_from_args"]
@@ -37,7 +36,7 @@ def _redis_url(text: str) -> str:
     from dizhu.store.connection import seed_nodes
 
     first, _ = seed_nodes(text)
-    if urllib.parse.urlsplit(first).scheme not in _REDIS_SCHEMES:
+    if not is_redis_url(first):
         raise ValueError(text)
     return text
 
@@ -48,7 +47,6 @@ def _key_prefix(text: str) -> str:
     return validate_prefix(text)
 
 
-_REDIS_SCHEMES = ("redis", "rediss", "unix")
 _LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
@@ -78,9 +76,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redis-url",
         metavar="URL",
-        type=checked(
-            _redis_url, "a redis://, rediss:// or unix:// URL (a cluster: nodes, comma-separated)", "REDIS_URL"
-        ),
+        type=checked(_redis_url, f"{REDIS_URL_EXPECTED} (a cluster: nodes, comma-separated)", "REDIS_URL"),
         # Written out: an empty REDIS_URL is a usage error here, where add_env_flag would read it as unset.
         default=os.environ.get("REDIS_URL"),
         help="an external Redis, e.g. redis://host:6379/0; with --redis-cluster, seed nodes, comma-separated, "

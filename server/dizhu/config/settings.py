@@ -10,10 +10,20 @@ import dataclasses
 import ipaddress
 from pathlib import Path
 
-__all__ = ["MIN_SECRET_CHARS", "ServerConfig", "listens_on_loopback"]
+__all__ = ["MIN_SECRET_CHARS", "REDIS_URL_EXPECTED", "ServerConfig", "is_redis_url", "listens_on_loopback"]
 
 #: The shortest server secret accepted (characters; 64 hex digits are recommended).
 MIN_SECRET_CHARS = 32
+
+#: The URL forms redis-py connects to, "//" included: from redis-py 8.2 on, ``unix:/path`` is refused.
+_REDIS_URL_PREFIXES = ("redis://", "rediss://", "unix://")
+#: What a refused Redis URL is told it should be.
+REDIS_URL_EXPECTED = "a redis://, rediss:// or unix:// URL"
+
+
+def is_redis_url(url: str) -> bool:
+    """Whether redis-py takes ``url`` (its scheme only: a URL naming no server fails on connecting)."""
+    return url.lower().startswith(_REDIS_URL_PREFIXES)
 
 
 def listens_on_loopback(address: str) -> bool:

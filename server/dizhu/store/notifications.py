@@ -142,7 +142,7 @@ class Appends:
             old, self._pubsub = self._pubsub, None
             if old is not None:
                 with contextlib.suppress(Exception):
-                    await old.aclose()  # type: ignore[no-untyped-call]
+                    await old.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # typed from redis-py 8.2
             with contextlib.suppress(RedisError, RedisClusterException):
                 await self._redis.ping()  # lets the cluster client learn which nodes are left
             channels = [channel.decode() for channel in self._tables]
@@ -152,5 +152,5 @@ class Appends:
 
     async def close(self) -> None:
         if self._pubsub is not None:
-            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # typed from redis-py 8.2
             self._pubsub = None

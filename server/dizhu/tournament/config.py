@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from dizhu.config.settings import REDIS_URL_EXPECTED, is_redis_url
 from dizhu.rules.variants import VARIANTS
 
 __all__ = [
@@ -179,6 +180,7 @@ class TournamentConfig:
             "referee.tls, referee.tls_ca",
             "external referees (referee.targets, --referee) to reach over TLS: the embedded ones speak plaintext",
         )
+        _expect(self.redis_url is None or is_redis_url(self.redis_url), "referee.redis_url", REDIS_URL_EXPECTED)
         _expect(self.lease_s > 0 and self.game_timeout_s > 0, "lease_s, game_timeout_s", "positive")
         _expect(self.stderr_cap_bytes >= 0, "stderr_cap_kib", "0 or more")
         _expect(self.clock.timeout_policy in TIMEOUT_POLICIES, "clock.timeout_policy", " or ".join(TIMEOUT_POLICIES))

@@ -28,9 +28,10 @@ import grpc
 from redis.asyncio import Redis
 
 from dizhu.client import open_channel, tls_credentials
+from dizhu.config.settings import REDIS_URL_EXPECTED, is_redis_url
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.tournament import report
-from dizhu.tournament.config import TournamentConfig
+from dizhu.tournament.config import ConfigError, TournamentConfig
 from dizhu.tournament.games import play_game
 from dizhu.tournament.live import LiveView
 from dizhu.tournament.players import EntrantPlayers, check_entrant
@@ -184,7 +185,11 @@ class _Run:
 
 
 def _redis_for(config: TournamentConfig) -> str | None:
-    return config.redis_url or os.environ.get("REDIS_URL") or None
+    """The Redis of the file or the command line (checked with the configuration), else ``$REDIS_URL``."""
+    url = config.redis_url or os.environ.get("REDIS_URL") or None
+    if url is not None and not is_redis_url(url):
+        raise ConfigError(f"$REDIS_URL: expected {REDIS_URL_EXPECTED}")
+    return url
 
 
 async def run_tournament(
