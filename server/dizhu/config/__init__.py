@@ -2,20 +2,6 @@
 (:mod:`dizhu.config.flags`), every flag with an environment variable as its default."""
 
 from dizhu.config.flags import add_server_arguments, config_from_args
-from dizhu.config.settings import (
-    MIN_SECRET_CHARS,
-    REDIS_URL_EXPECTED,
-    ServerConfig,
-    is_redis_url,
-    listens_on_loopback,
-)
+from dizhu.config.settings import MIN_SECRET_CHARS, ServerConfig, listens_on_loopback
 
-__all__ = [
-    "MIN_SECRET_CHARS",
-    "REDIS_URL_EXPECTED",
-    "ServerConfig",
-    "add_server_arguments",
-    "config_from_args",
-    "is_redis_url",
-    "listens_on_loopback",
-]
+__all__ = ["MIN_SECRET_CHARS", "ServerConfig", "add_server_arguments", "config_from_args", "listens_on_loopback"]
