@@ -6,9 +6,10 @@ clients meet is counted, every acknowledged decision recorded and looked for, at
 in the table's own record. The referees are real ``dizhu serve`` processes.
 
 - A primary of the cluster is ``SIGKILL``ed while two referees serve games with
-  ``--durability replica``: its replica takes over, the referees carry on by themselves,
-  clients meet ``UNAVAILABLE`` only, their retries succeed, every table ends by its round
-  limit, and no acknowledged decision is missing.
+  ``--durability replica``: its replica takes over and takes moves, the referees carry on by
+  themselves, clients meet ``UNAVAILABLE`` at most (often, not always: a referee's own retries
+  can outlast the failover), their retries succeed, every table ends by its round limit, and
+  no acknowledged decision is missing.
 - The replica of a table's primary is stopped (``SIGSTOP``): with ``--durability replica``
   nothing is acknowledged meanwhile (``UNAVAILABLE``), and the same request succeeds once
   the replica is back -- applied once.
@@ -71,18 +72,24 @@ class TestPrimaryKilled:
     ) -> None:
         tables = await create_tables(referees.endpoints[0], TABLES, round_limit=2)
         record = Record()
+        on_the_victim = tables[0].table_id
+        acknowledged_before_the_switch = 0
 
         async def kill_a_primary() -> None:
-            victim = faulty_cluster.node_of(table_keys("dizhu", tables[0].table_id).state)
+            nonlocal acknowledged_before_the_switch
+            victim = faulty_cluster.node_of(table_keys("dizhu", on_the_victim).state)
             faulty_cluster.kill(victim)
             await asyncio.to_thread(faulty_cluster.wait_for_failover, victim)
+            acknowledged_before_the_switch = len(record.acknowledged[on_the_victim])
             # A replica for the promoted primary again (the killed node rejoins as one), else
             # --durability replica acknowledges nothing on its slots.
             await asyncio.to_thread(faulty_cluster.restart, victim)
 
         ended = await play_through(referees, tables, record, kill_a_primary)
 
-        assert record.failures[grpc.StatusCode.UNAVAILABLE] > 0, "the switch went unnoticed: nothing was tested"
+        # The clients may meet UNAVAILABLE meanwhile, or not at all when the referees' own
+        # retries outlast the failover: what counts is that the promoted replica took moves.
+        assert len(record.acknowledged[on_the_victim]) > acknowledged_before_the_switch, summary(record)
         await _check_games(referees, [table.table_id for table in tables], record, ended)
 
 
