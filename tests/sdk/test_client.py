@@ -249,6 +249,18 @@ class TestCreateTableKeywords:
         assert clock.time_bank.ToMilliseconds() == 20_000
         assert clock.timeout_policy == table_pb2.TIMEOUT_POLICY_FORFEIT
 
+    async def test_every_timeout_policy_of_the_referee_is_named_as_it_names_it(self, target: str) -> None:
+        from dizhu.referee.table import TimeoutPolicy
+        from dizhu.tournament.config import TIMEOUT_POLICIES
+
+        # The SDK's keyword, the tournament's TOML and a replay record spell a policy alike.
+        assert tuple(policy.value for policy in TimeoutPolicy) == TIMEOUT_POLICIES
+        async with TableClient(target) as creator:
+            for policy in TimeoutPolicy:
+                created = await creator.create_table(decision_time=1, timeout_policy=policy.value)
+                number = created.table.settings.clock.timeout_policy
+                assert table_pb2.TimeoutPolicy.Name(number) == f"TIMEOUT_POLICY_{policy.name}"
+
     async def test_a_first_decision_time_of_its_own(self, target: str) -> None:
         async with TableClient(target) as creator:
             created = await creator.create_table(decision_time=2, first_decision_time=5)

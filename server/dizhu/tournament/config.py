@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from dizhu.client import table_settings
 from dizhu.config.settings import REDIS_URL_EXPECTED, is_redis_url
 from dizhu.rules.variants import VARIANTS
 
@@ -33,7 +34,7 @@ __all__ = [
 BUNDLED_BOTS: Final = ("heuristic", "random")
 FORMATS: Final = ("duplicate", "random")
 SEATINGS: Final = ("all", "rotations")
-TIMEOUT_POLICIES: Final = ("auto_play", "forfeit")
+TIMEOUT_POLICIES: Final = tuple(table_settings.TIMEOUT_POLICIES)
 _NAME: Final = re.compile(r"[A-Za-z0-9._-]{1,32}")
 _MODULE_CLASS: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 

@@ -4,7 +4,7 @@ variant, the turn clock's durations and its timeout policy."""
 from __future__ import annotations
 
 import datetime
-from typing import Final
+from typing import Final, cast
 
 from google.protobuf import duration_pb2
 
@@ -17,9 +17,12 @@ _FOUR: Final = cards_pb2.VARIANT_FOUR_PLAYER
 
 #: A duration in seconds, or as a ``timedelta``.
 Seconds = float | datetime.timedelta
+#: The timeout policies by the names ``create_table`` takes, from the contract's enum
+#: (``TIMEOUT_POLICY_FORFEIT``: ``"forfeit"``).
 TIMEOUT_POLICIES: Final = {
-    "auto_play": table_pb2.TIMEOUT_POLICY_AUTO_PLAY,
-    "forfeit": table_pb2.TIMEOUT_POLICY_FORFEIT,
+    name.removeprefix("TIMEOUT_POLICY_").lower(): cast(table_pb2.TimeoutPolicy, number)
+    for name, number in table_pb2.TimeoutPolicy.items()
+    if number != table_pb2.TIMEOUT_POLICY_UNSPECIFIED
 }
 
 
@@ -38,7 +41,7 @@ def clock_settings(
     """The clock settings of :meth:`TableClient.create_table`'s keywords."""
     policy = TIMEOUT_POLICIES.get(timeout_policy, timeout_policy) if isinstance(timeout_policy, str) else timeout_policy
     if isinstance(policy, str):
-        raise ValueError(f"unknown timeout policy {timeout_policy!r}: use 'auto_play' or 'forfeit'")
+        raise ValueError(f"unknown timeout policy {timeout_policy!r}: use {' or '.join(map(repr, TIMEOUT_POLICIES))}")
     clock = table_pb2.ClockSettings(decision_time=duration(decision_time), timeout_policy=policy)
     if first_decision_time is not None:
         clock.first_decision_time.CopyFrom(duration(first_decision_time))

@@ -5,24 +5,19 @@ from __future__ import annotations
 import datetime
 import json
 
-from dizhu.referee.table import (
-    TimeoutPolicy,
-)
 from dizhu.rules import (
     VARIANTS,
     parse_cards,
 )
 from dizhu.service.convert.cards import cards_to_proto, variant_to_proto
 from dizhu.service.convert.results import OUTCOMES
+from dizhu.service.convert.settings import TIMEOUT_POLICIES_TO_PROTO
 from dizhu.v1 import cards_pb2, replay_pb2, table_pb2
 
 __all__ = ["replay_from_json"]
 
 _OUTCOME_NAMES = {kind.value: outcome for kind, outcome in OUTCOMES.items()}
-_TIMEOUT_POLICIES = {
-    TimeoutPolicy.AUTO_PLAY.value: table_pb2.TIMEOUT_POLICY_AUTO_PLAY,
-    TimeoutPolicy.FORFEIT.value: table_pb2.TIMEOUT_POLICY_FORFEIT,
-}
+_TIMEOUT_POLICIES = {policy.value: number for policy, number in TIMEOUT_POLICIES_TO_PROTO.items()}
 
 
 def replay_from_json(text: str) -> replay_pb2.Replay:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from typing import Final, cast
 
 from google.protobuf import duration_pb2
 
@@ -19,7 +20,18 @@ from dizhu.rules import (
 from dizhu.service.convert.cards import variant_from_proto, variant_to_proto
 from dizhu.v1 import table_pb2
 
-__all__ = ["settings_from_proto", "settings_to_proto", "shown_settings"]
+__all__ = ["TIMEOUT_POLICIES_TO_PROTO", "settings_from_proto", "settings_to_proto", "shown_settings"]
+
+#: The referee's timeout policies as the contract's, by the name both spell (a policy the
+#: contract lacks fails the import).
+TIMEOUT_POLICIES_TO_PROTO: Final = {
+    policy: cast(table_pb2.TimeoutPolicy, table_pb2.TimeoutPolicy.Value(f"TIMEOUT_POLICY_{policy.name}"))
+    for policy in TimeoutPolicy
+}
+_TIMEOUT_POLICIES_FROM_PROTO: Final = {
+    table_pb2.TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy.AUTO_PLAY,
+    **{number: policy for policy, number in TIMEOUT_POLICIES_TO_PROTO.items()},
+}
 
 _MAX_DURATION_SECONDS = 315_576_000_000
 _NANOS_PER_SECOND = 1_000_000_000
@@ -55,11 +67,7 @@ def settings_from_proto(settings: table_pb2.TableSettings) -> TableSettings:
     # Unset or zero: the decision time.
     first_ms = _clock_ms(clock.first_decision_time, "settings.clock.first_decision_time") or decision_ms
     bank_ms = _clock_ms(clock.time_bank, "settings.clock.time_bank")
-    policy = {
-        table_pb2.TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy.AUTO_PLAY,
-        table_pb2.TIMEOUT_POLICY_AUTO_PLAY: TimeoutPolicy.AUTO_PLAY,
-        table_pb2.TIMEOUT_POLICY_FORFEIT: TimeoutPolicy.FORFEIT,
-    }.get(clock.timeout_policy)
+    policy = _TIMEOUT_POLICIES_FROM_PROTO.get(clock.timeout_policy)
     if policy is None:
         raise InvalidArgument("settings.clock.timeout_policy", "unknown timeout policy")
     next_round = {
@@ -101,11 +109,7 @@ def settings_to_proto(settings: TableSettings) -> table_pb2.TableSettings:
         message.clock.decision_time.FromTimedelta(_duration(clock.decision_ms))
         message.clock.first_decision_time.FromTimedelta(_duration(clock.first_decision_ms))
         message.clock.time_bank.FromTimedelta(_duration(clock.bank_ms))
-        message.clock.timeout_policy = (
-            table_pb2.TIMEOUT_POLICY_AUTO_PLAY
-            if clock.policy is TimeoutPolicy.AUTO_PLAY
-            else table_pb2.TIMEOUT_POLICY_FORFEIT
-        )
+        message.clock.timeout_policy = TIMEOUT_POLICIES_TO_PROTO[clock.policy]
     if settings.first_dealer is not None:
         message.first_dealer = settings.first_dealer
     return message
