@@ -14,7 +14,7 @@ import grpc
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, cards_in, rid, view
+from tests.grpc.grpc_helpers import THREE, cards_in, refused, rid, view
 from tests.live.live_helpers import (
     SOON_S,
     Bots,
@@ -187,6 +187,25 @@ class TestTimeBank:
         assert [b for s, b in enumerate(banks) if s != second] == [3000, 3000]
         assert [seat.timeouts for seat in slow.table.seats] == [0, 0, 0]
         await watcher.cancel()
+
+
+class TestLateMoves:
+    async def test_a_move_after_its_deadline_is_refused_once_the_clock_acted_for_the_seat(
+        self, referees: Referees
+    ) -> None:
+        # The referee's clock task looks once an hour here: only the deadline can refuse the bid.
+        node = await referees.start(clock_interval_s=3600)
+        table = await create(node.tables, THREE, clock_settings=clock(100))
+        start = await view(node.tables, table)
+        late = start.turn_seat
+        await asyncio.sleep(0.3)  # the 100 ms deadline has passed (at least 0.3 s went by)
+        bid = pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=start.version, amount=3)
+        info = await refused(node.tables.Bid(bid, metadata=table.seat(late)), grpc.StatusCode.ABORTED, "STALE_STATE")
+        after = await view(node.tables, table)
+        assert int(info.metadata["current_version"]) == after.version > start.version
+        assert after.turn_seat != late
+        assert [seat.timeouts for seat in after.seats] == [int(seat == late) for seat in range(3)]
+        assert [(action.seat, action.bid, action.timed_out) for action in after.history] == [(late, 0, True)]
 
 
 class TestTwoClocks:

@@ -39,7 +39,7 @@ from google.protobuf.message import Message
 
 from dizhu.referee import encode
 from dizhu.referee.auth import Principal, Role, resolve
-from dizhu.referee.commands import Context, Created, Mint, Outcome
+from dizhu.referee.commands import Context, Created, Mint, Outcome, timeout
 from dizhu.referee.errors import QuotaExceeded, RefereeError, RequestIdReused, StoreFull, TableNotFound, Unavailable
 from dizhu.referee.events import RoundEnded
 from dizhu.referee.signing import SigningKeys
@@ -50,6 +50,7 @@ from dizhu.service.decoded_tables import DecodedTables
 from dizhu.service.event_codec import encode_event
 from dizhu.service.identifiers import valid_request_id, valid_table_id
 from dizhu.service.metadata import Credentials
+from dizhu.service.metrics import TIMEOUTS
 from dizhu.service.presence import Presence, mark_presence
 from dizhu.store import Saved, SaveOutcome, TableStore
 
@@ -214,6 +215,21 @@ class UnitOfWork:
         saved = await self._save(before, outcome, now_ms, "clock", None, None, by_client=False, announced=None)
         return saved.outcome is SaveOutcome.SAVED
 
+    async def _time_out_first(self, table: TableState, now_ms: int) -> bool:
+        """Apply the clock to ``table`` if its deadline passed; True if the table is to be read again.
+
+        The clock task looks only every ``--clock-interval``; a request that arrives between a
+        deadline and that look must not be decided on the table as it was before the deadline
+        (a move then would be taken late), so the timeout is applied here first, exactly as the
+        clock would (same compare-and-set: one of the two writes it, the other finds it done).
+        """
+        timed_out = timeout(table, now_ms)
+        if not timed_out.changed:
+            return False
+        if await self.save_clock_change(table, timed_out, now_ms):
+            TIMEOUTS.inc()
+        return True
+
     def _events(self, outcome: Outcome, now_ms: int) -> list[bytes]:
         players = outcome.table.variant.players
         return [encode_event(event, players, outcome.table.version, now_ms) for event in outcome.events]
@@ -259,6 +275,8 @@ class UnitOfWork:
                 data, announced = None, loaded.presence
                 table = self._decoded.decode(table_id, loaded.state, announced)
             now_ms = self._now_ms()
+            if await self._time_out_first(table, now_ms):
+                continue  # decided on the table as the clock left it
             minting = _Minting(self.keys, table_id)
             try:
                 principal = resolve(table, credentials.token())
