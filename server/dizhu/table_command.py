@@ -13,18 +13,21 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, cast
 
 from dizhu.client import DizhuError, TableClient
 from dizhu.client.command import add_tls_arguments, credentials_from, unreadable_authority
+from dizhu.client.table_settings import TIMEOUT_POLICIES
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2
 
 __all__ = ["add_parser"]
 
 _TARGET = "127.0.0.1:50051"
+#: ``--next-round``'s choices: the contract's rules by name (``NEXT_ROUND_WHEN_ALL_SETTLED``: ``when-all-settled``).
 _NEXT_ROUND = {
-    "automatic": table_pb2.NEXT_ROUND_AUTOMATIC,
-    "when-all-settled": table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED,
+    name.removeprefix("NEXT_ROUND_").lower().replace("_", "-"): cast(table_pb2.NextRound, number)
+    for name, number in table_pb2.NextRound.items()
+    if number != table_pb2.NEXT_ROUND_UNSPECIFIED
 }
 
 
@@ -144,7 +147,7 @@ def add_parser(commands: Any, *, clock: Any, positive: Any) -> None:
     )
     create.add_argument(
         "--timeout-policy",
-        choices=["auto-play", "forfeit"],
+        choices=[policy.replace("_", "-") for policy in TIMEOUT_POLICIES],
         default="auto-play",
         help="with --clock (default auto-play)",
     )

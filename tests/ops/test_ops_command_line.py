@@ -451,19 +451,30 @@ class TestTableCommand:
     def test_create_list_and_close_a_table_for_bots_to_join(self, redis_url: str) -> None:
         import json
 
+        import grpc
+
         from dizhu.testing import serve_process
+        from dizhu.v1 import table_pb2, table_service_pb2, table_service_pb2_grpc
 
         with serve_process(redis_url, args=["--log-level", "warning"]) as referee:
             target = ["--target", referee.target]
-            created = dizhu("table", "create", *target, "--variant", "4p", "--rounds", "2", "--clock", "0.5", "--json")
+            options = ["--variant", "4p", "--rounds", "2", "--clock", "0.5", "--timeout-policy", "forfeit", "--json"]
+            created = dizhu("table", "create", *target, *options)
             assert_clean(created, 0)
             table = json.loads(created.stdout)
+            with grpc.insecure_channel(referee.target) as channel:
+                tables = table_service_pb2_grpc.TableServiceStub(channel)
+                shown = tables.GetTable(table_service_pb2.GetTableRequest(table_id=table["table_id"])).table
             listed = dizhu("table", "list", *target)
             closed = dizhu("table", "close", table["table_id"], "--token", table["creator_token"], *target)
             wrong = dizhu("table", "close", table["table_id"], "--token", "nonsense", *target)
             plain = dizhu("table", "create", *target)
         assert table["table_id"]
         assert table["seat_tokens"] == []
+        assert (shown.settings.clock.decision_time.ToMilliseconds(), shown.settings.clock.timeout_policy) == (
+            500,
+            table_pb2.TIMEOUT_POLICY_FORFEIT,
+        )
         assert_clean(listed, 0, table["table_id"], "4p")
         assert_clean(closed, 0, f"Table {table['table_id']} closed")
         assert_clean(wrong, FAILED, "UNAUTHENTICATED")

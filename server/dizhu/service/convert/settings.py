@@ -22,8 +22,8 @@ from dizhu.v1 import table_pb2
 
 __all__ = ["TIMEOUT_POLICIES_TO_PROTO", "settings_from_proto", "settings_to_proto", "shown_settings"]
 
-#: The referee's timeout policies as the contract's, by the name both spell (a policy the
-#: contract lacks fails the import).
+#: The referee's timeout policies and next-round rules as the contract's, by the name both
+#: spell (one the contract lacks fails the import).
 TIMEOUT_POLICIES_TO_PROTO: Final = {
     policy: cast(table_pb2.TimeoutPolicy, table_pb2.TimeoutPolicy.Value(f"TIMEOUT_POLICY_{policy.name}"))
     for policy in TimeoutPolicy
@@ -31,6 +31,13 @@ TIMEOUT_POLICIES_TO_PROTO: Final = {
 _TIMEOUT_POLICIES_FROM_PROTO: Final = {
     table_pb2.TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy.AUTO_PLAY,
     **{number: policy for policy, number in TIMEOUT_POLICIES_TO_PROTO.items()},
+}
+_NEXT_ROUNDS_TO_PROTO: Final = {
+    rule: cast(table_pb2.NextRound, table_pb2.NextRound.Value(f"NEXT_ROUND_{rule.name}")) for rule in NextRound
+}
+_NEXT_ROUNDS_FROM_PROTO: Final = {
+    table_pb2.NEXT_ROUND_UNSPECIFIED: NextRound.AUTOMATIC,
+    **{number: rule for rule, number in _NEXT_ROUNDS_TO_PROTO.items()},
 }
 
 _MAX_DURATION_SECONDS = 315_576_000_000
@@ -70,11 +77,7 @@ def settings_from_proto(settings: table_pb2.TableSettings) -> TableSettings:
     policy = _TIMEOUT_POLICIES_FROM_PROTO.get(clock.timeout_policy)
     if policy is None:
         raise InvalidArgument("settings.clock.timeout_policy", "unknown timeout policy")
-    next_round = {
-        table_pb2.NEXT_ROUND_UNSPECIFIED: NextRound.AUTOMATIC,
-        table_pb2.NEXT_ROUND_AUTOMATIC: NextRound.AUTOMATIC,
-        table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED: NextRound.WHEN_ALL_SETTLED,
-    }.get(settings.next_round)
+    next_round = _NEXT_ROUNDS_FROM_PROTO.get(settings.next_round)
     if next_round is None:
         raise InvalidArgument("settings.next_round", "unknown next-round policy")
     return TableSettings(
@@ -99,11 +102,7 @@ def settings_to_proto(settings: TableSettings) -> table_pb2.TableSettings:
         house_rules=table_pb2.HouseRules(spring=settings.house_rules.spring),
         round_limit=settings.round_limit,
         max_redeals=settings.redeal_cap,
-        next_round=(
-            table_pb2.NEXT_ROUND_AUTOMATIC
-            if settings.next_round is NextRound.AUTOMATIC
-            else table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED
-        ),
+        next_round=_NEXT_ROUNDS_TO_PROTO[settings.next_round],
     )
     if clock.decision_ms:
         message.clock.decision_time.FromTimedelta(_duration(clock.decision_ms))
