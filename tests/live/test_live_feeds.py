@@ -8,13 +8,14 @@ it can be left behind on purpose.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio
 import structlog
 
 from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, Entry, Subscription, TableFeeds
-from dizhu.store import TableStore
+from dizhu.store import SUBSCRIBED, Appends, TableStore
 from tests.live.live_helpers import SOON_S
 
 TABLE = "feed-1"
@@ -108,3 +109,51 @@ class TestARewrittenHistory:
                 assert newcomer.queue.empty()
         finally:
             await feeds.close()
+
+
+class _ListenerLosingACancellation(Appends):
+    """Confirms the subscription, then waits on Redis and drops the first cancellation that lands
+    meanwhile, as a redis-py read can drop one that arrives with its reply."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        super().__init__(client)
+        self.waiting = asyncio.Event()
+        self.dropped = False
+
+    async def listen(self) -> AsyncIterator[tuple[str, int]]:
+        yield TABLE, SUBSCRIBED
+        self.waiting.set()
+        while True:
+            try:
+                await asyncio.sleep(0.05)  # a read of Redis under way
+            except asyncio.CancelledError:
+                if self.dropped:
+                    raise
+                self.dropped = True
+
+
+class _StoreWithThatListener(TableStore):
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        super().__init__(client)
+        self.listener = _ListenerLosingACancellation(client)
+
+    def appends(self) -> Appends:
+        return self.listener
+
+
+class TestClosing:
+    async def test_ends_even_when_its_listener_lost_a_cancellation(self, redis_client: redis.asyncio.Redis) -> None:
+        store = _StoreWithThatListener(redis_client)
+        await store.load_scripts()
+        await store.create(TABLE, b"v1", 1, [b"created"], "creator", None, None)
+        feeds = TableFeeds(store, heartbeat_s=3600)
+        async with feeds.subscribe(TABLE):
+            await asyncio.wait_for(store.listener.waiting.wait(), SOON_S)
+        try:
+            await asyncio.wait_for(feeds.close(), SOON_S)
+            assert store.listener.dropped
+        finally:  # a listener that lived on would keep the event loop from closing
+            store.listener.dropped = True
+            for task in asyncio.all_tasks():
+                if task.get_name() == "feeds-listener":
+                    task.cancel()

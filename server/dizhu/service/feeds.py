@@ -239,8 +239,20 @@ class TableFeeds:
         """Stop listening (at shutdown, once the streams are gone)."""
         tasks = [task for task in (self._listener, self._beats) if task is not None]
         tasks += [feed.reading for feed in self._feeds.values() if feed.reading is not None]
-        for task in tasks:
-            task.cancel()
         self._feeds.clear()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await _cancel_until_done(tasks)
         await self._appends.close()
+
+
+async def _cancel_until_done(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` and wait for them, cancelling again every tenth of a second those still running.
+
+    A cancellation can be lost: one that lands as a Redis reply does may be swallowed on the way
+    (Python 3.11's ``asyncio.wait_for``), and the listener's loop goes on; the next one ends it.
+    """
+    pending = set(tasks)
+    while pending:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=0.1)
+    await asyncio.gather(*tasks, return_exceptions=True)  # their exceptions retrieved
