@@ -67,7 +67,7 @@ class TableJanitor:
             closed = table.status is TableStatus.CLOSED
             await self._store.index_deadline(table_id, table.version, table.deadline_ms or None, final=closed)
             return False
-        return await self._work.save_clock_change(table, outcome, now_ms)
+        return await self._work.save_timeout(table, outcome, now_ms)
 
     async def quarantine(self, table_id: str, delay_ms: int) -> None:
         """Make the clock look at ``table_id`` again in ``delay_ms`` only: applying its timeout failed."""

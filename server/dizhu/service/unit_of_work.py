@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from typing import Final, TypeVar
 
+import structlog
 from google.protobuf.message import Message
 
 from dizhu.referee import encode
@@ -57,6 +58,8 @@ from dizhu.store import Saved, SaveOutcome, TableStore
 __all__ = ["TablePolicy", "UnitOfWork"]
 
 ResponseT = TypeVar("ResponseT", bound=Message)
+#: Each timeout is told under the clock's name, whichever applied it: the clock task or a request.
+_clock_log = structlog.get_logger("dizhu.clock")
 _MAX_ATTEMPTS = 16
 #: A client action is written to the activity index at most this often per table.
 _ACTIVITY_GRANULARITY_MS: Final = 60_000
@@ -215,6 +218,14 @@ class UnitOfWork:
         saved = await self._save(before, outcome, now_ms, "clock", None, None, by_client=False, announced=None)
         return saved.outcome is SaveOutcome.SAVED
 
+    async def save_timeout(self, before: TableState, outcome: Outcome, now_ms: int) -> bool:
+        """Write the clock's timeout ``outcome`` over ``before``, counted and logged; True if written."""
+        if not await self.save_clock_change(before, outcome, now_ms):
+            return False
+        TIMEOUTS.inc()
+        _clock_log.info("timed_out", table_id=before.table_id)
+        return True
+
     async def _time_out_first(self, table: TableState, now_ms: int) -> bool:
         """Apply the clock to ``table`` if its deadline passed; True if the table is to be read again.
 
@@ -226,8 +237,7 @@ class UnitOfWork:
         timed_out = timeout(table, now_ms)
         if not timed_out.changed:
             return False
-        if await self.save_clock_change(table, timed_out, now_ms):
-            TIMEOUTS.inc()
+        await self.save_timeout(table, timed_out, now_ms)
         return True
 
     def _events(self, outcome: Outcome, now_ms: int) -> list[bytes]:
