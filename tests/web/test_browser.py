@@ -28,7 +28,6 @@ import pytest
 from playwright.async_api import (
     Browser,
     FloatRect,
-    Locator,
     Page,
     Request,
     ViewportSize,
@@ -39,7 +38,7 @@ from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 from tests.shared_builds import npm_ci
-from tests.web.web_helpers import BROWSER_MODULE, WebReferee
+from tests.web.web_helpers import BROWSER_MODULE, WebReferee, shown_box
 
 pytestmark = BROWSER_MODULE
 
@@ -533,8 +532,8 @@ async def _seats_sit_around_the_table(page: Page, view: table_pb2.TableView) -> 
         place = places[(seat.seat - view.your_seat) % len(view.seats)]
         located = page.locator(f"[data-testid=seat-{seat.seat}]")
         await expect(located).to_have_class(re.compile(rf"\b{place}\b"))
-        boxes[place] = await _box(located)
-    felt = await _box(page.locator("[data-testid=center]"))
+        boxes[place] = await shown_box(located)
+    felt = await shown_box(page.locator("[data-testid=center]"))
     # Left of the felt's middle, right of it, across above it; the viewer below it.
     assert boxes["left"]["x"] < felt["x"] + felt["width"] / 2 < boxes["right"]["x"] + boxes["right"]["width"], boxes
     assert boxes["left"]["x"] < boxes["right"]["x"], boxes
@@ -542,12 +541,6 @@ async def _seats_sit_around_the_table(page: Page, view: table_pb2.TableView) -> 
     if "top" in boxes:
         assert boxes["left"]["x"] < boxes["top"]["x"] < boxes["right"]["x"], boxes
         assert boxes["top"]["y"] < felt["y"], boxes
-
-
-async def _box(located: Locator) -> FloatRect:
-    box = await located.bounding_box()
-    assert box is not None, f"{located} is not shown"
-    return box
 
 
 async def _copies_look_apart(page: Page, view: table_pb2.TableView) -> None:

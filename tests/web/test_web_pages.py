@@ -23,7 +23,7 @@ from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2
 from tests.web.test_browser import _two_unlike_cards
-from tests.web.web_helpers import BROWSER_MODULE, SOON_S, WebReferee
+from tests.web.web_helpers import BROWSER_MODULE, SOON_S, WebReferee, shown_box
 
 pytestmark = BROWSER_MODULE
 
@@ -141,8 +141,7 @@ class TestThePlayToBeat:
             )
             # The hand's first row is on the screen, however long the trick.
             await expect(page.locator("[data-testid=legal-group]").first).to_be_visible(timeout=STEP_MS)
-            hand = await page.locator("[data-testid=hand]").bounding_box()
-            assert hand is not None
+            hand = await shown_box(page.locator("[data-testid=hand]"))
             assert hand["y"] + 44 <= PHONE["height"], f"the hand starts at {hand['y']} px, below the screen"
             # The whole trick is one tap away.
             await page.click("[data-testid=trick-toggle]")

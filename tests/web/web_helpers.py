@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import FloatRect, Locator
 
 from dizhu.client import TableClient
 from dizhu.config import ServerConfig
@@ -104,3 +105,16 @@ async def view_once_the_bots_play(person: TableClient) -> table_pb2.TableView:
         await asyncio.sleep(0.05)
         view = await person.get()
     return view
+
+
+async def shown_box(located: Locator) -> FloatRect:
+    """Where ``located`` is on the screen, once it is shown.
+
+    The page builds its parts anew at each render (an event, the legal plays arriving), so an
+    element found a moment ago may be gone by the time it is measured: Playwright then answers
+    no box. Measured again until the page's current element has one, within ``SOON_S``."""
+    deadline = asyncio.get_running_loop().time() + SOON_S
+    while (box := await located.bounding_box()) is None:
+        assert asyncio.get_running_loop().time() < deadline, f"{located} is not shown"
+        await asyncio.sleep(0.05)
+    return box
