@@ -5,12 +5,10 @@
 
 use crate::round::MAX_BID;
 use crate::rules::{Variant, BLACK_JOKER, RANKS};
-use crate::tables::SeenRows;
+use crate::seen::{SeenRows, HISTORY_PER_SEAT};
 
 /// DouZero's 15-entry count of doubling plays.
 const BOMB_SLOTS: usize = 15;
-/// A `Seen` keeps the last five moves of every seat.
-const HISTORY_PER_SEAT: usize = 5;
 const CALLS: usize = MAX_BID as usize + 2;
 
 /// Where each block of the encoding lies, for one variant.

@@ -7,9 +7,12 @@ pub mod douzero;
 pub mod moves;
 pub mod round;
 pub mod rules;
+pub mod seen;
 pub mod tables;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_module;
 #[cfg(feature = "python")]
 mod python_tables;

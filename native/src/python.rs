@@ -739,25 +739,12 @@ fn combo_of(play: &Bound<'_, PyAny>) -> PyResult<Combo> {
 
 /// Whether `play` beats `to_beat`, each a `Combination` (or a tuple of its kind, main rank and size).
 #[pyfunction]
-fn beats(play: &Bound<'_, PyAny>, to_beat: &Bound<'_, PyAny>) -> PyResult<bool> {
+pub(crate) fn beats(play: &Bound<'_, PyAny>, to_beat: &Bound<'_, PyAny>) -> PyResult<bool> {
     guard(|| Ok(crate::rules::beats(&combo_of(play)?, &combo_of(to_beat)?)))
 }
 
 /// Panics inside the engine on purpose: the tests check that it reaches Python as an `EngineFault`.
 #[pyfunction]
-fn panic_for_testing(message: &str) -> PyResult<()> {
+pub(crate) fn panic_for_testing(message: &str) -> PyResult<()> {
     guard(|| panic!("{message}"))
-}
-
-#[pymodule(name = "_engine")]
-fn engine_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    module.add("EngineFault", module.py().get_type::<EngineFault>())?;
-    module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
-    module.add_class::<Rules>()?;
-    module.add_class::<NativeRound>()?;
-    module.add_class::<crate::python_tables::NativeTables>()?;
-    module.add_class::<crate::python_tables::ShardSignals>()?;
-    module.add_function(wrap_pyfunction!(beats, module)?)?;
-    module.add_function(wrap_pyfunction!(panic_for_testing, module)?)?;
-    Ok(())
 }

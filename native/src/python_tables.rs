@@ -17,7 +17,8 @@ use pyo3::prelude::*;
 use crate::douzero::DouZeroLayout;
 use crate::python::{guard, invalid, Rules};
 use crate::rules::{Counts, RANKS};
-use crate::tables::{seen_widths, ActionCodes, Config, Outputs, Reward, SeenRows, Tables};
+use crate::seen::{seen_widths, SeenRows};
+use crate::tables::{ActionCodes, Config, Outputs, Reward, Tables};
 
 /// One numpy array written in place.
 struct Column<T: Element> {

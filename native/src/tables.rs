@@ -16,6 +16,7 @@ use crate::deal::{deal, rank_of};
 use crate::douzero::DouZeroLayout;
 use crate::round::{counts_of, pick_counts, Phase, Round, Settlement, MAX_BID};
 use crate::rules::{pack, unpack, Counts, Variant, RANKS};
+use crate::seen::{seen_widths, SeenRows, HISTORY_PER_SEAT};
 
 /// The pass: bid 0 in the auction, a pass in a trick.
 pub const PASS: u32 = 0;
@@ -26,8 +27,6 @@ const PLAY: i8 = 1;
 const OVER: i8 = 2;
 /// No seat, or no call yet, in the seat fields of a `Seen`.
 const NONE: i16 = -1;
-/// A `Seen` keeps the last five moves of every seat.
-const HISTORY_PER_SEAT: usize = 5;
 const DERIVE_LABEL: &[u8] = b"dizhu/derive/v1";
 
 /// `dizhu.rules.derive_seed`: `SHA-256("dizhu/derive/v1" || u8(len(label)) || label || seed || u32be(index))`.
@@ -135,55 +134,6 @@ impl Reward {
             })
             .collect()
     }
-}
-
-/// The rows of a `Seen`, as flat C-ordered slices of its arrays (the names are its fields).
-pub struct SeenRows<'a> {
-    pub phase: &'a mut [i8],
-    pub seat: &'a mut [i16],
-    pub hands: &'a mut [i8],
-    pub hand_sizes: &'a mut [i16],
-    pub dealer: &'a mut [i16],
-    pub face_up_rank: &'a mut [i16],
-    pub face_up_seat: &'a mut [i16],
-    pub bid: &'a mut [i16],
-    pub bidder: &'a mut [i16],
-    pub landlord: &'a mut [i16],
-    pub calls: &'a mut [i16],
-    pub kitty: &'a mut [i8],
-    pub played: &'a mut [i8],
-    pub last_moves: &'a mut [i8],
-    pub history: &'a mut [i8],
-    pub to_beat: &'a mut [i8],
-    pub to_beat_kind: &'a mut [i16],
-    pub last_player: &'a mut [i16],
-    pub doublings: &'a mut [i16],
-}
-
-/// The widths of the fields of one `Seen` row, by field, for `players` seats (in the field order).
-pub fn seen_widths(players: usize) -> [usize; 19] {
-    let cards = players * RANKS;
-    [
-        1,
-        1,
-        cards,
-        players,
-        1,
-        1,
-        1,
-        1,
-        1,
-        1,
-        players,
-        RANKS,
-        cards,
-        cards,
-        HISTORY_PER_SEAT * cards,
-        RANKS,
-        1,
-        1,
-        1,
-    ]
 }
 
 fn add_counts(row: &mut [i8], counts: &Counts, sign: i8) {
