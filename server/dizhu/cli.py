@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 # gRPC's fork handlers can abort a child started with a pre-exec hook, such as the
 # embedded redis-server (it dies with its parent that way).
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+# Every failure gRPC's core would log on its own (a port it cannot bind, ...) is told by the
+# command in its own words; GRPC_VERBOSITY=ERROR shows the core's lines as well.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 if TYPE_CHECKING:
     from dizhu.referee.signing import PublicKey
@@ -42,18 +45,23 @@ EXIT_USAGE = 2
 EXIT_NOT_A_REPLAY = 3
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
+#: The most rounds a table may have, and the largest round number: both are uint32 in the
+#: contract (TableSettings.round_limit, GetReplayRequest.round; pinned by the command line's tests).
+MAX_ROUNDS = 2**32 - 1
 
 
 def _seed(text: str) -> bytes:
     from dizhu.rules import SEED_SIZE
 
+    digits = text.strip()
+    if len(digits) != 2 * SEED_SIZE:
+        raise argparse.ArgumentTypeError(
+            f"a seed is {SEED_SIZE} bytes, {2 * SEED_SIZE} hex digits, not {len(digits)} digit(s)"
+        )
     try:
-        seed = bytes.fromhex(text)
+        return bytes.fromhex(digits)
     except ValueError:
-        raise argparse.ArgumentTypeError("a seed is written in hexadecimal") from None
-    if len(seed) != SEED_SIZE:
-        raise argparse.ArgumentTypeError(f"a seed is {SEED_SIZE} bytes ({2 * SEED_SIZE} hex digits)")
-    return seed
+        raise argparse.ArgumentTypeError(f"a seed's {2 * SEED_SIZE} digits are hexadecimal: 0-9 and a-f") from None
 
 
 def _whole(text: str) -> int:
@@ -91,9 +99,18 @@ def _positive(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError("a whole number is needed") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("at least 1")
+    if not 1 <= value <= MAX_ROUNDS:
+        raise argparse.ArgumentTypeError(f"1 to {MAX_ROUNDS}, not {value}")
     return value
+
+
+def _seeded_rounds(command: str, args: argparse.Namespace) -> str | None:
+    """Why ``--rounds`` cannot be played from ``--seed`` (None: it can): every round's seed is preset."""
+    from dizhu.referee.limits import MAX_SEEDS
+
+    if args.seed is not None and args.rounds > MAX_SEEDS:
+        return f"dizhu {command}: --rounds: at most {MAX_SEEDS} with --seed (a table holds {MAX_SEEDS} preset seeds)"
+    return None
 
 
 def _engine_problem() -> str | None:
@@ -145,6 +162,9 @@ def _demo(args: argparse.Namespace) -> int:
     if args.dealer is not None and not 0 <= args.dealer < players:
         print(f"dizhu demo: --dealer: a seat of {args.variant}: 0 to {players - 1}", file=sys.stderr)
         return EXIT_USAGE
+    if (problem := _seeded_rounds("demo", args)) and not args.local:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     if args.local:
         return _demo_local(args)
     import asyncio
@@ -156,6 +176,7 @@ def _demo(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"dizhu demo: {error}", file=sys.stderr)
         return EXIT_USAGE
+    from dizhu.client import DizhuError
     from dizhu.embedded_redis import RedisServerFailed, RedisServerNotFound
     from dizhu.service.startup import StartupError
 
@@ -165,7 +186,7 @@ def _demo(args: argparse.Namespace) -> int:
                 variant=args.variant, rounds=args.rounds, seed=args.seed, bots=bots, dealer=args.dealer, write=print
             )
         )
-    except (StartupError, RedisServerFailed, RedisServerNotFound) as error:
+    except (StartupError, RedisServerFailed, RedisServerNotFound, DizhuError) as error:
         print(f"dizhu demo: {error}", file=sys.stderr)
         return EXIT_FAILED
 
@@ -414,6 +435,9 @@ def _play(args: argparse.Namespace) -> int:
 
     if args.table and not args.target:
         print("dizhu play: --table needs --target (the referee that holds the table)", file=sys.stderr)
+        return 2
+    if problem := _seeded_rounds("play", args):
+        print(problem, file=sys.stderr)
         return 2
     try:
         return asyncio.run(play(options, Screen(Console(highlight=False)), stdin_lines()))

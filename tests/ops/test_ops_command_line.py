@@ -479,3 +479,94 @@ class TestTableCommand:
         assert_clean(closed, 0, f"Table {table['table_id']} closed")
         assert_clean(wrong, FAILED, "UNAUTHENTICATED")
         assert_clean(plain, 0, "dizhu bot --table ", "--target", "creator token: ")
+
+
+class TestNumbersWithinTheContract:
+    """Numbers the contract cannot carry are refused with their range, before anything starts."""
+
+    def test_rounds_are_the_contracts_uint32_fields(self) -> None:
+        from google.protobuf.descriptor import FieldDescriptor
+
+        from dizhu.cli import MAX_ROUNDS
+        from dizhu.v1 import table_pb2, table_service_pb2
+
+        for field in (
+            table_pb2.TableSettings.DESCRIPTOR.fields_by_name["round_limit"],
+            table_service_pb2.GetReplayRequest.DESCRIPTOR.fields_by_name["round"],
+        ):
+            assert field.type == FieldDescriptor.TYPE_UINT32, field.full_name
+        assert MAX_ROUNDS == 2**32 - 1
+
+    @pytest.mark.parametrize(
+        ("args", "said"),
+        [
+            (["demo", "--rounds", "4294967296"], "--rounds: 1 to 4294967295, not 4294967296"),
+            (["play", "--rounds", "99999999999"], "--rounds: 1 to 4294967295, not 99999999999"),
+            (["table", "create", "--rounds", "4294967296"], "--rounds: 1 to 4294967295"),
+            (["replay", "ID", "4294967296"], "round: 1 to 4294967295, not 4294967296"),
+            (["demo", "--rounds", "0"], "--rounds: 1 to 4294967295, not 0"),
+            (["demo", "--seed", "ab" * 32, "--rounds", "1025"], "--rounds: at most 1024 with --seed"),
+            (["play", "--seed", "ab" * 32, "--rounds", "2000"], "--rounds: at most 1024 with --seed"),
+            (["demo", "--seed", "abc"], "--seed: a seed is 32 bytes, 64 hex digits, not 3 digit(s)"),
+            (["play", "--seed", "zz" * 32], "--seed: a seed's 64 digits are hexadecimal"),
+        ],
+        ids=[
+            "demo-rounds",
+            "play-rounds",
+            "table-rounds",
+            "replay-round",
+            "no-rounds",
+            "demo-seeded",
+            "play-seeded",
+            "short-seed",
+            "no-hex",
+        ],
+    )
+    def test_a_number_out_of_range_says_the_range(self, args: list[str], said: str) -> None:
+        result = dizhu(*args)
+        assert_clean(result, USAGE, said)
+        assert "Value out of range" not in result.stderr
+
+
+class TestServeStartsOrSaysWhy:
+    def test_http_without_the_web_extra_stops_everything_it_started(self, redis_url: str) -> None:
+        program = (
+            "import sys; sys.modules['connectrpc'] = None; from dizhu.cli import main; sys.exit(main(sys.argv[1:]))"
+        )
+        args = ["serve", "--redis-url", redis_url, "--address", "127.0.0.1:0", "--http-address", "127.0.0.1:0"]
+        result = subprocess.run(
+            [sys.executable, "-c", program, *args],
+            env=_env({"DIZHU_LOG_LEVEL": "error"}),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+        assert_clean(result, FAILED, "dizhu serve: --http-address needs the web extra: pip install 'dizhu[web]'")
+        assert "Event loop is closed" not in result.stderr
+
+    def test_a_taken_port_is_told_in_the_commands_words_only(self, redis_url: str, taken_port: int) -> None:
+        """gRPC's core logs a failed bind itself unless told not to; the command says it once, first."""
+        env = _env({"DIZHU_LOG_LEVEL": "error"})
+        del env["GRPC_VERBOSITY"]
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dizhu.cli",
+                "serve",
+                "--redis-url",
+                redis_url,
+                "--address",
+                f"127.0.0.1:{taken_port}",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+        assert_clean(result, FAILED)
+        assert result.stderr.splitlines() == [
+            f"dizhu serve: cannot listen on 127.0.0.1:{taken_port}: the address is taken, or not one of this machine"
+        ]

@@ -65,6 +65,8 @@ async def create_server(config: ServerConfig, store: TableStore, *, clock: Clock
     """A started referee bound to ``config.address`` (port 0 picks one: see ``Referee.port``).
 
     ``clock``: where every part of the process reads the time (the ``time`` module unless given)."""
+    if config.http_address:
+        _require_web_extra()  # before anything starts: nothing is left running when it is missing
     grpc_side = build_grpc_server(config, store, clock=clock)
     bots_target = _bots_target(config, grpc_side) if config.http_address else ""
     await grpc_side.server.start()
@@ -78,12 +80,18 @@ async def create_server(config: ServerConfig, store: TableStore, *, clock: Clock
     return Referee(grpc_side, web)
 
 
+def _require_web_extra() -> None:
+    """StartupError unless the HTTP side's packages (the ``web`` extra) can be imported."""
+    try:
+        import dizhu.web  # noqa: F401
+    except ImportError as error:
+        raise StartupError(f"--http-address needs the web extra: pip install 'dizhu[web]' ({error})") from None
+
+
 async def _serve_browsers(config: ServerConfig, grpc_side: GrpcReferee, bots_target: str) -> WebServer:
     """The HTTP side (gRPC-Web, Connect, the web table) from the same servicers and interceptors."""
-    try:
-        from dizhu.web import ConnectionLimits, start_web_server
-    except ImportError as error:
-        raise SystemExit(f"--http-address needs the web extra: pip install 'dizhu[web]' ({error})") from None
+    from dizhu.web import ConnectionLimits, start_web_server
+
     tls = grpc_side.tls
     return await start_web_server(
         config.http_address,
