@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,24 +114,46 @@ class TestPlayAtATlsReferee:
 
 class TestLeaving:
     def test_q_in_the_auction_says_the_round_is_abandoned(self) -> None:
-        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED) as child:
+        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED, "--name", "Tester") as child:
             child.expect(r"Your bid .*> ")
             child.sendline("q")
             child.expect(r"Round over: the round was abandoned\.")
             child.expect(r"You left the table\.")
+            child.expect(r"Final balances: (.*)\r\n")
+            final = child.match.group(1)
             child.expect(pexpect.EOF)
             child.close()
         assert child.exitstatus == 0
+        assert "Tester (left) +0" in final
 
     def test_the_end_of_input_leaves_the_table(self) -> None:
-        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED) as child:
+        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED, "--name", "Tester") as child:
             child.expect(r"Your bid .*> ")
             child.sendeof()
             child.expect(r"the round was abandoned")
             child.expect(r"End of input: you left the table\.")
+            child.expect(r"Final balances: (.*)\r\n")
+            final = child.match.group(1)
             child.expect(pexpect.EOF)
             child.close()
         assert child.exitstatus == 0
+        assert "Tester (left) +0" in final
+
+    def test_who_left_mid_play_keeps_their_name_in_the_final_balances(self) -> None:
+        with _playing("--rounds", "1", "--clock", "0", "--seed", SEED, "--name", "Tester") as child:
+            child.expect(r"Your bid .*> ")
+            child.sendline("3")
+            child.expect(r"Your play .*> ")
+            child.sendline("q")
+            child.expect(r"You left the table\.")
+            child.expect(r"Final balances: (.*)\r\n")
+            final = child.match.group(1)
+            child.expect(pexpect.EOF)
+            child.close()
+        assert child.exitstatus == 0
+        assert re.search(r"Tester \(left\) -\d+", final), final
+        assert ",  " not in final
+        assert not final.startswith(" ")
 
 
 class TestFourPlayerHelp:

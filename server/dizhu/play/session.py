@@ -113,6 +113,13 @@ class _Seat:
         self.prompt = None
         self._open_line = False
 
+    def name(self, seat: table_pb2.SeatView) -> str:
+        """The seat's player as the final balances name them: one who left by the name the narration knew."""
+        if seat.player_name:
+            return seat.player_name
+        known = self._narrator.names[seat.seat] if self._narrator is not None else ""
+        return f"{known} (left)" if known else f"seat {seat.seat} (free)"
+
     def told(self, view: table_pb2.TableView) -> bool:
         """Whether the narration has told everything ``view`` shows (or will tell nothing more)."""
         return self.stream_over or (self._narrator is not None and self._narrator.has_told(view))
@@ -381,5 +388,5 @@ async def play(options: PlayOptions, screen: Screen, lines: AsyncIterator[str]) 
         final = seat.view
         if final.phase == table_pb2.PHASE_CLOSED:
             standings = sorted(final.seats, key=lambda s: -s.balance)
-            screen.say("Final balances: " + ", ".join(f"{s.player_name} {s.balance:+d}" for s in standings), "bold")
+            screen.say("Final balances: " + ", ".join(f"{seat.name(s)} {s.balance:+d}" for s in standings), "bold")
         return status
