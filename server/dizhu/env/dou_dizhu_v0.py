@@ -27,7 +27,6 @@ spaces or the action table change.
 from __future__ import annotations
 
 import functools
-import sys
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,14 +42,12 @@ from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
 from dizhu.env.info import NONE
 from dizhu.env.native import make_game
-from dizhu.env.render import render_text
+from dizhu.env.render import RENDER_MODES, check_render_mode, rendered
 from dizhu.rules import SEED_SIZE, VARIANTS, HouseRules
 
 __all__ = ["env", "parallel_env", "raw_env"]
 
 Observation = dict[str, npt.NDArray[np.int8]]
-#: The render modes: ``"ansi"`` returns the table as text, ``"human"`` prints it.
-RENDER_MODES = ("ansi", "human")
 
 
 def env(**kwargs: Any) -> AECEnv[str, Observation, int]:
@@ -88,11 +85,6 @@ def state_space(coder: GlobalState) -> spaces.Box:
     return spaces.Box(0, coder.high, (coder.size,), dtype=np.int8)
 
 
-def _check_render_mode(render_mode: str | None) -> None:
-    if render_mode not in (None, *RENDER_MODES):
-        raise ValueError(f"render_mode {render_mode!r}: expected one of {', '.join(RENDER_MODES)} or None")
-
-
 class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # noqa: N801 -- PettingZoo's name
     """See the module docstring. Arguments: ``variant`` (``"3p"``/``"4p"``), ``encoding``
     (``"douzero"``/``"compact"``), ``reward`` (``"win"``/``"settlement"``/``"log"``), ``spring``
@@ -116,7 +108,7 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # noqa: N80
         max_cycles: int | None = None,
     ) -> None:
         super().__init__()
-        _check_render_mode(render_mode)
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.max_cycles = max_cycles
         self.variant = VARIANTS[variant]
@@ -205,13 +197,7 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # noqa: N80
         self._accumulate_rewards()
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        text = render_text(self.game)
-        if self.render_mode == "human":
-            sys.stdout.write(text)
-            return None
-        return text
+        return rendered(self.game, self.render_mode)
 
     def close(self) -> None:
         pass

@@ -1,7 +1,11 @@
-"""The ``"ansi"`` rendering: the table as its seat to act sees it (hands of others stay hidden)."""
+"""The environments' rendering: the table as its seat to act sees it (hands of others stay hidden).
+
+``"ansi"`` returns the text, ``"human"`` prints it; every environment offers both.
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from dizhu.rules import Phase, format_cards
@@ -10,7 +14,27 @@ if TYPE_CHECKING:
     from dizhu.env.game import Game
     from dizhu.env.native import NativeGame
 
-__all__ = ["render_text"]
+__all__ = ["RENDER_MODES", "check_render_mode", "render_text", "rendered"]
+
+#: The render modes: ``"ansi"`` returns the table as text, ``"human"`` prints it.
+RENDER_MODES = ("ansi", "human")
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    """Refuse a mode no environment offers, naming those offered."""
+    if render_mode not in (None, *RENDER_MODES):
+        raise ValueError(f"render_mode {render_mode!r}: expected one of {', '.join(RENDER_MODES)} or None")
+
+
+def rendered(game: Game | NativeGame, render_mode: str | None) -> str | None:
+    """``render()`` of an environment in ``render_mode``: the text (``"ansi"``), or None."""
+    if render_mode is None:
+        return None
+    text = render_text(game)
+    if render_mode == "human":
+        sys.stdout.write(text)
+        return None
+    return text
 
 
 def render_text(game: Game | NativeGame) -> str:

@@ -15,9 +15,14 @@ Only the learner's observations are encoded: one per ``reset`` and ``step``.
 
 An illegal action (one the mask forbids) is replaced, deterministically, by the pass when
 the seat may pass, else by its lowest legal action; ``info["illegal_action"]`` is then
-True. The same rule holds for an opponent's illegal answer. ``action_masks()`` is the learner's
-mask as booleans (sb3-contrib's ``MaskablePPO`` reads it), ``legal_actions()`` its legal
-actions, ascending.
+True (every info holds that flag, ``reset``'s too). The same rule holds for an opponent's
+illegal answer. ``action_masks()`` is the learner's mask as booleans (sb3-contrib's
+``MaskablePPO`` reads it), ``legal_actions()`` its legal actions, ascending. Once the round is
+over ``action_masks()`` offers the pass alone: under Gymnasium's next-step autoreset
+(``gymnasium.make_vec``'s default) the step after a round's end only resets the environment
+and ignores its action, which a policy still samples from the mask.
+
+``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or ``"human"`` (it prints it).
 """
 
 from __future__ import annotations
@@ -30,13 +35,14 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from dizhu.env.actions import PASS
 from dizhu.env.dou_dizhu_v0 import observation_space, round_seed_option
 from dizhu.env.encodings import encoding as make_encoding
 from dizhu.env.engine import rules
 from dizhu.env.info import AUCTION
 from dizhu.env.native import make_game
 from dizhu.env.opponents import BOT_KINDS, BotOpponent, bundled_bot
-from dizhu.env.render import render_text
+from dizhu.env.render import RENDER_MODES, check_render_mode, rendered
 from dizhu.rules import VARIANTS, HouseRules
 
 __all__ = ["DouDizhuEnv", "Opponent", "Policy", "random_policy"]
@@ -63,7 +69,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
     """See the module docstring; the arguments are ``dou_dizhu_v0.raw_env``'s, plus ``seat``
     (the learner's seat) and ``opponents`` (one per other seat, in seat order)."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 -- Gymnasium declares it so
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # noqa: RUF012 -- Gymnasium declares it so
 
     def __init__(
         self,
@@ -84,8 +90,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         for opponent in opponents or ():
             if isinstance(opponent, str) and opponent not in BOT_KINDS:
                 raise ValueError(f"unknown bot {opponent!r}: expected one of {', '.join(sorted(BOT_KINDS))}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode {render_mode!r}: only 'ansi' is offered")
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.seat = seat
         self.game = make_game(self.variant, rules(engine), house_rules=HouseRules(spring=spring), reward=reward)
@@ -157,7 +162,7 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         self.game.start(*round_seed_option(options, self.np_random, self.variant.players))
         self._bids = []
         self._others_play()
-        return self._observe(self.seat), {}
+        return self._observe(self.seat), {"illegal_action": False}
 
     def step(self, action: int) -> tuple[dict[str, npt.NDArray[np.int8]], SupportsFloat, bool, bool, dict[str, Any]]:
         game = self.game
@@ -174,10 +179,11 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         return [] if game.over or game.turn != self.seat else game.legal
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """The learner's action mask as booleans: what sb3-contrib's ``MaskablePPO`` asks for."""
+        """The learner's action mask as booleans: what sb3-contrib's ``MaskablePPO`` asks for; the
+        pass alone once the round is over (the next step resets, whatever the action)."""
         mask = np.zeros(self.game.table.size, dtype=np.bool_)
-        mask[self.legal_actions()] = True
+        mask[[PASS] if self.game.over else self.legal_actions()] = True
         return mask
 
     def render(self) -> str | None:
-        return render_text(self.game) if self.render_mode == "ansi" else None
+        return rendered(self.game, self.render_mode)

@@ -10,13 +10,16 @@ for that table. The results land in buffers allocated once (EnvPool's layout):
   policy that reads the legal actions rather than scanning a mask;
 * ``seat`` ``(num_envs,)``: that seat; ``rewards`` ``(num_envs, players)`` float32 and
   ``terminated`` ``(num_envs,)``: a round that just ended and what it paid each seat (the
-  table then starts its next round at once, and the observation is the new round's).
+  table then starts its next round at once, and the observation is the new round's);
+* ``illegal_action`` ``(num_envs,)`` bool: whether the table's last action was illegal (one its
+  mask forbade, or out of range) and so replaced by the environments' rule.
 
 It is a Gymnasium ``VectorEnv``: ``reset(seed=s)`` deals every table the first round of its
 stream for ``s``, and ``step(actions)`` returns ``(observation, reward, terminated, truncated,
 info)`` where ``observation`` is ``{"observation", "action_mask"}`` of the seats to act (the
 buffers themselves: copy what you keep), ``reward`` the reward of the seat that just acted,
-``info["rewards"]`` every seat's and ``info["seat"]`` the seats to act now. A table whose round
+``info["rewards"]`` every seat's, ``info["seat"]`` the seats to act now and
+``info["illegal_action"]`` the tables whose action was replaced. A table whose round
 ends starts the next at once (``AutoresetMode.SAME_STEP``); the finished round's last
 observation is not kept (no seat is to act in it: its value is the reward).
 
@@ -28,9 +31,9 @@ buffers; ``send`` returns at once, and ``recv`` waits for every shard. Two shard
 step of every table from about a thousand tables (docs/benchmarks.md). ``send(actions,
 shard=i)`` and ``recv_shard()`` step the shards apart (EnvPool's asynchronous mode): the caller
 chooses the actions of one shard while the others move. Illegal actions follow the
-environments' rule (the pass, else the lowest legal action). Each table has a random stream of
-its own, derived from the seed and its index by SHA-256 (``dizhu.env.streams``): no table of
-one seed deals what a table of another deals.
+environments' rule (the pass, else the lowest legal action), flagged in ``illegal_action``.
+Each table has a random stream of its own, derived from the seed and its index by SHA-256
+(``dizhu.env.streams``): no table of one seed deals what a table of another deals.
 """
 
 from __future__ import annotations
@@ -181,6 +184,7 @@ class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[n
             "seat": ((num_envs,), np.int8),
             "rewards": ((num_envs, self.variant.players), np.float32),
             "terminated": ((num_envs,), np.bool_),
+            "illegal_action": ((num_envs,), np.bool_),
             "actions": ((num_envs,), np.int32),
         }
         #: Native tables writing the DouZero encoding step with the interpreter's lock released:
@@ -285,7 +289,8 @@ class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[n
             self._shut()
             self._open()
         self._fresh = True
-        return self._observations(), {"seat": self.buffers["seat"]}
+        self.buffers["illegal_action"].fill(False)
+        return self._observations(), {"seat": self.buffers["seat"], "illegal_action": self.buffers["illegal_action"]}
 
     def _observations(self) -> dict[str, npt.NDArray[np.int8]]:
         return {"observation": self.buffers["observation"], "action_mask": self.buffers["action_mask"]}
@@ -297,6 +302,7 @@ class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[n
         if self._pending.intersection(shards):
             raise RuntimeError("recv() the previous step of these tables first")
         rows = slice(None) if shard is None else self.shards[shard]
+        self._flag_illegal(rows, actions)
         self.buffers["actions"][rows] = actions
         self._fresh = False
         for started in shards:
@@ -307,6 +313,15 @@ class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[n
                 self._local.step()
             else:
                 self._connections[started].send("step")
+
+    def _flag_illegal(self, rows: slice, actions: npt.ArrayLike) -> None:
+        """Flag the actions of ``rows`` that their masks, still the step's, forbid (or that are out
+        of range): the engines replace them by the pass or the lowest legal action."""
+        masks = self.buffers["action_mask"][rows]
+        chosen = np.broadcast_to(np.asarray(actions, dtype=np.int64), masks.shape[:1])
+        inside = (chosen >= 0) & (chosen < masks.shape[1])
+        allowed = masks[np.arange(len(masks)), np.where(inside, chosen, 0)] != 0
+        self.buffers["illegal_action"][rows] = ~(inside & allowed)
 
     def recv(self) -> dict[str, npt.NDArray[Any]]:
         """Wait for every step sent; the buffers (the same arrays every time)."""
@@ -359,12 +374,13 @@ class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[n
     ]:
         """Gymnasium's ``step``: ``send(actions)`` then ``recv()``, as ``(observation, reward,
         terminated, truncated, info)``. The reward is the acting seat's, ``info["rewards"]`` every
-        seat's, ``info["seat"]`` the seat to act now (see the module docstring)."""
+        seat's, ``info["seat"]`` the seat to act now, ``info["illegal_action"]`` whether the action
+        was replaced (see the module docstring)."""
         acted = self.buffers["seat"].astype(np.intp)
         self.send(actions)
         buffers = self.recv()
         reward = buffers["rewards"][np.arange(self.num_envs), acted]
-        infos = {"seat": buffers["seat"], "rewards": buffers["rewards"]}
+        infos = {"seat": buffers["seat"], "rewards": buffers["rewards"], "illegal_action": buffers["illegal_action"]}
         return self._observations(), reward, buffers["terminated"], np.zeros(self.num_envs, dtype=np.bool_), infos
 
     def close_extras(self, **kwargs: Any) -> None:
