@@ -82,13 +82,18 @@ def _print_tables(tables: list[table_service_pb2.TableSummary]) -> None:
         print("No open tables.")
         return
     for table in tables:
-        phase = table_pb2.Phase.Name(table.phase).removeprefix("PHASE_").lower().replace("_", " ")
-        limit = f"/{table.round_limit}" if table.round_limit else ""
         players = ", ".join(name or "(free)" for name in table.player_names)
-        print(
-            f"{table.table_id}  {_variant_name(table.variant)}  round {table.round}{limit}  {phase}  "
-            f"{table.free_seats} free seat(s)  {players}"
-        )
+        seats = f"{table.free_seats} free seat(s)"
+        print(f"{table.table_id}  {_variant_name(table.variant)}  {_round(table)}  {seats}  {players}")
+
+
+def _round(table: table_service_pb2.TableSummary) -> str:
+    """Where the table is: between rounds its ``round`` is the one about to start, so the one over is before it."""
+    limit = f"/{table.round_limit}" if table.round_limit else ""
+    if table.phase == table_pb2.PHASE_ROUND_OVER:
+        return f"round {table.round - 1}{limit} over"
+    phase = table_pb2.Phase.Name(table.phase).removeprefix("PHASE_").lower().replace("_", " ")
+    return f"round {table.round}{limit}  {phase}"
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -570,3 +570,31 @@ class TestServeStartsOrSaysWhy:
         assert result.stderr.splitlines() == [
             f"dizhu serve: cannot listen on 127.0.0.1:{taken_port}: the address is taken, or not one of this machine"
         ]
+
+    def test_list_names_the_round_that_is_over_between_rounds(self, redis_url: str) -> None:
+        """Between rounds the view's round is the one about to start; the list says which round is over."""
+        import asyncio
+        import random
+
+        import grpc
+
+        from dizhu.testing import serve_process
+        from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
+        from tests.grpc.grpc_helpers import create_table, play_round
+
+        async def one_of_two_rounds(target: str) -> str:
+            async with grpc.aio.insecure_channel(target) as channel:
+                tables = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+                rules = rules_service_pb2_grpc.RulesServiceStub(channel)  # type: ignore[no-untyped-call]
+                table = await create_table(tables, round_limit=2, next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED)
+                ended = await play_round(tables, rules, table, random.Random(1))
+                assert (ended.phase, ended.last_settlement.round) == (table_pb2.PHASE_ROUND_OVER, 1)
+                return table.table_id
+
+        with serve_process(redis_url, args=["--log-level", "warning"]) as referee:
+            table_id = asyncio.run(one_of_two_rounds(referee.target))
+            listed = dizhu("table", "list", "--target", referee.target)
+        assert_clean(listed, 0)
+        line = next(line for line in listed.stdout.splitlines() if line.startswith(table_id))
+        assert "round 1/2 over" in line, line
+        assert "round 2" not in line, line
