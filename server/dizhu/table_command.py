@@ -1,7 +1,8 @@
 """``dizhu table create|list|close``: tables on a running referee, from the command line.
 
 ``create`` prints the table's id and its creator token (and the seat tokens of the players it
-names), and how a bot takes a seat (``dizhu bot --table``); ``list`` prints the referee's open
+names), how a bot plays each named seat (``dizhu bot --token``) and, while seats are free, how a
+bot or a person takes one; ``list`` prints the referee's open
 tables; ``close`` closes one with its creator token. Every call is an ordinary SDK call
 (:class:`dizhu.client.TableClient`); a refusal is one line on standard error and exit status 1.
 """
@@ -52,6 +53,7 @@ async def _create(client: TableClient, args: argparse.Namespace) -> dict[str, An
             {"seat": seat, "name": name, "token": token.token}
             for seat, (name, token) in enumerate(zip(names, created.seat_tokens, strict=True))
         ],
+        "free_seats": sum(not seat.occupied for seat in created.table.seats),
     }
 
 
@@ -61,7 +63,14 @@ def _print_created(table: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"creator token: {table['creator_token']}  (keep it: `dizhu table close` needs it)")
     for seat in table["seat_tokens"]:
         print(f"seat {seat['seat']} ({seat['name']}) token: {seat['token']}")
-    print("A bot takes a free seat with:")
+    if table["seat_tokens"]:
+        print("A bot plays a named seat with its token:")
+        for seat in table["seat_tokens"]:
+            print(f"  dizhu bot --table {table['table_id']}{target} --token {seat['token']} --bot heuristic")
+    if not table["free_seats"]:
+        print("There is no free seat: every seat is named.")
+        return
+    print(f"{table['free_seats']} free seat(s). A bot takes one with:")
     print(f"  dizhu bot --table {table['table_id']}{target} --name NAME --bot heuristic")
     print(f"A person with: dizhu play --table {table['table_id']} --target {args.target}")
 

@@ -598,3 +598,22 @@ class TestServeStartsOrSaysWhy:
         line = next(line for line in listed.stdout.splitlines() if line.startswith(table_id))
         assert "round 1/2 over" in line, line
         assert "round 2" not in line, line
+
+    def test_create_says_how_each_named_seat_is_played_and_offers_free_seats_only_if_any(self, redis_url: str) -> None:
+        from dizhu.testing import serve_process
+
+        with serve_process(redis_url, args=["--log-level", "warning"]) as referee:
+            target = ["--target", referee.target]
+            full = dizhu("table", "create", "--players", "me,h1,h2", *target)
+            some = dizhu("table", "create", "--variant", "4p", "--players", "ann", *target)
+        assert_clean(full, 0)
+        table_id = full.stdout.split()[1]
+        tokens = [line.rsplit(" ", 1)[1] for line in full.stdout.splitlines() if line.startswith("seat ")]
+        assert len(tokens) == 3
+        for token in tokens:
+            line = f"dizhu bot --table {table_id} --target {referee.target} --token {token} --bot heuristic"
+            assert line in full.stdout
+        assert "--name NAME" not in full.stdout
+        assert "dizhu play --table" not in full.stdout
+        assert "no free seat" in full.stdout
+        assert_clean(some, 0, "--token ", "3 free seat(s)", "--name NAME", "dizhu play --table")
