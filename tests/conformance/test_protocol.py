@@ -62,6 +62,21 @@ class TestOurReferee:
                 assert report.ok, report.to_text()
                 assert report.count("passed") == len(_cases(profile)) > 0
 
+    def test_it_leaves_no_table_open_on_the_referee_it_checks(self, redis_url: str) -> None:
+        """Every table a case creates is closed with its creator token once the case is over."""
+        import grpc
+
+        from dizhu.v1 import table_service_pb2, table_service_pb2_grpc
+
+        for target in _serve(redis_url, "default"):
+            report = run_protocol(KIT, target)
+            assert report.ok, report.to_text()
+            with grpc.insecure_channel(target) as channel:
+                listed = table_service_pb2_grpc.TableServiceStub(channel).ListTables(  # type: ignore[no-untyped-call]
+                    table_service_pb2.ListTablesRequest(page_size=100), timeout=30
+                )
+            assert [table.table_id for table in listed.tables] == []
+
     def test_the_command_line_reports_json_and_exits_0(self, referee: str) -> None:
         done = subprocess.run(
             [
