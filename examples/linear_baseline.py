@@ -3,8 +3,14 @@
 Train it (about five minutes on two cores), then enter it in a tournament at a real referee
 without changing a line::
 
-    .venv/bin/python examples/linear_baseline.py --seconds 300
-    PYTHONPATH=examples .venv/bin/dizhu tournament examples/baseline-tournament.toml
+    .venv/bin/python examples/linear_baseline.py --seconds 300      # writes ./linear-baseline-weights.json
+    DIZHU_BASELINE_WEIGHTS=linear-baseline-weights.json PYTHONPATH=examples \
+        .venv/bin/dizhu tournament examples/baseline-tournament.toml --fresh
+
+Training leaves the shipped weights (``linear_baseline_weights.json``, what the tournament plays
+without ``DIZHU_BASELINE_WEIGHTS``) as they are unless ``--output`` names them. ``--fresh``
+matters: a tournament resumes what Redis holds under its name, so without it a second run
+replays the standings of the first whatever the weights.
 
 The policy scores each legal action by ``w . features(observation, action)`` and plays the
 best one. The features are computed from the compact observation and the published action
@@ -30,8 +36,10 @@ from dizhu.env import DouDizhuEnv, action_table
 from dizhu.env.bot import PolicyBot
 from dizhu.rules import VARIANTS
 
-#: Where ``TrainedBot`` finds its weights (``DIZHU_BASELINE_WEIGHTS`` overrides it).
+#: Where ``TrainedBot`` finds its weights (``DIZHU_BASELINE_WEIGHTS`` overrides it): the shipped ones.
 WEIGHTS = Path(__file__).with_name("linear_baseline_weights.json")
+#: Where a training writes its weights by default, in the working directory.
+TRAINED = Path("linear-baseline-weights.json")
 FEATURES = 12
 
 
@@ -131,14 +139,20 @@ class TrainedBot(PolicyBot):
         super().__init__(LinearPolicy(weights), encoding="compact")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=300.0)
-    parser.add_argument("--output", type=Path, default=WEIGHTS)
-    arguments = parser.parse_args()
+    parser.add_argument("--output", type=Path, default=TRAINED, help=f"default: ./{TRAINED}")
+    arguments = parser.parse_args(argv)
     weights = train(arguments.seconds)
-    arguments.output.write_text(json.dumps({"features": FEATURES, "weights": weights.tolist()}, indent=1) + "\n")
-    print(f"weights written to {arguments.output}: {np.round(weights, 3).tolist()}")  # noqa: T201
+    output = arguments.output.resolve()
+    output.write_text(json.dumps({"features": FEATURES, "weights": weights.tolist()}, indent=1) + "\n")
+    print(f"weights written to {output}: {np.round(weights, 3).tolist()}")  # noqa: T201
+    print(  # noqa: T201
+        "to play them (--fresh: a tournament resumes what Redis holds under its name):\n"
+        f"  DIZHU_BASELINE_WEIGHTS={output} PYTHONPATH=examples "
+        "dizhu tournament examples/baseline-tournament.toml --fresh"
+    )
 
 
 if __name__ == "__main__":

@@ -61,3 +61,38 @@ def test_the_trained_bot_is_a_bot_the_tournament_can_make(
     bot = baseline.TrainedBot()
     assert isinstance(bot, Bot)
     assert bot.policy.weights.tolist() == [0.5] * baseline.FEATURES
+
+
+def test_training_leaves_the_shipped_weights_alone_and_says_how_to_replay_the_tournament(
+    baseline: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new training writes its own file; the tournament, which resumes what Redis holds for its
+    name, is replayed with ``--fresh`` and those weights, not the shipped ones."""
+    shipped = baseline.WEIGHTS.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    try:
+        baseline.main(["--seconds", "0.2"])
+    finally:
+        changed = baseline.WEIGHTS.read_bytes() != shipped
+        baseline.WEIGHTS.write_bytes(shipped)
+    assert not changed, "training overwrote the shipped weights"
+    written = tmp_path / baseline.TRAINED.name
+    assert len(json.loads(written.read_text())["weights"]) == baseline.FEATURES
+    out = capsys.readouterr().out
+    assert f"DIZHU_BASELINE_WEIGHTS={written} " in out
+    assert "dizhu tournament examples/baseline-tournament.toml --fresh" in out
+
+
+def test_the_shipped_weights_never_bid_as_the_docs_say(baseline: ModuleType) -> None:
+    """docs/env.md: the shipped baseline passes every auction (it is never the landlord by a bid of its own)."""
+    policy = baseline.TrainedBot().policy
+    calls = []
+    for game in range(60):
+        env = DouDizhuEnv(variant="3p", seat=game % 3, encoding="compact")
+        observation, _ = env.reset(seed=70_000 + game)
+        while observation["observation"][0] == 1 and observation["action_mask"].any():  # the auction, its turn
+            calls.append(policy(observation["observation"], observation["action_mask"]))
+            observation, _, _, _, _ = env.step(calls[-1])
+    assert len(calls) >= 50
+    assert set(calls) == {0}
+    assert "never bids" in (EXAMPLE.parents[1] / "docs" / "env.md").read_text()

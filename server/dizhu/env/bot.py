@@ -7,8 +7,8 @@ the referee's ``RulesService`` lists, and asks the policy -- ``policy(observatio
 action_mask) -> action``, the signature of ``DouDizhuEnv``'s policies. An illegal answer is
 replaced as in the environments: the pass when allowed, else the lowest legal action.
 
-A trained policy enters a tournament with ``dizhu tournament`` as any bot file does, e.g.
-``examples/train_linear.py:TrainedBot`` (docs/env.md).
+A trained policy enters a tournament with ``dizhu tournament`` as any bot class does, e.g.
+``bot = "linear_baseline:TrainedBot"`` for ``examples/linear_baseline.py`` (docs/env.md).
 """
 
 from __future__ import annotations
