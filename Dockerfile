@@ -8,6 +8,24 @@ COPY clients/python ./clients/python
 # hadolint ignore=DL3013
 RUN pip install --no-cache-dir --prefix=/install ".[web]"
 
+FROM build AS build-tournament
+# hadolint ignore=DL3013
+RUN pip install --no-cache-dir --prefix=/install ".[tournament]"
+
+# The tournament runner of deploy/k8s/tournament/: dizhu with the tournament extra, and
+# bubblewrap to confine entrants. Build: docker build --target tournament -t dizhu-tournament .
+# Entrants' files and runtimes go into an image FROM this one (docs/tournaments.md).
+FROM python:3.11-slim AS tournament
+# Debian's bubblewrap of the base image's release: its version follows the base image.
+# hadolint ignore=DL3008
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 dizhu
+COPY --from=build-tournament /install /usr/local
+USER 10001
+ENTRYPOINT ["dizhu", "tournament"]
+
+# The referee (the default target).
 FROM python:3.11-slim
 RUN useradd --system --uid 10001 dizhu
 COPY --from=build /install /usr/local

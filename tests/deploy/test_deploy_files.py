@@ -12,6 +12,10 @@
   referee Deployment, so every Service in front of referees) and in compose: referees sharing
   tables sign with the same key, so that any of them publishes the key any other signed with.
 - The Envoy gRPC-Web option says the same in compose and on Kubernetes, and reaches the referee.
+- The tournament Job (``deploy/k8s/tournament/``) follows the work-queue pattern, runs a command
+  ``dizhu tournament`` accepts on a file it accepts, against the referee and Redis Services of
+  the other manifests, and gives bubblewrap what it needs without a privilege. (Its runners,
+  started as the pods start them and one killed, are rehearsed in tests/tournament/.)
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +43,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 #: gRPC probes are stable from 1.27; the newest the validator knows is checked too.
 KUBERNETES = ("1.27.0", kubernetes_validate.latest_version())
-MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))
+MANIFESTS = sorted((DEPLOY / "k8s").rglob("*.yaml"))
+#: Applied on its own (``kubectl apply -f deploy/k8s/`` takes no subfolder): a tournament Job.
+TOURNAMENT = DEPLOY / "k8s" / "tournament"
 
 
 def _documents(path: Path) -> list[dict[str, Any]]:
@@ -308,3 +315,106 @@ class TestEnvoy:
         allowed = re.search(r'allow_headers: "([^"]+)"', configuration)
         assert allowed is not None
         assert {"authorization", "x-api-key"} <= set(allowed.group(1).split(","))
+
+
+def _runner_job() -> dict[str, Any]:
+    return _find("Job", "dizhu-tournament")
+
+
+def _runner() -> dict[str, Any]:
+    (container,) = _runner_job()["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def _mounted_at(path: str) -> tuple[str, dict[str, Any]]:
+    """The runner's volume holding ``path``, and the path inside it."""
+    volumes = {volume["name"]: volume for volume in _runner_job()["spec"]["template"]["spec"]["volumes"]}
+    for mount in _runner()["volumeMounts"]:
+        directory = mount["mountPath"].rstrip("/") + "/"
+        if (path + "/").startswith(directory):
+            return path.removeprefix(directory).removeprefix(directory.rstrip("/")), volumes[mount["name"]]
+    pytest.fail(f"nothing is mounted at {path}")
+
+
+def _service_address(name: str, port_name: str | None = None) -> str:
+    ports = _find("Service", name)["spec"]["ports"]
+    port = next(port["port"] for port in ports if port_name is None or port.get("name") == port_name)
+    return f"{name}:{port}"
+
+
+class TestTournament:
+    def test_a_plain_apply_starts_no_tournament(self) -> None:
+        top_level = [d for path in (DEPLOY / "k8s").glob("*.yaml") for d in _documents(path)]
+        assert [d for d in top_level if d["kind"] == "Job" and d["metadata"]["name"] == "dizhu-tournament"] == []
+        assert {TOURNAMENT / "job.yaml", TOURNAMENT / "settings.yaml"} <= set(MANIFESTS)  # validated all the same
+
+    def test_the_runners_follow_the_work_queue_pattern(self) -> None:
+        spec = _runner_job()["spec"]
+        assert spec["parallelism"] > 1
+        assert "completions" not in spec  # done when the pods are: each exits once no game is left
+        assert spec["template"]["spec"]["restartPolicy"] == "Never"
+        rules = spec["podFailurePolicy"]["rules"]
+        fail_on = [rule["onExitCodes"] for rule in rules if rule["action"] == "FailJob"]
+        assert fail_on == [{"containerName": "runner", "operator": "In", "values": [2]}]  # the file's fault
+        ignored = [rule["onPodConditions"] for rule in rules if rule["action"] == "Ignore"]
+        assert ignored == [[{"type": "DisruptionTarget", "status": "True"}]]
+
+    def test_the_runner_command_is_one_dizhu_tournament_accepts(self) -> None:
+        from dizhu.tournament.cli import run_parser
+
+        container = _runner()
+        assert container["command"] == ["dizhu", "tournament"]
+        args = run_parser().parse_args(container["args"])
+        key, volume = _mounted_at(str(args.file))
+        assert key in _find("ConfigMap", volume["configMap"]["name"])["data"]
+        _, outputs = _mounted_at(str(args.output))
+        assert "emptyDir" in outputs, "the output folder must be writable (and need not outlive the pod)"
+        assert args.referee == [_service_address("dizhu-referee", "grpc")]
+        assert args.quiet
+
+    def test_the_runner_reaches_the_redis_service_with_a_referee_key(self) -> None:
+        from dizhu.tournament.cli import run_parser
+
+        environment = {entry["name"]: entry for entry in _runner()["env"]}
+        known = set(re.findall(r"\b(DIZHU_[A-Z0-9_]+|REDIS_URL)\b", run_parser().format_help()))
+        assert set(environment) <= known, f"not read by dizhu tournament: {sorted(set(environment) - known)}"
+        assert environment["REDIS_URL"]["value"] == f"redis://{_service_address('dizhu-redis')}/0"
+        reference = environment["DIZHU_API_KEY"]["valueFrom"]["secretKeyRef"]
+        api_key = _find("Secret", reference["name"])["stringData"][reference["key"]]
+        assert api_key in _find("Secret", "dizhu")["stringData"]["api-keys"].split(",")
+
+    def test_the_tournament_file_is_one_the_runner_accepts_and_says_only_what_is_played(self, tmp_path: Path) -> None:
+        from dizhu.tournament import load_config
+
+        text = _find("ConfigMap", "dizhu-tournament")["data"]["tournament.toml"]
+        (tmp_path / "tournament.toml").write_text(text)
+        config = load_config(tmp_path / "tournament.toml")
+        assert len(config.entrants) >= config.players
+        # Named in the file: the pods' copy and the organiser's (cup.toml) are one tournament in Redis.
+        assert tomllib.loads(text)["name"] == config.name
+        assert (config.referees, config.redis_url) == ((), None)  # the Job's business
+
+    def test_the_runner_confines_its_entrants_without_a_privilege(self) -> None:
+        template = _runner_job()["spec"]["template"]
+        pod, container = template["spec"], _runner()
+        assert pod["hostUsers"] is False  # the pod's users are nobody on the node
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        settings = container["securityContext"]
+        assert not settings.get("privileged", False)
+        assert settings["allowPrivilegeEscalation"] is False
+        assert settings["capabilities"] == {"drop": ["ALL"]}
+        assert settings["readOnlyRootFilesystem"] is True
+        # What bubblewrap needs, and nothing more: namespaces (seccomp), its mounts (AppArmor), a /proc.
+        assert pod["securityContext"]["seccompProfile"] == {"type": "Unconfined"}
+        annotation = f"container.apparmor.security.beta.kubernetes.io/{container['name']}"
+        assert template["metadata"]["annotations"][annotation] == "unconfined"
+        assert settings["procMount"] == "Unmasked"
+
+    def test_the_runner_image_is_the_dockerfiles_tournament_target(self) -> None:
+        dockerfile = (ROOT / "Dockerfile").read_text()
+        stage = dockerfile.partition(" AS tournament\n")[2].partition("\nFROM ")[0]
+        assert "bubblewrap" in stage
+        assert 'ENTRYPOINT ["dizhu", "tournament"]' in stage
+        assert '".[tournament]"' in dockerfile
+        assert "--target tournament -t " + _runner()["image"].partition(":")[0] in dockerfile

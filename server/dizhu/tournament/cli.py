@@ -59,6 +59,12 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lease", type=float, help="seconds a claimed game stays this runner's without renewal")
     parser.add_argument("--max-games", type=_positive, help="stop after claiming this many games")
     parser.add_argument("--fresh", action="store_true", help="forget what Redis holds for this tournament first")
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="play nothing: write the output folder from what the runners recorded in Redis "
+        "(exit status 3 while the tournament is not complete)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no live view, only the summary")
     parser.add_argument("--viewer-url", help=_VIEWER_HELP)
     return parser
@@ -80,7 +86,7 @@ def _run(argv: Sequence[str]) -> int:
     from dizhu.tournament.config import ConfigError, load_config
 
     try:
-        from dizhu.tournament.runner import run_tournament, summary_lines
+        from dizhu.tournament.runner import collect_tournament, run_tournament, summary_lines
         from dizhu.tournament.store import ScheduleMismatch
     except ModuleNotFoundError as error:
         print(f"dizhu tournament: needs the tournament extra ({_EXTRA}): {error}", file=sys.stderr)
@@ -112,9 +118,12 @@ def _run(argv: Sequence[str]) -> int:
         print(f"dizhu tournament: {error}", file=sys.stderr)
         return 2
     try:
-        summary = asyncio.run(
-            run_tournament(config, max_games=args.max_games, fresh=args.fresh, live=False if args.quiet else None)
+        running = (
+            collect_tournament(config)
+            if args.collect
+            else run_tournament(config, max_games=args.max_games, fresh=args.fresh, live=False if args.quiet else None)
         )
+        summary = asyncio.run(running)
     except (ConfigError, ScheduleMismatch, ImportError, AttributeError, TypeError) as error:  # the file's fault
         print(f"dizhu tournament: {error}", file=sys.stderr)
         return 2
@@ -126,6 +135,9 @@ def _run(argv: Sequence[str]) -> int:
         print("dizhu tournament: stopped; run the same command again to resume", file=sys.stderr)
         return 130
     print("\n".join(summary_lines(summary, config)))
+    if args.collect and not summary.progress.finished:
+        print("dizhu tournament: the tournament is not complete; the outputs hold the games recorded", file=sys.stderr)
+        return 3
     return 0
 
 

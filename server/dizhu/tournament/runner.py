@@ -8,6 +8,10 @@ the same Redis. A runner that is killed loses nothing but the games it was playi
 another runner (or the same file started again) takes over once their leases run out.
 When the tournament is complete (or the runner was told to stop after ``max_games``), the
 runner writes every recorded game and the results into the output folder.
+
+:func:`collect_tournament` writes the same folder from Redis alone, playing nothing: the
+runners' records hold everything the outputs are made of, so the runners of several
+machines (pods that keep no disk) need no shared folder.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from dizhu.tournament.schedule import Game, build_schedule
 from dizhu.tournament.stats import GameOutcome, pairwise, ranking, standings
 from dizhu.tournament.store import Claim, Progress, TournamentStore
 
-__all__ = ["RunSummary", "run_tournament"]
+__all__ = ["RunSummary", "collect_tournament", "run_tournament"]
 
 #: How often the live view learns what other runners recorded.
 REFRESH_S = 5.0
@@ -57,6 +61,8 @@ class RunSummary:
     elapsed_s: float
     output: Path
     results: dict[str, Any] | None
+    #: Written by :func:`collect_tournament`: no game played, no runner.
+    collected: bool = False
 
     @property
     def rate(self) -> float:
@@ -184,6 +190,20 @@ class _Run:
         await asyncio.gather(*(players.aclose() for players in self.players.values()))
 
 
+async def _open_store(stack: contextlib.AsyncExitStack, config: TournamentConfig) -> tuple[TournamentStore, str]:
+    """The tournament's store on the Redis of :func:`_redis_for` (else an embedded one in the output
+    folder, started here), and that Redis's URL; both closed with ``stack``."""
+    url = _redis_for(config)
+    if url is None:
+        embedded = EmbeddedRedis(config.output / "redis", appendonly=True)
+        await embedded.astart()
+        stack.push_async_callback(embedded.astop)
+        url = embedded.url
+    redis = Redis.from_url(url)
+    stack.push_async_callback(redis.aclose)
+    return TournamentStore(redis, config.name, prefix=config.key_prefix), url
+
+
 def _redis_for(config: TournamentConfig) -> str | None:
     """The Redis of the file or the command line (checked with the configuration), else ``$REDIS_URL``."""
     url = config.redis_url or os.environ.get("REDIS_URL") or None
@@ -211,12 +231,7 @@ async def run_tournament(
     output = config.output
     output.mkdir(parents=True, exist_ok=True)
     async with contextlib.AsyncExitStack() as stack:
-        url = _redis_for(config)
-        if url is None:
-            embedded = EmbeddedRedis(output / "redis", appendonly=True)
-            await embedded.astart()
-            stack.push_async_callback(embedded.astop)
-            url = embedded.url
+        store, url = await _open_store(stack, config)
         if config.referees:
             targets, api_key = list(config.referees), config.api_key
         else:
@@ -229,9 +244,6 @@ async def run_tournament(
                     extra_args=config.serve_args,
                 )
             )
-        redis = Redis.from_url(url)
-        stack.push_async_callback(redis.aclose)
-        store = TournamentStore(redis, config.name, prefix=config.key_prefix)
         if fresh:
             await store.delete()
         run = _Run(config, store, targets, api_key, max_games=max_games, runner=runner)
@@ -267,13 +279,35 @@ async def run_tournament(
     return RunSummary(runner, run.played, progress, elapsed, output, results)
 
 
+async def collect_tournament(config: TournamentConfig) -> RunSummary:
+    """Write the output folder of the tournament ``config`` describes from what its Redis holds.
+
+    Plays nothing and starts no referee: the records the runners stored (replays, faults,
+    logs) are the outputs' only source, exactly as at the end of a run. Redis must hold this
+    tournament with this file's schedule (:class:`ScheduleMismatch` otherwise); the folder
+    holds the games recorded so far, complete or not (see the summary's ``progress``).
+    """
+    config.output.mkdir(parents=True, exist_ok=True)
+    async with contextlib.AsyncExitStack() as stack:
+        store, _ = await _open_store(stack, config)
+        await store.expect(config.fingerprint(), config.name)
+        progress = await store.progress()
+        records = await store.results()
+    report.export(config.output, config, build_schedule(config), records)
+    results = report.write_results(config.output, config.viewer_url) if records else None
+    return RunSummary("collector", 0, progress, 0.0, config.output, results, collected=True)
+
+
 def summary_lines(summary: RunSummary, config: TournamentConfig) -> list[str]:
     """The run's summary for people: progress, the leaderboard, the head-to-head differentials."""
     p = summary.progress
-    lines = [
-        f"Tournament {config.name}: {p.done} of {p.games} games recorded ({config.variant}, {config.format} format); "
-        f"this runner played {summary.played} in {summary.elapsed_s:.1f} s ({summary.rate:.2f} games/s).",
-    ]
+    played = (
+        "collected from Redis"
+        if summary.collected
+        else f"this runner played {summary.played} in {summary.elapsed_s:.1f} s ({summary.rate:.2f} games/s)"
+    )
+    recorded = f"{p.done} of {p.games} games recorded ({config.variant}, {config.format} format)"
+    lines = [f"Tournament {config.name}: {recorded}; {played}."]
     result = summary.results
     if result is None:
         return lines

@@ -151,6 +151,18 @@ class TournamentStore:
                 "or start it again with --fresh (which deletes the stored games)"
             )
 
+    async def expect(self, fingerprint: str, name: str) -> None:
+        """Check that Redis holds the tournament ``name`` with this schedule, creating nothing;
+        :class:`ScheduleMismatch` if it holds none or another."""
+        stored = await self.redis.hget(self.keys["meta"], "fingerprint")
+        if stored is None:
+            raise ScheduleMismatch(
+                f"Redis holds no tournament named {name!r} under this key prefix: check the name, the key prefix "
+                "and the Redis URL the runners used"
+            )
+        if (stored.decode() if isinstance(stored, bytes) else stored) != fingerprint:
+            raise ScheduleMismatch(f"Redis holds a tournament named {name!r} with another schedule than this file's")
+
     async def delete(self) -> None:
         """Forget the tournament: schedule, claims and results."""
         await self.redis.delete(*self.keys.values())
