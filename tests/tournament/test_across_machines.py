@@ -240,3 +240,44 @@ class TestCollect:
         collected = collect(runner, "never-played", tmp_path / "collected", redis_url)
         assert collected.returncode == 2
         assert "Redis holds no tournament named 'never-played'" in collected.stderr
+
+
+class TestStopped:
+    def test_a_pod_stopped_with_sigterm_gives_its_games_back_at_once(
+        self, tmp_path: Path, referee: str, redis_url: str
+    ) -> None:
+        # Kubernetes stops a pod (a drain, a deletion, a preemption) with SIGTERM: the games it
+        # plays go back to the queue then, not after their leases (a minute here) run out.
+        runner = pod(tmp_path / "pod", referee=referee, redis_url=redis_url)
+        name = f"stop-{uuid.uuid4().hex[:8]}"
+        with (tmp_path / "pod.stderr").open("wb") as log:
+            process = subprocess.Popen(
+                [*runner.argv, *SHORTER, "--lease", "60", "--name", name],
+                env=runner.environment,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        try:
+            deadline = time.monotonic() + 60
+            while not (playing := records(redis_url, name, "owners")):
+                assert process.poll() is None, (tmp_path / "pod.stderr").read_text()
+                assert time.monotonic() < deadline, "the runner claimed no game in a minute"
+                time.sleep(0.02)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=20) == 128 + signal.SIGTERM
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        stderr = (tmp_path / "pod.stderr").read_text()
+        assert "Traceback" not in stderr
+        assert "stopped; run the same command again to resume" in stderr
+        done = records(redis_url, name, "results")
+        given_back = {game for game, owner in records(redis_url, name, "owners").items() if owner == b""}
+        assert set(playing) - set(done) <= given_back
+        with redis.Redis.from_url(redis_url) as client:
+            base = f"dizhu:{{tournament:{name}}}"
+            assert client.zcard(f"{base}:leases") == 0  # nothing waits for a lease to run out
+            queued = {game.decode() for game in client.lrange(f"{base}:queue", 0, -1)}
+        assert given_back <= queued
+        assert len(done) + len(queued) == 12

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 __all__ = ["main"]
 
@@ -76,6 +78,23 @@ _VIEWER_HELP = (
 )
 
 
+_T = TypeVar("_T")
+
+
+async def _cancelled_on_sigterm(running: Coroutine[Any, Any, _T]) -> _T:
+    """``running``, cancelled by SIGTERM as ``asyncio.run`` cancels it on Ctrl-C: a runner that
+    Kubernetes stops (a pod deleted, drained or preempted) gives its games back at once,
+    rather than leaving them to wait for their leases to run out."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await running
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 #: What ``dizhu tournament`` needs beyond dizhu itself: the [tournament] extra.
 _EXTRA = "pip install 'dizhu[tournament]'"
 
@@ -123,7 +142,7 @@ def _run(argv: Sequence[str]) -> int:
             if args.collect
             else run_tournament(config, max_games=args.max_games, fresh=args.fresh, live=False if args.quiet else None)
         )
-        summary = asyncio.run(running)
+        summary = asyncio.run(_cancelled_on_sigterm(running))
     except (ConfigError, ScheduleMismatch, ImportError, AttributeError, TypeError) as error:  # the file's fault
         print(f"dizhu tournament: {error}", file=sys.stderr)
         return 2
@@ -131,9 +150,9 @@ def _run(argv: Sequence[str]) -> int:
         hint = " (give the referee's key with --api-key or DIZHU_API_KEY)" if "UNAUTHENTICATED" in str(error) else ""
         print(f"dizhu tournament: {error}{hint}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError) as stopped:
         print("dizhu tournament: stopped; run the same command again to resume", file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGINT if isinstance(stopped, KeyboardInterrupt) else signal.SIGTERM)
     print("\n".join(summary_lines(summary, config)))
     if args.collect and not summary.progress.finished:
         print("dizhu tournament: the tournament is not complete; the outputs hold the games recorded", file=sys.stderr)
