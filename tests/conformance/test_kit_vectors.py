@@ -314,6 +314,81 @@ class TestMissingVectors:
             whole.add(query["variant"])
         assert whole == {"3p", "4p"}
 
+    @pytest.mark.parametrize("variant", ["3p", "4p"])
+    def test_auction_refusals_after_passes_ended_it_of_a_seat_that_does_not_exist_and_of_a_negative_amount(
+        self, variant: str
+    ) -> None:
+        n = int(variant[0])
+        closed = ["ACCEPTED"] * n
+        expected = {
+            # A bid and then every other seat passing makes seat 0 the landlord: the auction is over.
+            "after-passes-ended-it": ([*closed, "WRONG_PHASE"], {"landlord": 0, "bid": 1}),
+            "pass-after-passes-ended-it": ([*closed, "WRONG_PHASE"], {"landlord": 0, "bid": 1}),
+            "pass-after-throw-in": ([*closed, "WRONG_PHASE"], {"thrown_in": True}),
+            f"seat-{n}": (["INVALID_SEAT", "ACCEPTED"], {"turn": 1, "highest_bid": 1}),
+            "seat-minus-1": (["INVALID_SEAT", "ACCEPTED"], {"turn": 1, "highest_bid": 1}),
+            "negative-amount": (["INVALID_BID", "ACCEPTED"], {"turn": 1, "highest_bid": 1}),
+        }
+        for suffix, (steps, outcome) in expected.items():
+            case = _case(f"auction.{variant}.{suffix}")
+            assert case["expect"] == {"steps": steps, "outcome": outcome}, case["id"]
+        assert _case(f"auction.{variant}.seat-{n}")["query"]["bids"][0] == [n, 1]
+        assert _case(f"auction.{variant}.seat-minus-1")["query"]["bids"][0] == [-1, 1]
+        assert _case(f"auction.{variant}.negative-amount")["query"]["bids"][0] == [0, -1]
+
+    def test_perft_positions_inside_a_trick_seats_passed_in_counted_deeper_than_4(self) -> None:
+        passed = {
+            (case["query"]["variant"], case["query"]["position"]["passes"])
+            for case in _cases("perft")
+            if case["query"]["position"]["passes"] and case["query"]["depth"] > 4
+        }
+        assert passed >= {("3p", 1), ("4p", 1), ("4p", 2)}
+
+    def test_settlement_of_a_quad_plus_two_played_does_not_double(self) -> None:
+        quads = [
+            case
+            for case in _cases("settlement")
+            if any(
+                _kind(case["query"]["variant"], cards).startswith("quad_with") for _, cards in case["query"]["plays"]
+            )
+        ]
+        assert {_kind("3p", cards) for case in quads for _, cards in case["query"]["plays"]} >= {
+            "quad_with_two_singles",
+            "quad_with_two_pairs",
+        }
+        for case in quads:
+            query = case["query"]
+            assert case["expect"]["doublings"] == 0, case["id"]
+            assert case["expect"]["stake"] == query["bid"] * (2 if case["expect"]["spring"] else 1), case["id"]
+
+    @pytest.mark.parametrize("variant", ["3p", "4p"])
+    def test_a_farmers_spring_where_the_landlords_only_play_doubled(self, variant: str) -> None:
+        found = []
+        for case in _cases("settlement"):
+            query = case["query"]
+            landlord = query["landlord"]
+            own = [cards for seat, cards in query["plays"] if seat == landlord]
+            if query["variant"] != variant or query["winner"] == landlord or len(own) != 1 or not query["spring_rule"]:
+                continue
+            if query["plays"][0] == [landlord, own[0]] and _doubles(variant, own[0]):
+                found.append(case)
+        assert found, f"no {variant} farmers' spring whose landlord led a doubling play"
+        for case in found:
+            assert case["expect"]["spring"] is True, case["id"]
+            assert case["expect"]["doublings"] == 1, case["id"]
+            assert case["expect"]["stake"] == case["query"]["bid"] * 4, case["id"]
+
+
+def _kind(variant: str, cards: str) -> str:
+    answer = load_engine("python").answer("classify", {"variant": variant, "cards": cards})
+    return str(answer.get("kind", "none"))
+
+
+def _doubles(variant: str, cards: str) -> bool:
+    """docs/rules.md §9: a rocket doubles; a bomb doubles in 3p, and in 4p from six cards."""
+    kind = _kind(variant, cards)
+    return kind == "rocket" or (kind == "bomb" and (variant == "3p" or len(cards.split()) >= 6))
+
 
 class TestVersion:
     def test_the_changelog_names_the_kit_version_and_what_it_changed(self) -> None:

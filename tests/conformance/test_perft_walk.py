@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dizhu.conformance import CoreEngine, count_lines
-from dizhu.rules import VARIANTS, Phase, Play, RoundState, apply, format_ranks, legal_plays, pick_cards, start_round
+from dizhu.rules import (
+    VARIANTS,
+    Phase,
+    Play,
+    RoundState,
+    apply,
+    classify,
+    format_ranks,
+    legal_plays,
+    make_deck,
+    parse_ranks,
+    pick_cards,
+    start_round,
+)
 from dizhu.rules import deal as seeded_deal
+from tests.conformance.conformance_helpers import KIT
 
 
 def _lines(state: RoundState, depth: int, counts: list[int], ply: int = 0) -> None:
@@ -51,3 +67,40 @@ def test_count_lines_agrees_with_the_state_machine(
         "passes": state.passes,
     }
     assert count_lines(CoreEngine(), variant_name, position, depth) == counted
+
+
+def _state_of(variant_name: str, position: dict[str, Any]) -> RoundState:
+    """The rules core's state of a kit perft position: its hands as cards, the trick and its passes."""
+    variant = VARIANTS[variant_name]
+    unused = list(make_deck(variant.decks))
+    hands = []
+    for text in position["hands"]:
+        hand = []
+        for rank in parse_ranks(text):
+            card = next(card for card in unused if card.rank == rank)
+            unused.remove(card)
+            hand.append(card)
+        hands.append(tuple(hand))
+    to_beat = position["to_beat"]
+    return start_round(seeded_deal(bytes(32), variant, 0))._replace(
+        phase=Phase.PLAY,
+        landlord=0,
+        bid=1,
+        bidder=0,
+        hands=tuple(hands),
+        turn=position["turn"],
+        last_play=None if to_beat is None else classify(parse_ranks(to_beat), variant),
+        last_player=position["last_player"],
+        passes=position["passes"],
+    )
+
+
+def test_the_kits_perft_positions_that_seats_passed_in_count_what_the_state_machine_allows() -> None:
+    """Counted by applying every action to the rules core's state: the passes already made close the trick."""
+    cases = [case for case in KIT.load("rules/perft.json")["cases"] if case["query"]["position"]["passes"]]
+    assert cases
+    for case in cases:
+        query = case["query"]
+        counted = [0] * query["depth"]
+        _lines(_state_of(query["variant"], query["position"]), query["depth"], counted)
+        assert counted == case["expect"]["counts"], case["id"]
