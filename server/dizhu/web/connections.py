@@ -16,6 +16,11 @@ protocol here is uvicorn's own HTTP/1.1 protocol (h11) with four bounds:
   open-file limit, so that the gRPC port and Redis always have the other half.
 
 A request being answered (a stream for hours) is never cut: the bounds are on what the client sends.
+
+A request that gives both ``Content-Length`` and ``Transfer-Encoding`` is read by its
+``Transfer-Encoding`` (h11) and answered, then its connection is closed, as RFC 9112 section 6.3
+asks: a proxy in front that trusted the length would read what follows differently (request
+smuggling), so nothing more is read from that connection.
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ class _LimitedH11Protocol(H11Protocol):
         #: The deadline of the request being received: its headers', then its body's.
         self._deadline: asyncio.TimerHandle | None = None
         self._receiving_body = False
+        #: The request (its cycle) whose framing headers were checked last.
+        self._checked: object = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         full = len(self.connections) >= self.cap
@@ -87,10 +94,24 @@ class _LimitedH11Protocol(H11Protocol):
         self._follow_request()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # may start the next request, read while this one was answered
         self._follow_request()
 
     def _follow_request(self) -> None:
+        self._close_after_an_ambiguous_length()
+        self._follow_deadline()
+
+    def _close_after_an_ambiguous_length(self) -> None:
+        """A new request framed by both its length and its transfer encoding: close after its answer."""
+        cycle = self.cycle
+        if cycle is None or cycle is self._checked:
+            return
+        self._checked = cycle
+        names = {name for name, _ in cycle.scope["headers"]}
+        if b"content-length" in names and b"transfer-encoding" in names:
+            cycle.keep_alive = False  # its task has not run yet: no answer has begun
+
+    def _follow_deadline(self) -> None:
         """The deadline that fits what the client is sending now: its head's, its body's, or none."""
         state = self.conn.their_state
         if self._deadline is not None and not self._receiving_body and state is not h11.IDLE:

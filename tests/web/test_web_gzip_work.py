@@ -1,0 +1,183 @@
+"""gzip's work is bounded, not only what it produces: a body of many gzip members, or longer than
+any valid request can be compressed, is refused before it is read, on every protocol of the HTTP
+port -- and a bystander is answered meanwhile as if nobody attacked.
+
+A 1 MiB body of 52,000 empty gzip members inflates to nothing, yet the Connect library's gzip
+loop copied the input left after each member: 0.4 s or more of the event loop for each one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import http.client
+import json
+import multiprocessing
+import random
+import statistics
+import time
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+from google.rpc import status_pb2
+
+from dizhu.v1 import table_service_pb2 as pb
+from dizhu.web.encodings import MAX_GZIP_MEMBERS, Unreadable, compressed_bound, inflate
+from tests.web.test_web_hostile import (
+    GET_TABLE,
+    LIMIT,
+    WATCH_TABLE,
+    _connect_status,
+    _connect_stream_status,
+    _details,
+    _frame,
+    _grpc_web_status,
+)
+from tests.web.web_helpers import SOON_S, WebReferee
+
+EMPTY_MEMBER = gzip.compress(b"")
+#: Empty gzip members filling the 1 MiB the transport reads (the report's body).
+MANY_MEMBERS = EMPTY_MEMBER * ((1 << 20) // len(EMPTY_MEMBER) - 1)
+#: Empty gzip members that fit the compressed bound: refused by their count.
+SOME_MEMBERS = EMPTY_MEMBER * (LIMIT // len(EMPTY_MEMBER))
+#: How often the bystander test's attacker sends a bomb: ten a second, each of which held the
+#: event loop for 0.4 s or more.
+_BOMB_INTERVAL_S = 0.1
+_REQUEST = pb.GetTableRequest(table_id="t").SerializeToString()
+
+
+def _bombs(members: bytes) -> list[tuple[str, bytes, dict[str, str]]]:
+    """``members`` as each protocol carries a compressed message: path, body, headers."""
+    return [
+        ("connect unary", members, {"content-type": "application/proto", "content-encoding": "gzip"}),
+        (
+            "connect stream",
+            _frame(members, flags=1),
+            {"content-type": "application/connect+proto", "connect-content-encoding": "gzip"},
+        ),
+        ("grpc-web", _frame(members, flags=1), {"content-type": "application/grpc-web+proto", "grpc-encoding": "gzip"}),
+        (
+            "grpc-web, a later frame",
+            _frame(_REQUEST) + _frame(members, flags=1),
+            {"content-type": "application/grpc-web+proto", "grpc-encoding": "gzip"},
+        ),
+    ]
+
+
+def _path(protocol: str) -> str:
+    return WATCH_TABLE if protocol == "connect stream" else GET_TABLE
+
+
+def _refusal(protocol: str, headers: dict[str, str], answer: bytes) -> status_pb2.Status:
+    """The status a call was refused with, whichever its protocol."""
+    if protocol == "connect unary":
+        return _connect_status(json.loads(answer))
+    if protocol == "connect stream":
+        return _connect_stream_status(answer)
+    return _grpc_web_status(headers, answer)
+
+
+class TestInflate:
+    def test_more_members_than_the_bound_are_refused_by_their_count(self) -> None:
+        refused = inflate(SOME_MEMBERS, LIMIT)
+        assert isinstance(refused, Unreadable)
+        assert refused.reason.metadata == {"max_gzip_members": str(MAX_GZIP_MEMBERS)}
+
+    def test_a_body_longer_than_any_compressed_request_is_refused_unread(self) -> None:
+        refused = inflate(MANY_MEMBERS, LIMIT)
+        assert isinstance(refused, Unreadable)
+        assert refused.reason.metadata == {"max_bytes": str(LIMIT)}
+        assert "even compressed" in refused.reason.description
+
+    def test_incompressible_data_of_the_limit_fits_the_compressed_bound(self) -> None:
+        data = random.Random(7).randbytes(LIMIT)
+        assert 0 < len(gzip.compress(data, compresslevel=9)) - LIMIT < compressed_bound(LIMIT) - LIMIT
+        assert inflate(gzip.compress(data), LIMIT) == data
+
+    def test_members_up_to_the_bound_are_read_as_gzip_reads_them(self) -> None:
+        body = b"".join(gzip.compress(b"part %d;" % n) for n in range(MAX_GZIP_MEMBERS))
+        assert inflate(body, LIMIT) == gzip.decompress(body)
+
+    @pytest.mark.parametrize("body", [EMPTY_MEMBER + b"trailing", EMPTY_MEMBER[:-1]], ids=["trailing", "truncated"])
+    def test_what_is_no_gzip_is_refused(self, body: bytes) -> None:
+        refused = inflate(body, LIMIT)
+        assert isinstance(refused, Unreadable)
+        assert "no valid gzip" in refused.reason.description
+
+
+class TestManyMembersOverHttp:
+    @pytest.mark.parametrize("members", [MANY_MEMBERS, SOME_MEMBERS], ids=["1 MiB", "64 KiB"])
+    async def test_refused_as_invalid_on_every_protocol(self, web_referee: WebReferee, members: bytes) -> None:
+        for protocol, body, headers in _bombs(members):
+            status, answer_headers, answer = await web_referee.http("POST", _path(protocol), body, headers)
+            assert status == (400 if protocol == "connect unary" else 200), (protocol, answer)
+            refusal = _refusal(protocol, answer_headers, answer)
+            if protocol == "grpc-web, a later frame":  # read, and refused as a second request message
+                assert (refusal.code, unquote(refusal.message)) == (12, "unary request has multiple messages")
+                continue
+            assert refusal.code == 3, (protocol, refusal)  # INVALID_ARGUMENT, never INTERNAL
+            info, _ = _details(refusal)
+            assert info.reason == "INVALID_ARGUMENT", protocol
+            assert "gzip members" in refusal.message or "even compressed" in refusal.message, (protocol, refusal)
+
+    async def test_a_bystander_stays_within_one_and_a_half_times_idle(self, web_referee: WebReferee) -> None:
+        """Bombs of every protocol, ten a second on one connection (from a process of its own): the
+        bystander's median GetTable (native gRPC, this process's event loop) stays within 1.5x its
+        idle median, measured before and after (the larger of the two: this machine's load drifts)."""
+        context = multiprocessing.get_context("spawn")
+        answered = context.Queue()
+        stop = context.Event()
+        attacker = context.Process(target=_attack, args=(web_referee.http_port, stop, answered), name="attacker")
+        async with web_referee.native() as client:
+            created = await client.create_table(player_names=["a", "b", "c"])
+            seat = client.for_seat(created.seat_tokens[0].token)
+
+            async def median_ms(seconds: float = 2.0) -> float:
+                """The median of calls made every 10 ms for ``seconds``: each bomb's moment is sampled."""
+                latencies: list[float] = []
+                until = time.perf_counter() + seconds
+                while (start := time.perf_counter()) < until:
+                    await seat.get()
+                    latencies.append(time.perf_counter() - start)
+                    await asyncio.sleep(0.01)
+                return statistics.median(latencies) * 1000
+
+            await median_ms(0.5)  # warmed up
+            idle_before = await median_ms()
+            attacker.start()
+            try:
+                # Every kind of bomb was answered once before measuring.
+                first = await asyncio.to_thread(answered.get, timeout=SOON_S)
+                attacked = await median_ms()
+            finally:
+                stop.set()
+                await asyncio.to_thread(attacker.join, SOON_S)
+            statuses = await asyncio.to_thread(answered.get, timeout=SOON_S)
+            idle_after = await median_ms()
+        assert first == "ready"
+        assert set(statuses) <= {200, 400}, statuses
+        idle = max(idle_before, idle_after)
+        assert attacked <= 1.5 * idle, f"bystander median {attacked:.2f} ms under bombs, {idle:.2f} ms idle"
+
+
+def _attack(port: int, stop: Any, answered: Any) -> None:
+    """An attacker's process: ``MANY_MEMBERS`` bombs of every protocol, one every ``_BOMB_INTERVAL_S``
+    (or as soon as the last is answered) on one connection, until ``stop``; says "ready" once each
+    kind was answered, then every status."""
+    bombs, statuses = _bombs(MANY_MEMBERS), []
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        while not stop.is_set():
+            sent = time.monotonic()
+            protocol, body, headers = bombs[len(statuses) % len(bombs)]
+            connection.request("POST", _path(protocol), body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+            if len(statuses) == len(bombs):
+                answered.put("ready")
+            stop.wait(max(0.0, _BOMB_INTERVAL_S - (time.monotonic() - sent)))
+    finally:
+        connection.close()
+        answered.put(statuses)
