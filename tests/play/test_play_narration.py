@@ -17,9 +17,10 @@ from rich.console import Console
 
 from dizhu.bots import BotHost
 from dizhu.client import TableClient
+from dizhu.client.cards import format_cards
 from dizhu.demo import Narrator
 from dizhu.play import PlayOptions, play
-from dizhu.play.screen import Screen
+from dizhu.play.screen import Screen, kind_name
 from dizhu.testing import local_referee
 from dizhu.v1 import table_pb2
 
@@ -201,3 +202,78 @@ class TestASnapshotMidAuction:
         assert len(snapshot.bids) == 1
         assert f"  {narrator.who(view.turn_seat)} passes" in lines
         assert narrator.has_told(snapshot)
+
+
+class TestThePlayToBeat:
+    async def test_a_following_question_names_the_play_to_beat_and_who_made_it(
+        self, redis_url: str, terminal: Terminal
+    ) -> None:
+        asked: list[tuple[str, str]] = []
+        async with local_referee(redis_url=redis_url, log_level=None) as target, TableClient(target) as spectator:
+
+            async def answer(output: str) -> str:
+                question = output.rstrip().rsplit("\n", 1)[-1]
+                if question.startswith("Your play (") and "you lead" not in question:
+                    spectator.table_id = (await spectator.list_tables()).tables[0].table_id
+                    view = await spectator.get()
+                    beat = view.to_beat
+                    expected = f"{view.seats[beat.seat].player_name}'s {kind_name(beat.combination)} "
+                    asked.append((question, expected + format_cards(beat.cards)))
+                return simple_player(output)
+
+            options = PlayOptions(rounds=1, clock_s=0, seed=SEED, target=target, name="Tester")
+            status = await asyncio.wait_for(play(options, _screen(terminal), person(terminal, answer)), TABLE_S)
+        assert status == 0, terminal.getvalue()
+        assert asked, terminal.getvalue()
+        for question, play_to_beat in asked:
+            assert question.startswith(f"Your play (beat {play_to_beat}, or p to pass; "), question
+
+
+class TestAQuestionTheClockAnswered:
+    async def test_it_is_not_asked_again_and_a_line_typed_for_it_answers_nothing_else(
+        self, redis_url: str, terminal: Terminal
+    ) -> None:
+        """The clock bids for the silent person; "3", typed once it did, is not taken as a play of the card 3
+        (it answers nothing: not the person's turn; or, had the next question come first, ignored)."""
+        #: Whether a new question stood on the screen when "3" was typed (the bots are quick): it answers that.
+        asked_again: list[bool] = []
+        async with local_referee(redis_url=redis_url, log_level=None) as target, TableClient(target) as spectator:
+
+            async def lines() -> AsyncIterator[str]:
+                await terminal.asked.wait()
+                assert terminal.getvalue().rstrip().rsplit("\n", 1)[-1].startswith("Your bid"), terminal.getvalue()
+                spectator.table_id = (await spectator.list_tables()).tables[0].table_id
+                while not any(action.timed_out for action in (await spectator.get()).history):
+                    await asyncio.sleep(0.05)
+                shown = terminal.getvalue()
+                asked_again.append("(time ran out)" in shown and bool(QUESTION.search(shown[-200:])))
+                terminal.asked.clear()
+                terminal.type("3")
+                yield "3"
+                while True:  # then every later question is answered as a simple player would
+                    await terminal.asked.wait()
+                    terminal.asked.clear()
+                    if "Final balances" in terminal.getvalue():
+                        return
+                    line = simple_player(terminal.getvalue())
+                    terminal.type(line)
+                    yield line
+
+            # The person is asked first (the seed's face-up card is theirs); a clock of 2 s runs out.
+            options = PlayOptions(rounds=1, clock_s=2, seed=SEED, target=target, name="Tester", bots=["random"] * 2)
+            status = await asyncio.wait_for(play(options, _screen(terminal), lines()), TABLE_S)
+        output = terminal.getvalue()
+        assert status == 0, output
+        timed_out = output.index("Tester (seat 0) passes (time ran out)")
+        # The next question is a new one, shown with the table, not the one the clock answered asked again.
+        after = output[timed_out:]
+        asked_next = re.search(r"Your (bid|play) ", after)
+        assert asked_next is None or re.search(r"^Round 1 ", after[: asked_next.start()], re.MULTILINE), after
+        # "3" went to the question it was typed for (too late) or to none; it played no card.
+        typed = output.index("3\n", output.index("Your bid"))
+        said = output[typed : typed + 400]
+        outcomes = ("The table moved on meanwhile.", "it is not your turn", 'Ignored "3"')
+        if asked_again == [True]:
+            outcomes = ("Tester (seat 0) bids 3", "refused: BID_TOO_LOW")
+        assert any(outcome in said for outcome in outcomes), said
+        assert "refused" not in output, output

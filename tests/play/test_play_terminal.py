@@ -55,7 +55,7 @@ class TestPlay:
             plays = 0
             while True:
                 seen = child.expect(
-                    [r"Your play \(you lead.*> ", r"Your play \(beat it.*> ", r"Final balances: (.*)\r\n"]
+                    [r"Your play \(you lead.*> ", r"Your play \(beat .*> ", r"Final balances: (.*)\r\n"]
                 )
                 if seen == 2:
                     break

@@ -23,9 +23,10 @@ import grpc
 from dizhu.bots import BotHost
 from dizhu.client import DizhuError, MoveRefused, OutOfTurn, PermissionDenied, TableClient, Unauthenticated, to_beat
 from dizhu.client.bots import BOT_KINDS
+from dizhu.client.cards import format_cards
 from dizhu.demo import Narrator, demo_seeds
 from dizhu.play.commands import Bid, Help, NextRound, Play, Quit, Unclear, read_command
-from dizhu.play.screen import HELP, HELP_4P, Screen, seconds_left
+from dizhu.play.screen import HELP, HELP_4P, Screen, kind_name, seconds_left
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
 __all__ = ["PlayOptions", "play", "stdin_lines"]
@@ -146,9 +147,12 @@ class _Seat:
                     self.following.set()
                 else:
                     self._narrator.on_event(event)
-                if not self._open_line and self.prompt is not None:
-                    self.ask(self.prompt)  # lines were narrated under the question: ask it again
                 kind = event.WhichOneof("payload")
+                if not self._open_line and self.prompt is not None:
+                    if kind != "heartbeat" and event.version > self.view.version:
+                        self.prompt = None  # the table changed under the question: the turn loop asks what is asked now
+                    else:
+                        self.ask(self.prompt)  # lines were narrated under the question: ask it again
                 if kind == "seat_presence" or (kind != "heartbeat" and event.version > self.view.version):
                     await self.read()
                 self.changed.set()
@@ -188,9 +192,16 @@ def _prompt(view: table_pb2.TableView, phase: str) -> str:
     if phase == "auction":
         return f"Your bid (1-3, 0 or p to pass; highest so far {view.highest_bid}){timer} > "
     if phase == "play":
-        leading = to_beat(view) is None
-        return f"Your play ({'you lead' if leading else 'beat it or p to pass'}; h for help){timer} > "
+        if to_beat(view) is None:
+            return f"Your play (you lead; h for help){timer} > "
+        return f"Your play (beat {_play_to_beat(view)}, or p to pass; h for help){timer} > "
     return "Round over: Enter for the next round, q to leave > "
+
+
+def _play_to_beat(view: table_pb2.TableView) -> str:
+    """The play the seat must beat, with whose it is: ``Bob's pair 7c 7d``."""
+    beat = view.to_beat
+    return f"{view.seats[beat.seat].player_name}'s {kind_name(beat.combination)} {format_cards(beat.cards)}"
 
 
 def _question(view: table_pb2.TableView, phase: str) -> str:
@@ -234,19 +245,31 @@ class _Turns:
         self.screen = seat.screen
         self.lines = lines
         self.prompted = ""
+        #: Whether the question shown was answered (a decision made, the seat left): one that was not
+        #: and is no longer asked was answered by the clock, or ended by the table.
+        self.answered = True
+        #: The event loop's time when a question ended unanswered, and when the one shown was.
+        self.taken_at: float | None = None
+        self.shown_at = 0.0
         self.legal: list[rules_service_pb2.LegalMove] = []
 
     async def _show(self, view: table_pb2.TableView, phase: str) -> None:
         """The table, the hand, the legal plays and the prompt, once per question."""
+        question = "" if phase == "wait" else _question(view, phase)
+        if self.prompted != question and not self.answered:
+            self.taken_at = asyncio.get_running_loop().time()
+            self.answered = True
         if phase == "wait":
             self.seat.prompt = None
+            self.prompted = ""
             return
-        question = _question(view, phase)
         if self.prompted == question:
             if self.seat.prompt is None:
                 self.seat.ask(lambda: _prompt(view, phase))  # after a refusal, a help, ...: the question again
             return
         self.prompted = question
+        self.answered = False
+        self.shown_at = asyncio.get_running_loop().time()
         self.seat.prompt = None
         if phase != "round_over":  # a finished round was narrated, settlement and all
             self.screen.table(view)
@@ -276,11 +299,22 @@ class _Turns:
                 await asyncio.wait_for(self.seat.until_told(left), _TELL_LEAVING_S)
         self.seat.narrate(said)
 
+    def _stale(self, line: str, arrived: float) -> bool:
+        """Whether ``line`` came before the question shown, after one the clock (or the table) answered:
+        it was typed for that one, and answers nothing asked now."""
+        if self.taken_at is None or arrived >= self.shown_at:
+            return False
+        self.taken_at = None
+        said = line.strip()
+        self.screen.say(f'Ignored "{said}": it was typed for a question the clock already answered.', "yellow")
+        return True
+
     async def _obey(self, line: str, view: table_pb2.TableView, phase: str) -> bool:
         """Do what the line says; False when the person leaves."""
         self.seat.answered()
         command = read_command(line, phase=phase, hand=view.your_hand, legal=self.legal)
         if isinstance(command, Quit):
+            self.answered = True
             await self._leave(view, "You left the table.")
             return False
         if isinstance(command, Help):
@@ -294,6 +328,7 @@ class _Turns:
         else:
             try:
                 await _act(self.seat, command, view.version)
+                self.answered = True
             except MoveRefused as error:
                 self.screen.refused(error.reason, error.message)
             except OutOfTurn:
@@ -303,6 +338,13 @@ class _Turns:
 
     async def run(self) -> int:
         pending: asyncio.Future[str] | None = None
+        loop = asyncio.get_running_loop()
+        arrived = 0.0
+
+        def note_arrival(_: asyncio.Future[str]) -> None:
+            nonlocal arrived
+            arrived = loop.time()
+
         try:
             while True:
                 self.seat.changed.clear()  # before the view is read: a change while showing it is not lost
@@ -316,7 +358,9 @@ class _Turns:
                     return 0
                 phase = _phase(view, self.seat.settled_round)
                 await self._show(view, phase)
-                pending = pending or asyncio.ensure_future(anext(self.lines))
+                if pending is None:
+                    pending = asyncio.ensure_future(anext(self.lines))
+                    pending.add_done_callback(note_arrival)
                 countdown = _next_countdown(view) if phase in ("auction", "play") else None
                 if not await self._line(pending, countdown):
                     continue
@@ -327,6 +371,9 @@ class _Turns:
                     await self._leave(self.seat.view, "End of input: you left the table.")
                     return 0
                 pending = None
+                if self._stale(line, arrived):
+                    self.seat.answered()
+                    continue
                 if not await self._obey(line, view, phase):
                     return 0
         finally:
