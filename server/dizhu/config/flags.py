@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from dizhu.config.browser_flags import add_browser_arguments, check_browser_arguments
-from dizhu.config.flag_values import add_env_flag, at_least, checked, from_env, host_port, port_number
+from dizhu.config.flag_values import add_env_flag, at_least, checked, from_env, host_port, port_number, usage_error
 from dizhu.config.safety_flags import add_safety_arguments, secrets, signing_keys
 from dizhu.config.scale_out_flags import add_scale_out_arguments, check_scale_out_arguments
 from dizhu.config.settings import REDIS_URL_EXPECTED, ServerConfig, is_redis_url
@@ -72,6 +72,14 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         expected="a host:port address (port 0..65535)",
         default=d.address,
         help="where to listen; port 0 picks a free one",
+    )
+    parser.add_argument(
+        "--unix-socket",
+        metavar="PATH",
+        type=Path,
+        default=os.environ.get("DIZHU_UNIX_SOCKET") or None,
+        help="a unix socket to listen on as well, e.g. for confined tournament entrants (one process: not with "
+        "--workers; env DIZHU_UNIX_SOCKET)",
     )
     parser.add_argument(
         "--redis-url",
@@ -193,6 +201,8 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     """The settings the flags (and their environment variables) say; SystemExit(2) for a bad combination."""
     check_scale_out_arguments(args)
+    if args.unix_socket is not None and args.workers > 1:
+        raise usage_error("--unix-socket serves one process: it cannot be shared by --workers")
     check_browser_arguments(args)
     api_keys = args.api_key if args.api_key is not None else os.environ.get("DIZHU_API_KEYS", "").split(",")
     cors_origins = args.cors_origin if args.cors_origin is not None else from_env("DIZHU_CORS_ORIGINS", "").split(",")
@@ -200,6 +210,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     signing_key, retired_signing_keys = signing_keys(args)
     return ServerConfig(
         address=args.address,
+        unix_socket=None if args.unix_socket is None else Path(args.unix_socket),
         redis_url=args.redis_url or None,
         data_dir=args.data_dir,
         log_format=args.log_format,

@@ -43,6 +43,9 @@ def listens_on_loopback(address: str) -> bool:
 class ServerConfig:
     #: Where to listen, ``host:port``; port 0 picks a free one.
     address: str = "127.0.0.1:50051"
+    #: A unix socket to listen on as well (one process only): how a confined tournament entrant,
+    #: which has no network, reaches the referee (docs/tournaments.md, "Confinement"). None: none.
+    unix_socket: Path | None = None
     #: An external Redis; None starts an embedded redis-server keeping its data in ``data_dir``.
     redis_url: str | None = None
     data_dir: Path = Path("var/redis")

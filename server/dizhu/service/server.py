@@ -170,6 +170,8 @@ def build_grpc_server(config: ServerConfig, store: TableStore, *, clock: Clock =
     services = {_TABLE_SERVICE: table_servicer, _RULES_SERVICE: RulesServicer(admission)}
     tls = CertificateFiles(config.tls_cert, config.tls_key) if config.tls_cert and config.tls_key else None
     port = bind(server, config.address, None if tls is None else tls.grpc_credentials())
+    if config.unix_socket is not None:  # beside the port, same services and credentials
+        bind(server, f"unix:{config.unix_socket}", None if tls is None else tls.grpc_credentials())
     referee = GrpcReferee(
         config, server, port, store, tables, feeds, services, admission, interceptors, tls, clock=clock
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from dizhu.client import table_settings
+from dizhu.client.bots import BOT_KINDS
 from dizhu.config.settings import REDIS_URL_EXPECTED, is_redis_url
 from dizhu.rules.variants import VARIANTS
 
@@ -26,12 +27,13 @@ __all__ = [
     "ClockSpec",
     "ConfigError",
     "EntrantSpec",
+    "SandboxSpec",
     "TournamentConfig",
     "load_config",
 ]
 
-#: The bots that ship with the SDK, by the name an entrant's ``bot`` key gives.
-BUNDLED_BOTS: Final = ("heuristic", "random")
+#: The bundled bots, by the name an entrant's ``bot`` key gives (``expert:200ms``: with its options).
+BUNDLED_BOTS: Final = tuple(BOT_KINDS)
 FORMATS: Final = ("duplicate", "random")
 SEATINGS: Final = ("all", "rotations")
 TIMEOUT_POLICIES: Final = tuple(table_settings.TIMEOUT_POLICIES)
@@ -48,7 +50,7 @@ class EntrantSpec:
     """One entrant: exactly one of ``bot``, ``command`` (a gRPC executable) or ``stdio``."""
 
     name: str
-    #: A bundled bot (``heuristic``, ``random``) or ``module:Class`` of a ``dizhu.client.Bot``.
+    #: A bundled bot (``expert``, ``heuristic``, ``random``) or ``module:Class`` of a ``dizhu.client.Bot``.
     bot: str | None = None
     #: An executable that plays through gRPC itself (docs/tournaments.md, "gRPC executables").
     command: tuple[str, ...] = ()
@@ -56,6 +58,9 @@ class EntrantSpec:
     stdio: tuple[str, ...] = ()
     #: For ``command``: a process per game (True) or one process for many games (False).
     per_game: bool = True
+    #: The folder its process starts in (None: the tournament file's); under ``[sandbox]`` the
+    #: only one of the organiser's it sees, read-only, and required.
+    folder: Path | None = None
 
     @property
     def kind(self) -> str:
@@ -77,6 +82,30 @@ class ClockSpec:
     first_decision_s: float = 0.0
     time_bank_s: float = 0.0
     timeout_policy: str = "auto_play"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SandboxSpec:
+    """The ``[sandbox]`` table: how every ``command`` and ``stdio`` entrant process is confined
+    (:mod:`dizhu.tournament.sandbox`; docs/tournaments.md, "Confinement"). Limits hold per process
+    and game: a confined process lives for one game."""
+
+    #: Memory of all its processes together (cgroup), MiB.
+    memory_mib: int = 512
+    #: Processes and threads together (cgroup), its sandbox's own two included.
+    processes: int = 128
+    #: CPU time of all its processes together, seconds per game.
+    cpu_s: float = 60.0
+    #: Open files per process (RLIMIT_NOFILE).
+    open_files: int = 256
+    #: The largest file a process may write, MiB (RLIMIT_FSIZE).
+    file_size_mib: int = 64
+    #: Its private writable ``/tmp``, MiB.
+    tmp_mib: int = 64
+    #: Further folders or files it sees read-only, at the same path (an interpreter, a virtualenv, a JDK).
+    ro_paths: tuple[Path, ...] = ()
+    #: Names of the runner's environment variables passed on (beyond the documented allow-list).
+    env: tuple[str, ...] = ()
 
 
 #: Entrants of a tournament given no file: the two bundled strategies, random twice.
@@ -129,6 +158,8 @@ class TournamentConfig:
     stderr_cap_bytes: int = 64 * 1024
     #: Where entrant processes start (the tournament file's folder).
     base_dir: Path = Path()
+    #: Confine every ``command`` and ``stdio`` entrant process; None: they run as the runner's children.
+    sandbox: SandboxSpec | None = None
 
     @property
     def players(self) -> int:
@@ -195,7 +226,7 @@ class TournamentConfig:
             _expect(given == 1, where, "exactly one of bot, command or stdio")
             if entrant.bot is not None:
                 _expect(
-                    entrant.bot in BUNDLED_BOTS or bool(_MODULE_CLASS.fullmatch(entrant.bot)),
+                    entrant.bot in BOT_KINDS or bool(_MODULE_CLASS.fullmatch(entrant.bot)),
                     f"{where}.bot",
                     f"{' or '.join(BUNDLED_BOTS)}, or module:Class of a dizhu.client.Bot",
                 )
@@ -204,6 +235,8 @@ class TournamentConfig:
             "entrants",
             f"at least {self.players} entrants for {self.variant} (every seat of a game holds a different entrant)",
         )
+        if self.sandbox is not None:
+            self._check_sandbox(self.sandbox)
         if any(entrant.is_process for entrant in self.entrants):
             _expect(
                 self.clock.decision_s > 0,
@@ -211,6 +244,27 @@ class TournamentConfig:
                 "a clock (above 0 s) when an entrant is a process: without one a hung bot stops its game",
             )
         return self
+
+    def _check_sandbox(self, sandbox: SandboxSpec) -> None:
+        numbers = dataclasses.astuple(sandbox)[:6]
+        _expect(min(numbers) > 0, "sandbox", "limits above 0")
+        for path in sandbox.ro_paths:
+            _expect(path.exists(), "sandbox.ro_paths", f"paths that exist ({path} does not)")
+        for entrant in self.entrants:
+            if entrant.is_process:
+                _expect(
+                    entrant.folder is not None and entrant.folder.is_dir(),
+                    f"entrants.{entrant.name}.folder",
+                    "a folder of its own (the only one of yours a confined entrant sees)",
+                )
+        if any(entrant.command for entrant in self.entrants):
+            _expect(
+                all(target.startswith("unix:") for target in self.referees),
+                "referee.targets",
+                "embedded referees, or unix: targets, with [sandbox] and command entrants: a confined entrant "
+                "has no network and reaches its referee through a unix socket",
+            )
+            _expect(not self.uses_tls, "referee.tls", "no TLS with [sandbox]: a unix socket is plaintext")
 
 
 def _expect(ok: bool, key: str, what: str) -> None:
@@ -226,21 +280,25 @@ def _strings(value: object, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _entrant(raw: object, index: int) -> EntrantSpec:
+def _entrant(raw: object, index: int, base_dir: Path) -> EntrantSpec:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise ConfigError(f"entrants[{index}]: expected a table with a name")
-    unknown = set(raw) - {"name", "bot", "command", "stdio", "per_game"}
+    unknown = set(raw) - {"name", "bot", "command", "stdio", "per_game", "folder"}
     if unknown:
         raise ConfigError(f"entrants.{raw['name']}: unknown keys {sorted(unknown)}")
     bot = raw.get("bot")
     if bot is not None and not isinstance(bot, str):
         raise ConfigError(f"entrants.{raw['name']}.bot: expected a string")
+    folder = raw.get("folder")
+    if folder is not None and not isinstance(folder, str):
+        raise ConfigError(f"entrants.{raw['name']}.folder: expected a string")
     return EntrantSpec(
         name=raw["name"],
         bot=bot,
         command=_strings(raw["command"], f"entrants.{raw['name']}.command") if "command" in raw else (),
         stdio=_strings(raw["stdio"], f"entrants.{raw['name']}.stdio") if "stdio" in raw else (),
         per_game=bool(raw.get("per_game", True)),
+        folder=None if folder is None else (base_dir / folder).resolve(),
     )
 
 
@@ -270,6 +328,16 @@ _REFEREE_KEYS: Final = {
     "stderr_cap_kib": int,
     "serve_args": list,
 }
+_SANDBOX_KEYS: Final = {
+    "memory_mib": int,
+    "processes": int,
+    "cpu_s": (int, float),
+    "open_files": int,
+    "file_size_mib": int,
+    "tmp_mib": int,
+    "ro_paths": list,
+    "env": list,
+}
 _CLOCK_KEYS: Final = {
     "decision_s": (int, float),
     "first_decision_s": (int, float),
@@ -290,7 +358,7 @@ def _typed(section: Mapping[str, Any], spec: Mapping[str, Any], where: str) -> d
 
 
 def _from_toml(data: Mapping[str, Any], base_dir: Path, default_name: str) -> TournamentConfig:
-    sections = {"referee", "clock", "entrants"}
+    sections = {"referee", "clock", "entrants", "sandbox"}
     top = _typed({k: v for k, v in data.items() if k not in sections}, _TOP_KEYS, "")
     referee = _typed(data.get("referee", {}), _REFEREE_KEYS, "referee.")
     clock = _typed(data.get("clock", {}), _CLOCK_KEYS, "clock.")
@@ -301,7 +369,9 @@ def _from_toml(data: Mapping[str, Any], base_dir: Path, default_name: str) -> To
     if "entrants" in data:
         if not isinstance(data["entrants"], list):
             raise ConfigError("entrants: expected [[entrants]] tables")
-        changes["entrants"] = tuple(_entrant(raw, i) for i, raw in enumerate(data["entrants"]))
+        changes["entrants"] = tuple(_entrant(raw, i, base_dir) for i, raw in enumerate(data["entrants"]))
+    if "sandbox" in data:
+        changes["sandbox"] = _sandbox(_typed(data["sandbox"], _SANDBOX_KEYS, "sandbox."), base_dir)
     if clock:
         typed: dict[str, Any] = {k: v if k == "timeout_policy" else float(v) for k, v in clock.items()}
         changes["clock"] = dataclasses.replace(config.clock, **typed)
@@ -318,11 +388,23 @@ def _from_toml(data: Mapping[str, Any], base_dir: Path, default_name: str) -> To
     return dataclasses.replace(config, **changes)
 
 
+def _sandbox(table: Mapping[str, Any], base_dir: Path) -> SandboxSpec:
+    changes: dict[str, Any] = {key: float(value) if key == "cpu_s" else value for key, value in table.items()}
+    if "ro_paths" in table:
+        changes["ro_paths"] = tuple(
+            (base_dir / path).resolve() for path in _strings(table["ro_paths"], "sandbox.ro_paths")
+        )
+    if "env" in table:
+        changes["env"] = _strings(table["env"], "sandbox.env")
+    return SandboxSpec(**changes)
+
+
 def load_config(path: Path | None, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
     """The tournament of ``path`` (None: the default, bundled bots), with ``overrides`` applied.
 
     ``overrides`` maps :class:`TournamentConfig` field names to values (None values are
-    ignored); ``clock`` fields are given as ``clock.<field>``.
+    ignored); ``clock`` fields are given as ``clock.<field>``; ``sandbox`` True confines the
+    entrants with the file's ``[sandbox]`` limits, else the defaults.
     """
     if path is None:
         config = TournamentConfig(base_dir=Path.cwd())
@@ -342,6 +424,8 @@ def load_config(path: Path | None, overrides: Mapping[str, Any] | None = None) -
             continue
         if key.startswith("clock."):
             clock_changes[key.removeprefix("clock.")] = value
+        elif key == "sandbox" and value is True:
+            changes[key] = config.sandbox or SandboxSpec()
         else:
             changes[key] = value
     if clock_changes:

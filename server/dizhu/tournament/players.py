@@ -7,6 +7,11 @@ is not used again; the entrant's next game starts a fresh one.
 
 Each process's standard error is kept per game (:class:`CappedLog`: the first and the last
 half of ``cap`` bytes, with the count of bytes dropped between them).
+
+Under ``[sandbox]`` (:mod:`dizhu.tournament.sandbox`) every process is confined and lives for
+one game: stdio bots and ``per_game = false`` executables are started afresh for each, so
+nothing an entrant started outlives its game. A limit that ends one is a crash whose note
+names the limit (``crashes: killed: memory limit 512 MiB ...``).
 """
 
 from __future__ import annotations
@@ -31,20 +36,20 @@ from dizhu.client import (
     Bot,
     BotRunner,
     DizhuError,
-    HeuristicBot,
     InvalidArgument,
     MoveRefused,
     OutOfTurn,
-    RandomBot,
     RetryableError,
     StreamingViews,
     TableClient,
     TableClosed,
     to_beat,
 )
+from dizhu.client.bots import BOT_KINDS
 from dizhu.rules.deal import derive_seed
 from dizhu.tournament import stdio
 from dizhu.tournament.config import ConfigError, EntrantSpec
+from dizhu.tournament.sandbox import REFEREE_SOCKET, Confined, Sandbox
 from dizhu.v1 import table_pb2
 
 __all__ = ["CannotStart", "CappedLog", "EntrantPlayers", "Seat", "SeatReport", "check_entrant"]
@@ -152,10 +157,8 @@ class Seat:
 
 def _bot(spec: EntrantSpec, seed: bytes) -> Bot:
     """A fresh bot for one seat: bundled by name, else ``module:Class`` (made with the seed if it takes one)."""
-    if spec.bot == "heuristic":
-        return HeuristicBot(seed)
-    if spec.bot == "random":
-        return RandomBot(seed)
+    if spec.bot is not None and spec.bot in BOT_KINDS:
+        return BOT_KINDS[spec.bot](seed)
     assert spec.bot is not None
     module_name, class_name = spec.bot.split(":")
     cls: Any = getattr(importlib.import_module(module_name), class_name)
@@ -176,6 +179,7 @@ def check_entrant(spec: EntrantSpec, cwd: Path) -> None:
         _bot(spec, bytes(32))
         return
     key, argv = ("command", spec.command) if spec.command else ("stdio", spec.stdio)
+    cwd = spec.folder or cwd
     program = argv[0]
     if "{" in program:  # a placeholder: known only once a game is given
         return
@@ -198,18 +202,38 @@ class CannotStart(Exception):
 class EntrantProcess:
     """One running entrant process: its pipes, and its standard error read into the current game's log."""
 
-    def __init__(self, transport: asyncio.SubprocessTransport, process: asyncio.subprocess.Process, cap: int) -> None:
+    def __init__(
+        self,
+        transport: asyncio.SubprocessTransport,
+        process: asyncio.subprocess.Process,
+        cap: int,
+        confined: Confined | None = None,
+    ) -> None:
         #: Held to let go of the pipes ourselves: a child the process left behind may keep them open.
         self.transport = transport
         self.process = process
         self.log = CappedLog(cap)
+        #: Its sandbox's watch, when confined; whether the limit that ended it is noted already.
+        self.confined = confined
+        self.limit_noted = False
+        if confined is not None:
+            confined.watch(process.pid)
         self._next_id = 0
         self._stderr = asyncio.create_task(self._read_stderr())
 
     @classmethod
     async def start(
-        cls, argv: Sequence[str], cwd: Path, env: dict[str, str], cap: int, *, stdout: bool
+        cls,
+        argv: Sequence[str],
+        cwd: Path,
+        env: dict[str, str],
+        cap: int,
+        *,
+        stdout: bool,
+        confined: Confined | None = None,
     ) -> EntrantProcess:
+        """Start ``argv`` in ``cwd`` with the runner's environment and ``env`` (``confined``: with
+        ``env`` alone, as :meth:`Sandbox.confine` made them)."""
         # asyncio.create_subprocess_exec's own steps, keeping the transport it does not return.
         loop = asyncio.get_running_loop()
         try:
@@ -217,15 +241,17 @@ class EntrantProcess:
                 lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop),
                 *argv,
                 cwd=cwd,
-                env={**os.environ, **env},
+                env=env if confined is not None else {**os.environ, **env},
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE if stdout else asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # its own process group: the runner's terminal's signals are not the bot's
             )
         except OSError as error:
+            if confined is not None:
+                await confined.close(None)
             raise CannotStart(f"{argv[0]!r} could not be started: {error.strerror or error}") from error
-        return cls(transport, asyncio.subprocess.Process(transport, protocol, loop), cap)
+        return cls(transport, asyncio.subprocess.Process(transport, protocol, loop), cap, confined)
 
     async def _read_stderr(self) -> None:
         assert self.process.stderr is not None
@@ -296,6 +322,8 @@ class EntrantProcess:
             if await self.exited(grace_s) and await self._stderr_read(grace_s):
                 break
         await self._stderr_read(grace_s)
+        if self.confined is not None:  # its sandbox's every process, gone with it
+            await self.confined.close(self.process.returncode)
         self.transport.close()  # what is still open (a stranger holds it) is closed on our side
         await self._stderr_read(grace_s)
 
@@ -343,9 +371,12 @@ class EntrantPlayers:
         stderr_cap: int,
         game_timeout_s: float,
         environment: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.spec = spec
-        self.cwd = cwd
+        self.cwd = spec.folder or cwd
+        #: Confines every process of the entrant, each for one game; None: plain children.
+        self.sandbox = sandbox
         #: Given to every process of the entrant (how to reach the referee: ``DIZHU_TLS``, ...).
         self.environment = dict(environment or {})
         self.cap = stderr_cap
@@ -399,7 +430,7 @@ class EntrantPlayers:
 
     def _env(self, seat: Seat) -> dict[str, str]:
         return {
-            "DIZHU_TARGET": seat.target,
+            "DIZHU_TARGET": seat.target if self.sandbox is None else f"unix:{REFEREE_SOCKET}",
             "DIZHU_TABLE_ID": seat.client.table_id or "",
             "DIZHU_SEAT_TOKEN": seat.token,
             "DIZHU_SEAT": str(seat.seat),
@@ -408,7 +439,7 @@ class EntrantPlayers:
             "DIZHU_ENTRANT": self.spec.name,
         }
 
-    async def _acquire(self, argv: Sequence[str], *, stdout: bool) -> EntrantProcess:
+    async def _acquire(self, argv: Sequence[str], seat: Seat, *, stdout: bool) -> EntrantProcess:
         while self._idle:
             process = self._idle.pop()
             if process.alive:
@@ -416,25 +447,37 @@ class EntrantPlayers:
                 return process
             self._all.discard(process)
         environment = {**self.environment, "DIZHU_ENTRANT": self.spec.name}
-        process = await EntrantProcess.start(argv, self.cwd, environment, self.cap, stdout=stdout)
+        process = await self._start(argv, environment, seat if self.spec.command else None, stdout=stdout)
         self._all.add(process)
         return process
 
+    async def _start(
+        self, argv: Sequence[str], env: dict[str, str], referee: Seat | None, *, stdout: bool
+    ) -> EntrantProcess:
+        """A process of the entrant, confined when there is a sandbox (``referee``: the seat whose
+        referee a gRPC entrant reaches; None for a stdio bot, which reaches nothing)."""
+        if self.sandbox is None:
+            return await EntrantProcess.start(argv, self.cwd, env, self.cap, stdout=stdout)
+        target = None if referee is None else referee.target
+        command, confined_env, confined = self.sandbox.confine(argv, folder=self.cwd, game=env, target=target)
+        return await EntrantProcess.start(command, self.cwd, confined_env, self.cap, stdout=stdout, confined=confined)
+
     async def _release(self, process: EntrantProcess, report: SeatReport, *, healthy: bool) -> None:
         await asyncio.sleep(0)  # let the stderr reader take what the process wrote last
-        if healthy and process.alive:
+        if healthy and process.alive and self.sandbox is None:
             report.prepend_stderr(process.log.text())
             self._idle.append(process)
             return
         await process.stop()
         self._all.discard(process)
+        _note_limit(process, report)
         report.prepend_stderr(process.log.text())
 
     async def _play_executable(self, seat: Seat, report: SeatReport) -> None:
         """A gRPC executable started for this game, with the seat in its arguments and environment."""
         env = self._env(seat)
         argv = [_substitute(arg, env) for arg in self.spec.command]
-        process = await EntrantProcess.start(argv, self.cwd, {**self.environment, **env}, self.cap, stdout=False)
+        process = await self._start(argv, {**self.environment, **env}, seat, stdout=False)
         self._all.add(process)
         try:
             await self._until_closed_or_exit(process, seat, report)
@@ -442,11 +485,12 @@ class EntrantPlayers:
         finally:
             await asyncio.shield(process.stop())
             self._all.discard(process)
+        _note_limit(process, report)
         report.prepend_stderr(process.log.text())
 
     async def _play_persistent(self, seat: Seat, report: SeatReport) -> None:
         """A gRPC executable kept for many games: each game is one JSON line on its standard input."""
-        process = await self._acquire(self.spec.command, stdout=False)
+        process = await self._acquire(self.spec.command, seat, stdout=False)
         assignment = {
             "protocol": "dizhu.exec/v1",
             "type": "game",
@@ -480,7 +524,7 @@ class EntrantPlayers:
     # -- stdio bots ---------------------------------------------------------------------------
 
     async def _play_stdio(self, seat: Seat, report: SeatReport) -> None:
-        process = await self._acquire(self.spec.stdio, stdout=True)
+        process = await self._acquire(self.spec.stdio, seat, stdout=True)
         healthy = False  # unless the game ends normally: a process interrupted mid-request is not reused
         try:
             healthy = await self._stdio_seat(process, seat, report)
@@ -555,11 +599,27 @@ class EntrantPlayers:
 _GAVE_UP: Final = object()
 
 
+def _note_limit(process: EntrantProcess, report: SeatReport) -> None:
+    """Count as a crash, once, a limit of its sandbox that ended the process unnoticed so far
+    (met after its table closed, or by a child while the seat waited for the clock)."""
+    if process.confined is None or process.limit_noted:
+        return
+    verdict = process.confined.explain(process.process.returncode)
+    if verdict is not None:
+        process.limit_noted = True
+        report.fault("crashes", f"killed: {verdict}")
+
+
 async def _ended(process: EntrantProcess, when: str) -> str:
-    """How a process that stopped talking ended: its exit status, or its output closed while it runs."""
+    """How a process that stopped talking ended: the limit that killed it, its exit status, or its
+    output closed while it runs."""
     if await process.exited(REPLY_MARGIN_S):
         code = process.process.returncode
         assert code is not None
+        verdict = None if process.confined is None else process.confined.explain(code)
+        if verdict is not None:
+            process.limit_noted = True
+            return f"killed: {verdict}, {when}"
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
     else:
         how = "closed its standard output"

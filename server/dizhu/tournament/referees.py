@@ -6,7 +6,9 @@ two of them use both cores), bound to a free port of 127.0.0.1, serving the same
 random per run, which the runner sends with every CreateTable -- nobody else can create
 tables on them -- and with ``serve_args`` from the tournament file, the place to lift any
 limit the referee would otherwise apply to its one client. Linux sends them SIGTERM if
-the runner dies, so a killed runner leaves no referee behind.
+the runner dies, so a killed runner leaves no referee behind. For a confined tournament
+each listens on a unix socket too (:func:`referee_socket`), the one way its confined
+entrants reach it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dizhu.client.connection import STARTING_REFEREE_OPTIONS
 from dizhu.process.child import free_port, serve_command
 from dizhu.referee.signing import load_or_create_private_key
 
-__all__ = ["embedded_referees", "serve_arguments"]
+__all__ = ["embedded_referees", "referee_socket", "serve_arguments"]
 
 _PR_SET_PDEATHSIG: Final = 1
 _LIBC = ctypes.CDLL(None) if sys.platform == "linux" else None
@@ -38,6 +40,11 @@ _LIBC = ctypes.CDLL(None) if sys.platform == "linux" else None
 def _terminate_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     if _LIBC is not None:
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def referee_socket(folder: Path, target: str) -> Path:
+    """The unix socket in ``folder`` of the embedded referee listening on ``target`` (``host:port``)."""
+    return folder / f"referee-{target.rpartition(':')[2]}.sock"
 
 
 def serve_arguments(
@@ -84,9 +91,11 @@ async def embedded_referees(
     signing_key: Path,
     extra_args: Sequence[str] = (),
     timeout_s: float = 30.0,
+    unix_sockets: Path | None = None,
 ) -> AsyncIterator[tuple[list[str], str]]:
     """``count`` referees on ``redis_url``, signing with ``signing_key`` (made if absent);
-    yields their targets and the API key they require."""
+    yields their targets and the API key they require. ``unix_sockets``: a folder where each
+    listens on :func:`referee_socket` too."""
     api_key = secrets.token_urlsafe(24)
     load_or_create_private_key(signing_key)  # here, so that they do not all make one at once
     processes: list[subprocess.Popen[bytes]] = []
@@ -95,6 +104,8 @@ async def embedded_referees(
         for _ in range(count):
             target = f"127.0.0.1:{free_port()}"
             command = serve_arguments(target, redis_url, api_key, key_prefix, extra_args, signing_key)
+            if unix_sockets is not None:
+                command += ["--unix-socket", str(referee_socket(unix_sockets, target))]
             process = subprocess.Popen(  # noqa: S603 -- our own interpreter running our own command
                 command,
                 stdin=subprocess.DEVNULL,

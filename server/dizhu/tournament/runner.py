@@ -41,6 +41,7 @@ from dizhu.tournament.live import LiveView
 from dizhu.tournament.players import EntrantPlayers, check_entrant
 from dizhu.tournament.ratings import rate
 from dizhu.tournament.referees import embedded_referees
+from dizhu.tournament.sandbox import Sandbox, opened
 from dizhu.tournament.schedule import Game, build_schedule
 from dizhu.tournament.stats import GameOutcome, pairwise, ranking, standings
 from dizhu.tournament.store import Claim, Progress, TournamentStore
@@ -88,6 +89,7 @@ class _Run:
         *,
         max_games: int | None,
         runner: str,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.config = dataclasses.replace(config, api_key=api_key)
         self.store = store
@@ -106,6 +108,7 @@ class _Run:
                 stderr_cap=config.stderr_cap_bytes,
                 game_timeout_s=config.game_timeout_s,
                 environment=config.tls_environment(),
+                sandbox=sandbox,
             )
             for spec in config.entrants
         }
@@ -231,6 +234,7 @@ async def run_tournament(
     output = config.output
     output.mkdir(parents=True, exist_ok=True)
     async with contextlib.AsyncExitStack() as stack:
+        sandbox = None if config.sandbox is None else stack.enter_context(opened(config.sandbox))
         store, url = await _open_store(stack, config)
         if config.referees:
             targets, api_key = list(config.referees), config.api_key
@@ -242,11 +246,12 @@ async def run_tournament(
                     key_prefix=config.key_prefix,
                     signing_key=output / "private" / "signing-key.pem",
                     extra_args=config.serve_args,
+                    unix_sockets=None if sandbox is None else sandbox.socket_dir,
                 )
             )
         if fresh:
             await store.delete()
-        run = _Run(config, store, targets, api_key, max_games=max_games, runner=runner)
+        run = _Run(config, store, targets, api_key, max_games=max_games, runner=runner, sandbox=sandbox)
         await store.init(config.fingerprint(), len(run.schedule))
         stack.push_async_callback(run.aclose)
         await run.refresh()
