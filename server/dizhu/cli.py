@@ -477,8 +477,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--bots",
-        help="one bot per seat, comma-separated, among heuristic and random (default: all heuristic), "
-        "e.g. random,heuristic,heuristic",
+        help="one bot per seat, comma-separated, among expert, heuristic and random (default: all heuristic), "
+        "e.g. expert,heuristic,heuristic; expert:200ms sets the expert's time per decision",
     )
     demo.add_argument(
         "--local", action="store_true", help="the old in-process round between random players: no gRPC, no Redis"
@@ -515,8 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
     bot = commands.add_parser(
         "bot",
         help="play a bundled or your own bot for one seat of a table until it closes",
-        description="Play a bot (heuristic, random, FILE.py:CLASS or MODULE:CLASS) for one seat of a table on a "
-        "referee until the table closes, then print a JSON summary. Same as `python -m dizhu.client`.",
+        description="Play a bot (heuristic, random, expert[:BUDGET], FILE.py:CLASS or MODULE:CLASS) for one seat "
+        "of a table on a referee until the table closes, then print a JSON summary. Same as `python -m dizhu.client`.",
     )
     add_bot_arguments(bot)
     bot.set_defaults(handler=_bot)
@@ -528,7 +528,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     seat.add_argument("--variant", choices=sorted(VARIANTS), default="3p", help="3 or 4 players (default 3p)")
     seat.add_argument("--rounds", type=_positive, default=3, help="rounds to play (default 3)")
-    seat.add_argument("--bots", help="the other seats' bots, comma-separated, among heuristic and random")
+    seat.add_argument(
+        "--bots",
+        help="the other seats' bots, comma-separated, among expert, heuristic and random (expert:200ms: "
+        "the expert's time per decision)",
+    )
     seat.add_argument("--name", type=_player_name, default="You", help="your name at the table (1 to 32 characters)")
     seat.add_argument(
         "--clock",

@@ -89,6 +89,8 @@ class TestTheWholeProject:
         assert files >= SDK_FILES | STUB_FILES
         assert "dizhu/__init__.py" not in files  # a namespace package shared with the SDK
         assert "dizhu = dizhu.cli:main" in _entry_points(wheel)
+        assert "dizhu/expert/bot.py" in files
+        assert "expert = dizhu.expert.bot:ExpertBot" in _entry_points(wheel)  # the SDK's catalogue finds it
         with tarfile.open(sdist) as archive:
             names = archive.getnames()
         assert "dizhu-0.1.0/README.md" in names

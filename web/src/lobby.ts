@@ -66,7 +66,15 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
   const name = h("input", { "data-testid": "name", value: localStorage.getItem("dizhu.name") ?? "", placeholder: "You", maxlength: 32 });
   const variant = h("select", { "data-testid": "variant" }, h("option", { value: "3" }, "3 players"), h("option", { value: "4" }, "4 players"));
   const rounds = h("input", { "data-testid": "rounds", type: "number", min: 1, max: 20, value: 3 });
-  const bots = h("select", { "data-testid": "bots" }, h("option", { value: "heuristic" }, "heuristic bots"), h("option", { value: "random" }, "random bots"));
+  // The bundled bots, strongest first (docs/bots.md); the heuristic ones, quick to answer, are the default.
+  const bots = h(
+    "select",
+    { "data-testid": "bots" },
+    h("option", { value: "expert" }, "expert bots"),
+    h("option", { value: "heuristic" }, "heuristic bots"),
+    h("option", { value: "random" }, "random bots"),
+  );
+  bots.value = "heuristic";
   const clock = h("input", { "data-testid": "clock-seconds", type: "number", min: 0, max: 600, value: 30 });
   const apiKey = h("input", { "data-testid": "api-key", placeholder: "only if the referee requires one", "aria-label": "API key" });
 

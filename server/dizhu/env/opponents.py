@@ -1,5 +1,5 @@
-"""The bundled bots (``dizhu.client.bots``: ``"random"``, ``"heuristic"``), or any ``dizhu.client.Bot``,
-as opponents in an environment.
+"""The bundled bots (``dizhu.client.bots.BOT_KINDS``: ``"random"``, ``"heuristic"``, ``"expert"``, also
+``"expert:200ms"``), or any ``dizhu.client.Bot``, as opponents in an environment.
 
 A ``BotOpponent`` shows its bot the seat's ``TableView`` as a referee would and the legal moves
 its ``RulesService`` would list, in the same order, and plays the answer: the bot decides as it
@@ -7,8 +7,9 @@ would at a referee (``tests/env/test_bot_opponents.py`` plays the same seeded ro
 and finds the same moves). The view is built from what the seat sees (a ``Seen`` row), so it
 costs no replay of the round. What a bot cannot tell apart: the view's cards carry the lowest
 suits of their ranks (suits never matter in the rules), and it has no history, no table id and
-no clock -- the bundled bots read none of them. A bot's methods must answer at once (not
-``async``).
+no clock -- the random and heuristic bots read none of them; the expert, which counts the cards
+played from the history, then draws the other hands from every card it cannot see (docs/bots.md).
+A bot's methods must answer at once (not ``async``).
 """
 
 from __future__ import annotations
@@ -157,7 +158,8 @@ def _answer(value: _T | Awaitable[_T]) -> _T:
 
 
 def bundled_bot(kind: str, seed: int | None = None) -> BotOpponent:
-    """The bundled bot ``kind`` (``"random"`` or ``"heuristic"``) as an opponent, made from ``seed``."""
+    """The bundled bot ``kind`` (a name of ``BOT_KINDS``, e.g. ``"heuristic"`` or ``"expert:50ms"``) as an
+    opponent, made from ``seed``."""
     try:
         make = BOT_KINDS[kind]
     except KeyError:

@@ -1,6 +1,7 @@
 """Two bundled bots: :class:`RandomBot` (a baseline) and :class:`HeuristicBot` (a simple strategy).
 
-:data:`BOT_KINDS` is their catalogue, by the names the command lines and the web table use.
+:data:`BOT_KINDS` is their catalogue, by the names the command lines and the web table use,
+with the bots installed packages add (the server's ``expert``, docs/bots.md).
 
 Both are deterministic: ``RandomBot`` given its seed, ``HeuristicBot`` always (ties are
 broken by fixed keys, never by chance).
@@ -8,15 +9,17 @@ broken by fixed keys, never by chance).
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, cast
 
 from dizhu.client.bot import Bot, to_beat
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
-__all__ = ["BOT_KINDS", "HeuristicBot", "RandomBot"]
+__all__ = ["BOT_ENTRY_POINTS", "BOT_KINDS", "BotCatalogue", "HeuristicBot", "RandomBot"]
 
 LegalMove = rules_service_pb2.LegalMove
 
@@ -270,8 +273,67 @@ class HeuristicBot(Bot):
         return None
 
 
+BotFactory = Callable[[int | str | bytes | None], Bot]
+#: Where installed packages name bots of their own (``dizhu`` itself names ``expert``): entry points
+#: whose object is a ``Bot`` class made from a seed; one with a ``from_options(seed, options)``
+#: class method also takes ``NAME:OPTIONS`` (``expert:200ms``).
+BOT_ENTRY_POINTS: Final = "dizhu.bots"
+
+
+class BotCatalogue(Mapping[str, BotFactory]):
+    """The bundled bots by name: the SDK's own, then those installed packages name (:data:`BOT_ENTRY_POINTS`).
+
+    A key is a name, or ``NAME:OPTIONS`` for a bot that takes options; iterating gives the names.
+    A package's bot is imported only when it is made or its options are checked.
+    """
+
+    def __init__(self, own: Mapping[str, BotFactory], group: str) -> None:
+        self._own = dict(own)
+        self._group = group
+        self._points: dict[str, importlib.metadata.EntryPoint] | None = None
+
+    def _installed(self) -> dict[str, importlib.metadata.EntryPoint]:
+        if self._points is None:
+            points = importlib.metadata.entry_points(group=self._group)
+            self._points = {point.name: point for point in points if point.name not in self._own}
+        return self._points
+
+    def __getitem__(self, key: str) -> BotFactory:
+        name, colon, options = key.partition(":")
+        if not colon and name in self._own:
+            return self._own[name]
+        point = self._installed().get(name)
+        if point is None:
+            raise KeyError(key)
+        made: Any = point.load()
+        if not colon:
+            return cast(BotFactory, made)
+        from_options = getattr(made, "from_options", None)
+        if from_options is None:
+            raise KeyError(key)
+        try:
+            from_options(None, options)  # options it refuses are no key of the catalogue
+        except ValueError as error:
+            raise KeyError(f"{key}: {error}") from None
+        return functools.partial(from_options, options=options)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._own, *self._installed()])
+
+    def __len__(self) -> int:
+        return len(self._own) + len(self._installed())
+
+
 #: The bundled bots by name, each made from a seed (a per-seat one where a game is reproducible).
-BOT_KINDS: Final[Mapping[str, Callable[[int | str | bytes | None], Bot]]] = {
-    "heuristic": HeuristicBot,
-    "random": RandomBot,
-}
+BOT_KINDS: Final[Mapping[str, BotFactory]] = BotCatalogue(
+    {"heuristic": HeuristicBot, "random": RandomBot}, BOT_ENTRY_POINTS
+)

@@ -7,7 +7,8 @@
     python -m dizhu.client ... --bot random --seed 7                                # a bundled bot
     python -m dizhu.client ... --bot my_bots.py:Greedy                              # your own Bot subclass
 
-The bot (``--bot``: ``heuristic``, the default, ``random``, or ``FILE.py:CLASS`` /
+The bot (``--bot``: ``heuristic``, the default, ``random``, ``expert`` or ``expert:200ms`` where
+the server is installed (docs/bots.md), or ``FILE.py:CLASS`` /
 ``MODULE:CLASS`` naming a :class:`~dizhu.client.Bot` subclass made with no arguments) plays
 until the table closes, then one line of JSON goes to standard output: the table, the seat,
 the decisions made, the moves the rules refused, and every seat's final balance. With
@@ -29,7 +30,7 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import grpc
@@ -43,8 +44,8 @@ from dizhu.v1 import table_pb2
 
 __all__ = ["BUNDLED", "add_arguments", "add_tls_arguments", "credentials_from", "load_bot", "main", "play"]
 
-#: The bundled bots by name, each made from the ``--seed`` (None: unseeded).
-BUNDLED: dict[str, Callable[[int | None], Bot]] = dict(BOT_KINDS)
+#: The bundled bots by name (``NAME:OPTIONS`` too, ``expert:200ms``), each made from the ``--seed`` (None: unseeded).
+BUNDLED: Mapping[str, Callable[[int | None], Bot]] = BOT_KINDS
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
