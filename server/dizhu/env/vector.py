@@ -207,6 +207,10 @@ class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[n
                 self._layout[name] = (memory.name, shape, np.dtype(dtype).str)
             else:
                 self.buffers[name] = np.zeros(shape, dtype=dtype)
+        #: Where each table's mask starts in the flat mask buffer: ``_flag_illegal`` reads one entry a table.
+        self._flat_masks = self.buffers["action_mask"].reshape(-1)
+        self._mask_width = actions
+        self._mask_rows = np.arange(num_envs, dtype=np.int64) * actions
         self._local: _Tables | NativeShard | None = None
         self._pending: set[int] = set()
         self._threads: ShardThreads | None = None
@@ -316,12 +320,13 @@ class VectorDouDizhuEnv(VectorEnv[dict[str, npt.NDArray[np.int8]], npt.NDArray[n
 
     def _flag_illegal(self, rows: slice, actions: npt.ArrayLike) -> None:
         """Flag the actions of ``rows`` that their masks, still the step's, forbid (or that are out
-        of range): the engines replace them by the pass or the lowest legal action."""
-        masks = self.buffers["action_mask"][rows]
-        chosen = np.broadcast_to(np.asarray(actions, dtype=np.int64), masks.shape[:1])
-        inside = (chosen >= 0) & (chosen < masks.shape[1])
-        allowed = masks[np.arange(len(masks)), np.where(inside, chosen, 0)] != 0
-        self.buffers["illegal_action"][rows] = ~(inside & allowed)
+        of range): the engines replace them by the pass or the lowest legal action. One mask entry
+        is read per table, from the flat buffer, so that the check stays a few numpy calls."""
+        size = self._mask_width
+        chosen = np.asarray(actions, dtype=np.int64)
+        inside = chosen.astype(np.uint64) < size  # a negative action wraps to a huge one
+        allowed = self._flat_masks[self._mask_rows[rows] + chosen * inside]
+        np.logical_or(~inside, allowed == 0, out=self.buffers["illegal_action"][rows])
 
     def recv(self) -> dict[str, npt.NDArray[Any]]:
         """Wait for every step sent; the buffers (the same arrays every time)."""
