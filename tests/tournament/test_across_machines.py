@@ -191,7 +191,8 @@ class TestAcrossMachines:
             assert "Traceback" not in (tmp_path / f"pod{index}.stderr").read_text()
 
         attempts = {game: int(n) for game, n in records(redis_url, name, "attempts").items()}
-        assert {attempts[game] for game in lost} == {2}  # the killed pod's games, each taken over once
+        # The killed pod's games were taken over (once, unless a loaded machine stalled a runner past its lease).
+        assert all(attempts[game] >= 2 for game in lost)
         final = records(redis_url, name, "results")
         assert not any(json.loads(final[game])["runner"].startswith(mine.decode()) for game in lost)
 
