@@ -10,7 +10,7 @@ list. Strength is measured through the referee itself with ``dizhu tournament``
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from dizhu.client import Bot
@@ -106,8 +106,17 @@ def _answer(value: object) -> object:
     return value
 
 
-def play_round(variant: Variant, seed: bytes, bots: Sequence[Bot], *, dealer: int = 0) -> tuple[int, ...]:
-    """Plays one deal of ``seed`` between ``bots`` (by seat): every seat's points (all zero if thrown in)."""
+def play_round(
+    variant: Variant,
+    seed: bytes,
+    bots: Sequence[Bot],
+    *,
+    dealer: int = 0,
+    on_landlord: Callable[[int], object] | None = None,
+) -> tuple[int, ...]:
+    """Plays one deal of ``seed`` between ``bots`` (by seat): every seat's points (all zero if thrown in).
+
+    ``on_landlord`` is told the landlord's seat once the auction has chosen one."""
     state = start_round(deal(seed, variant, dealer=dealer))
     while not state.is_over:
         seat = state.turn
@@ -116,6 +125,8 @@ def play_round(variant: Variant, seed: bytes, bots: Sequence[Bot], *, dealer: in
         if state.phase is Phase.AUCTION:
             amount = cast(int, _answer(bot.choose_bid(view)))
             state = apply(state, Bid(seat, amount)).state
+            if state.landlord is not None and on_landlord is not None:
+                on_landlord(state.landlord)
             continue
         moves, can_pass = legal_moves_for(state, seat)
         chosen = cast(Sequence[cards_pb2.Card], _answer(bot.choose_play(view, moves, can_pass)))

@@ -25,7 +25,7 @@ from dizhu.expert.rollout import Playout, keys_of, play_out, rollout_choice
 from dizhu.expert.sampling import sample_hands
 from dizhu.rules import MAX_BID, Combination, CombinationKind
 
-__all__ = ["BID_THRESHOLDS", "Budget", "choose_bid", "choose_play", "landlord_win_share"]
+__all__ = ["BID_THRESHOLDS", "COUNTED", "Budget", "choose_bid", "choose_play", "landlord_win_share"]
 
 #: The landlord's winning share (in playouts) from which the expert bids 1, 2 and 3, by variant.
 BID_THRESHOLDS = {"3p": (0.50, 0.60, 0.70), "4p": (0.40, 0.50, 0.60)}
@@ -33,6 +33,17 @@ BID_THRESHOLDS = {"3p": (0.50, 0.60, 0.70), "4p": (0.40, 0.50, 0.60)}
 OPEN_RATHER_THAN_REDEAL = {"3p": 0.40, "4p": 0.35}
 #: How many candidate plays are searched at most (the rest are the same moves' weaker kin).
 MOST_CANDIDATES = 10
+
+
+@dataclass(slots=True)
+class Counted:
+    """Decisions searched and playouts made in this process (the benchmark reads them)."""
+
+    decisions: int = 0
+    playouts: int = 0
+
+
+COUNTED = Counted()
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +159,7 @@ def choose_play(
     totals = [0.0] * len(candidates)
     alive = list(range(len(candidates)))
     next_cut = 4
+    made = 0
     for dealt in range(1, budget.deals + 1):
         try:
             hands = sample_hands(knowledge, rng)
@@ -156,12 +168,15 @@ def choose_play(
         for index in alive:
             winner, doublings = _play_once(knowledge, [list(hand) for hand in hands], candidates[index])
             totals[index] += _value(knowledge, winner, doublings)
+        made += len(alive)
         if _over(deadline):
             break
         if dealt == next_cut and len(alive) > 2:
             alive.sort(key=lambda index: -totals[index])
             alive = sorted(alive[: max(2, len(alive) // 2)])
             next_cut *= 2
+    COUNTED.decisions += 1
+    COUNTED.playouts += made
     # Ties go to the earlier candidate: the policy's own choice first.
     return candidates[max(alive, key=lambda index: (totals[index], -index))]
 
@@ -182,6 +197,8 @@ def landlord_win_share(knowledge: Knowledge, rng: random.Random, budget: Budget)
         played += 1
         if _over(deadline):
             break
+    COUNTED.decisions += 1
+    COUNTED.playouts += played
     return wins / played
 
 
