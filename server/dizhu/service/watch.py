@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 from collections.abc import AsyncGenerator
 
@@ -31,7 +32,7 @@ from dizhu.service.convert import table_view
 from dizhu.service.event_codec import decode_event
 from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, TableFeeds
 from dizhu.service.metadata import Credentials
-from dizhu.service.presence import mark_presence
+from dizhu.service.presence import StreamLease, mark_presence
 from dizhu.service.table_reads import Snapshot, TableReads
 from dizhu.store import StoredEvent, TableStore
 from dizhu.v1 import events_pb2
@@ -57,6 +58,18 @@ def _heartbeat(sequence: int, write: int, time_ms: int) -> events_pb2.TableEvent
     return heartbeat
 
 
+@dataclasses.dataclass(slots=True)
+class _Following:
+    """What a stream carries from one subscription to the next."""
+
+    #: The seat whose view the stream shows; None: a spectator's.
+    viewer: int | None
+    #: The latest time the caller was shown (see ``_later``).
+    shown_ms: int
+    #: Set when the subscription ended too far behind, or on a rewritten history: start again.
+    again: bool = False
+
+
 async def watch(
     reads: TableReads,
     store: TableStore,
@@ -73,66 +86,100 @@ async def watch(
     # Read before subscribing, so an unknown table or a bad token fails at once. Events after
     # this snapshot's sequence that the subscription misses are read back from the store below.
     taken = await reads.snapshot(table_id, credentials)
-    table, principal = taken.table, taken.principal
-    viewer = seat = principal.seat if principal.role is Role.SEAT else None
+    seat = _seat(taken)
     resume_after, start_ms = await _start(store, table_id, after_sequence, after_write, taken.sequence)
     # Nothing earlier than the event the stream starts from (which the caller has seen, or the
     # snapshot shows), whichever referee's clock stamped it.
-    shown_ms = max(shown_ms, start_ms)
-    now_ms = reads.presence.now_ms  # this process's clock, its own writes' stamp
-    # A seat counts as connected while its stream is open (see dizhu.service.presence).
-    async with feeds.subscribe(table_id) as subscription, reads.presence.stream_lease(table, seat) as here:
+    following = _Following(viewer=seat, shown_ms=max(shown_ms, start_ms))
+    # A seat counts as connected while its stream is open (see dizhu.service.presence), across
+    # the stream's fresh starts.
+    async with reads.presence.stream_lease(taken.table, seat) as here:
+        while True:
+            events = _subscribed(reads, store, feeds, taken, resume_after, after_write, following, here)
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    yield event
+            if not following.again:
+                return
+            # Too far behind to keep a queue, or following a history that is no longer the
+            # table's: the subscription is left; start again from a fresh snapshot (as a
+            # spectator if the seat was left meanwhile: its token is revoked). A loop, not a
+            # stream within the stream: a reader that lags for hours restarts thousands of times.
+            watcher = credentials if following.viewer is not None or seat is None else Credentials()
+            taken = await reads.snapshot(table_id, watcher)
+            resume_after, start_ms = await _start(store, table_id, None, 0, taken.sequence)
+            following = _Following(viewer=_seat(taken), shown_ms=max(following.shown_ms, start_ms))
+
+
+def _seat(taken: Snapshot) -> int | None:
+    """The seat whose view a snapshot shows; None for a spectator's."""
+    return taken.principal.seat if taken.principal.role is Role.SEAT else None
+
+
+async def _subscribed(
+    reads: TableReads,
+    store: TableStore,
+    feeds: TableFeeds,
+    taken: Snapshot,
+    resume_after: int | None,
+    after_write: int,
+    following: _Following,
+    here: StreamLease,
+) -> AsyncGenerator[events_pb2.TableEvent, None]:
+    """The stream's messages while it holds one subscription to the table's feed: the snapshot
+    ``taken`` (or, from ``resume_after``, nothing), the events after it, then the feed's; it
+    ends when the table closes, or with ``following.again`` set when the feed gave up on it."""
+    table_id, now_ms = taken.table.table_id, reads.presence.now_ms  # this process's clock
+    async with feeds.subscribe(table_id) as subscription:
         _unless_cancelled()
         if resume_after is not None:
             last, last_write = resume_after, after_write
         else:
             last, last_write = taken.sequence, taken.write
-            shown_ms = max(shown_ms, now_ms())
-            yield _snapshot(taken, shown_ms)
+            following.shown_ms = max(following.shown_ms, now_ms())
+            yield _snapshot(taken, following.shown_ms)
         while True:
             history = await store.read_entries(table_id, last, count=_HISTORY_CHUNK)
             _unless_cancelled()
             for entry in history:
-                event, viewer, closed = _event(entry, viewer)
-                event, shown_ms = _later(event, shown_ms)
+                event, closed = await _delivered(entry, following, here)
                 last, last_write = entry.sequence, entry.write
-                if viewer is None:
-                    await here.release()  # the seat was left: this stream no longer keeps it connected
                 yield event
                 if closed:
                     return
             if len(history) < _HISTORY_CHUNK:
                 break
-        if table.status is TableStatus.CLOSED:
+        if taken.table.status is TableStatus.CLOSED:
             # A closed table never changes: its snapshot or history was all there is to say.
             return
         while True:
             _unless_cancelled()
             entry = await subscription.queue.get()
             if entry is HEARTBEAT:
-                shown_ms = max(shown_ms, now_ms())
-                yield _heartbeat(last, last_write, shown_ms)
+                following.shown_ms = max(following.shown_ms, now_ms())
+                yield _heartbeat(last, last_write, following.shown_ms)
                 continue
             if entry is LAGGING or entry is REWRITTEN:
-                # Too far behind to keep a queue, or following a history that is no longer the
-                # table's: start again from a fresh snapshot (as a spectator if the seat was
-                # left meanwhile: its token is revoked).
-                watcher = credentials if viewer is not None or seat is None else Credentials()
-                again = watch(reads, store, feeds, table_id, watcher, None, shown_ms=shown_ms)
-                async with contextlib.aclosing(again):
-                    async for event in again:
-                        yield event
+                following.again = True
                 return
             if entry.sequence <= last:
                 continue
-            event, viewer, closed = _event(entry, viewer)
-            event, shown_ms = _later(event, shown_ms)
+            event, closed = await _delivered(entry, following, here)
             last, last_write = entry.sequence, entry.write
-            if viewer is None:
-                await here.release()
             yield event
             if closed:
                 return
+
+
+async def _delivered(
+    entry: StoredEvent, following: _Following, here: StreamLease
+) -> tuple[events_pb2.TableEvent, bool]:
+    """``entry`` as the stream delivers it, and whether the stream ends with it."""
+    event, following.viewer, closed = _event(entry, following.viewer)
+    event, following.shown_ms = _later(event, following.shown_ms)
+    if following.viewer is None:
+        await here.release()  # the seat was left: this stream no longer keeps it connected
+    return event, closed
 
 
 def _later(event: events_pb2.TableEvent, shown_ms: int) -> tuple[events_pb2.TableEvent, int]:
