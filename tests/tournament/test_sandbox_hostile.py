@@ -4,7 +4,8 @@ Two intruders (``hostile/intruder.py``), one stdio and one gRPC, play beside thr
 bots: in each game they first try to read the organiser's secret, the output folder and
 another entrant's folder, ``/etc/shadow``, a planted symlink and one of their own, to see
 other processes, to reach Redis, the referee's TCP port and an outside address, to write
-outside their folder, to signal the runner, to find secrets in their environment; they
+outside their folder, to signal the runner, to find secrets in their environment, to write
+a file over the size limit, fill ``/tmp`` and open too many files; they
 leave a ``setsid`` daemon and a file in ``/tmp``; then, by game, they fork-bomb, balloon
 memory, spin CPU in children, or flood their output. The same tournament is played once
 with the intruders benign, unconfined: the games without them must come out identical
@@ -41,7 +42,7 @@ BUNDLED = [
     {"name": "random", "bot": "random"},
     {"name": "random-b", "bot": "random"},
 ]
-LIMITS = {"memory_mib": 160, "processes": 32, "cpu_s": 1.5}
+LIMITS = {"memory_mib": 160, "processes": 32, "cpu_s": 1.5, "file_size_mib": 4, "tmp_mib": 8, "open_files": 64}
 #: Every escape the intruder tries (its ``probe`` lines), the TCP ones apart.
 PROBES = (
     "read-secret",
@@ -56,6 +57,9 @@ PROBES = (
     "write-output",
     "signal-runner",
     "environment",
+    "big-file",
+    "fill-tmp",
+    "open-files",
 )
 
 
@@ -95,6 +99,7 @@ async def play(tmp_path: Path, mode: str, *, referee: str, tcp: list[str], redis
         "host_tmp": f"/tmp/{marker}",
         "forbidden_env": ["REDIS_URL", "DIZHU_API_KEY", "ORGANISER_TOKEN"],
         "marker": marker,
+        "limits": LIMITS,
     }
     (tmp_path / "other-entrant").mkdir()
     (tmp_path / "other-entrant" / "strategy.txt").write_text("private")
@@ -106,7 +111,8 @@ async def play(tmp_path: Path, mode: str, *, referee: str, tcp: list[str], redis
         name=f"hostile-{uuid.uuid4().hex[:8]}",
         seed="hostile",
         concurrency=10,
-        clock={"decision_s": 1, "timeout_policy": "auto_play"},
+        # A bank absorbs a busy machine's delays of the bundled bots: their games must not differ by a timeout.
+        clock={"decision_s": 1, "time_bank_s": 5, "timeout_policy": "auto_play"},
     )
     if confined:
         add_sandbox(path, **LIMITS)
@@ -147,6 +153,7 @@ def intruder_logs(output: Path) -> dict[str, list[str]]:
     return logs
 
 
+@pytest.mark.slow  # 30 games, most of them played by the clock for a killed intruder: about a minute
 class TestHostileEntrants:
     async def test_every_attack_fails_is_the_intruders_fault_and_changes_no_other_game(
         self, tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
@@ -196,7 +203,7 @@ class TestHostileEntrants:
             assert "bytes dropped ...]" in joined, name  # the flood, capped
         stdio_floods = [text for text in logs["stdio-intruder"] if "attack flood" in text]
         assert stdio_floods
-        assert all("[runner] garbage: 32 line(s)" in text for text in stdio_floods)
+        assert all("[runner] garbage: " in text for text in stdio_floods)  # its lines skipped
 
         # Nothing written outside, nothing left running, nothing of the sandboxes left behind.
         assert not Path(plan["host_tmp"]).exists()

@@ -67,6 +67,12 @@ def run_parser() -> argparse.ArgumentParser:
         help="play nothing: write the output folder from what the runners recorded in Redis "
         "(exit status 3 while the tournament is not complete)",
     )
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="confine every command and stdio entrant with bubblewrap (the file's [sandbox] limits, else the "
+        "defaults; docs/tournaments.md, Confinement)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no live view, only the summary")
     parser.add_argument("--viewer-url", help=_VIEWER_HELP)
     return parser
@@ -130,6 +136,7 @@ def _run(argv: Sequence[str]) -> int:
         "lease_s": args.lease,
         "clock.decision_s": args.decision_time,
         "clock.timeout_policy": args.timeout_policy,
+        "sandbox": args.sandbox or None,
     }
     try:
         config = load_config(args.file, overrides)

@@ -6,7 +6,7 @@
 
 ``{"mode": "attack" | "benign", "secret": path, "output": folder, "other": folder,
 "runner_pid": n, "tcp": ["host:port", ...], "outside": "host:port", "host_tmp": path,
-"forbidden_env": [names], "marker": text}``
+"forbidden_env": [names], "marker": text, "limits": {"file_size_mib", "tmp_mib", "open_files"}}``
 
 With ``attack`` it first tries every escape below, each bounded, writing one line per try on
 standard error -- ``probe NAME: blocked (...)`` when it failed, ``probe NAME: REACHED (...)``
@@ -103,6 +103,32 @@ def environment():
     return f"environment holds {leaked}" if leaked else None
 
 
+def big_file():
+    size = (plan["limits"]["file_size_mib"] + 1) << 20
+    try:
+        Path("/tmp/big").write_bytes(b"x" * size)
+    finally:
+        Path("/tmp/big").unlink(missing_ok=True)
+    return f"wrote a file of {size} bytes"
+
+
+def fill_tmp():
+    written = 0
+    try:
+        for n in range(plan["limits"]["tmp_mib"] + 2):
+            Path(f"/tmp/fill-{n}").write_bytes(b"x" * (1 << 20))
+            written += 1 << 20
+    finally:  # room again for what follows
+        for path in Path("/tmp").glob("fill-*"):
+            path.unlink()
+    return f"wrote {written} bytes in /tmp"
+
+
+def open_files():
+    files = [open("/dev/null") for _ in range(plan["limits"]["open_files"] + 8)]  # noqa: SIM115
+    return f"opened {len(files)} files"
+
+
 def escape():
     probe("read-secret", read(plan["secret"]))
     probe("read-output", listing(plan["output"]))
@@ -118,6 +144,9 @@ def escape():
     probe("write-output", write(Path(plan["output"]) / "written"))
     probe("signal-runner", signal_runner)
     probe("environment", environment)
+    probe("big-file", big_file)
+    probe("fill-tmp", fill_tmp)
+    probe("open-files", open_files)
     # Not a probe the intruder can judge: the test looks for these from outside.
     Path(plan["host_tmp"]).write_text("intruder was here")
     subprocess.Popen(
