@@ -388,8 +388,9 @@ async def _why_no_replay(stub: Any, table_id: str, round_number: int, target: st
     finished = view.last_settlement.round
     if round_number > finished:
         state = table_pb2.Phase.Name(view.phase).removeprefix("PHASE_").lower().replace("_", " ")
+        where = "the table is closed" if view.phase == table_pb2.PHASE_CLOSED else f"the table is in the {state} phase"
         last = f"round {finished} is the last finished" if finished else "no round is finished yet"
-        return f"round {round_number} of table {table_id} is not over ({last}; the table is in {state})"
+        return f"round {round_number} of table {table_id} is not over ({last}; {where})"
     return f"round {round_number} of table {table_id} is no longer kept (only the latest rounds' replays are)"
 
 
@@ -448,7 +449,12 @@ def _play(args: argparse.Namespace) -> int:
         print(f"dizhu play: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        if args.target:
+            said = f"your seat at the referee {args.target} stays taken until its clock or idle time frees it."
+        else:
+            said = "the game ended with it (its referee ran in this process)."
+        print(f"\nInterrupted: {said}", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -533,7 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the other seats' bots, comma-separated, among expert, heuristic and random (expert:200ms: "
         "the expert's time per decision)",
     )
-    seat.add_argument("--name", type=_player_name, default="You", help="your name at the table (1 to 32 characters)")
+    seat.add_argument(
+        "--name", type=_player_name, default="guest", help="your name at the table, 1 to 32 characters (default guest)"
+    )
     seat.add_argument(
         "--clock",
         type=_clock,

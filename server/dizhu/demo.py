@@ -111,10 +111,14 @@ class Narrator:
             self._decisions = sum(1 for action in view.history if action.deal_number == view.deal_number)
 
     def who(self, seat: int, *, role: bool = True) -> str:
-        label = f"{self.names[seat]} (seat {seat}"
+        """``Ann (seat 0, landlord)``; a name ending in a parenthesis shares it: ``Bob (random bot, seat 1)``."""
+        facts = f"seat {seat}"
         if role and self._landlord is not None:
-            label += ", landlord" if seat == self._landlord else ", farmer"
-        return label + ")"
+            facts += ", landlord" if seat == self._landlord else ", farmer"
+        name = self.names[seat]
+        if name.endswith(")") and "(" in name:
+            return f"{name[:-1]}, {facts})"
+        return f"{name} ({facts})"
 
     def _deal_header(
         self,

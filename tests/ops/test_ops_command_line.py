@@ -617,3 +617,54 @@ class TestServeStartsOrSaysWhy:
         assert "dizhu play --table" not in full.stdout
         assert "no free seat" in full.stdout
         assert_clean(some, 0, "--token ", "3 free seat(s)", "--name NAME", "dizhu play --table")
+
+
+class TestRefusalsSaidOnce:
+    def test_a_refusal_names_its_reason_once_and_its_violation_once(self, redis_url: str) -> None:
+        from dizhu.testing import serve_process
+
+        with serve_process(redis_url, args=["--log-level", "warning"]) as referee:
+            target = ["--target", referee.target]
+            long_name = dizhu("table", "create", "--players", "x" * 40, *target)
+            created = dizhu("table", "create", "--json", *target)
+            table_id = created.stdout.split('"table_id": "', 1)[1].split('"', 1)[0]
+            wrong_token = dizhu("table", "close", table_id, "--token", "nonsense", *target)
+            closed = dizhu(
+                "table",
+                "close",
+                table_id,
+                "--token",
+                created.stdout.split('"creator_token": "')[1].split('"')[0],
+                *target,
+            )
+            over = dizhu("replay", table_id, "1", *target)
+        assert_clean(long_name, FAILED, "dizhu table create: INVALID_ARGUMENT: player_names[0]: a player name is 1..32")
+        assert long_name.stderr.count("a player name is") == 1, long_name.stderr
+        assert_clean(wrong_token, FAILED, "dizhu table close: UNAUTHENTICATED: ")
+        assert "(UNAUTHENTICATED)" not in wrong_token.stderr
+        assert_clean(closed, 0)
+        assert_clean(
+            over, FAILED, f"round 1 of table {table_id} is not over (no round is finished yet; the table is closed)"
+        )
+
+
+class TestPlayInterrupted:
+    def test_ctrl_c_says_the_seat_was_left_as_it_was(self) -> None:
+        import pexpect
+
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "dizhu.cli", "play", "--rounds", "1", "--clock", "0"],
+            env={**_env(), "TERM": "dumb"},
+            encoding="utf-8",
+            timeout=TIMEOUT_S,
+        )
+        try:
+            child.expect(r"Your (bid|play) .*> ")
+            child.sendintr()
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        assert "Interrupted" in child.before, child.before
+        assert "Traceback" not in child.before
+        assert child.exitstatus == 130

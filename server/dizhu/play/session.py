@@ -40,7 +40,7 @@ class PlayOptions:
     rounds: int = 3
     #: The bot of each other seat (default: heuristic).
     bots: Sequence[str] | None = None
-    name: str = "You"
+    name: str = "guest"
     #: Seconds per decision (whole milliseconds, 0.1 at least); 0: no clock.
     clock_s: float = 60
     seed: bytes | None = None

@@ -139,8 +139,14 @@ class DizhuError(Exception):
 
     def __str__(self) -> str:
         facts = "".join(f" {key}={value}" for key, value in sorted(self.metadata.items()) if key != "table_id")
-        violations = "".join(f"; {field}: {text}" for field, text in self.field_violations)
-        return f"{self.reason} ({self.code.name}): {self.message}{facts}{violations}"
+        # A violation the message already states (the referee often says it in both) is said once.
+        violations = "".join(
+            f"; {field}: {text}"
+            for field, text in self.field_violations
+            if self.message not in (text, f"{field}: {text}")
+        )
+        code = "" if self.code.name == self.reason else f" ({self.code.name})"
+        return f"{self.reason}{code}: {self.message}{facts}{violations}"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, reason={self.reason!r}, code={self.code.name})"
