@@ -5,8 +5,10 @@ The referee runs as ``dizhu serve --http-address ...`` in its own process over a
 here. The bystander, in this process, reads its table (``GetTable`` with its seat token) every
 ``--interval`` ms over gRPC and, at the same time, over Connect (binary, one keep-alive HTTP/1.1
 connection): first with nobody else calling (idle), then while ``--attackers`` processes each
-send one bomb a second on a connection of its own: a Connect JSON ``Play`` whose body is
-about 1 MB of JSON (20,000 cards) gzip-compressed to a few KB. Printed: the bystander's
+send ``--per-second`` bombs a second (0: one after another) on a connection of its own. The
+bomb (``--bomb``) is ``json``: a Connect JSON ``Play`` whose body is about 1 MB of JSON (20,000
+cards) gzip-compressed to a few KB; or ``members``: a Connect binary ``GetTable`` whose body is
+1 MiB of empty gzip members (52,428 of them, nothing once inflated). Printed: the bystander's
 p50/p99 per side, idle and under attack, their ratios, how many answers each side got, and
 what the bombs were answered.
 
@@ -15,7 +17,8 @@ connections to its HTTP port that never send a byte, and, while they are open, f
 connections each making one call: how many of the held ones the port refused (503) or closed,
 and how many gRPC calls were answered.
 
-Run: ``python bench/bench_hostile_http.py [--seconds 10] [--attackers 2] [--held 1100]``.
+Run: ``python bench/bench_hostile_http.py [--seconds 10] [--attackers 2] [--bomb json|members]
+[--per-second 1] [--held 1100]`` (``--held 0``: no held connections).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_
 pb = table_service_pb2
 #: Cards in a bomb: about 1 MB of JSON, under the 1 MiB the transport reads.
 _BOMB_CARDS = 20_000
+_EMPTY_MEMBER = gzip.compress(b"")
 
 
 def bomb() -> bytes:
@@ -55,17 +59,32 @@ def bomb() -> bytes:
     return gzip.compress(text, compresslevel=9)
 
 
-def _attacker(port: int, seconds: float, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    """One bomb a second on one connection for ``seconds``; how each was answered."""
-    body = bomb()
-    headers = {"content-type": "application/json", "content-encoding": "gzip", "connection": "keep-alive"}
+def members_bomb() -> bytes:
+    """Empty gzip members filling the 1 MiB the transport reads: nothing once inflated."""
+    return _EMPTY_MEMBER * ((1 << 20) // len(_EMPTY_MEMBER) - 1)
+
+
+#: Each kind of bomb: its body, the method it calls, its headers.
+_BOMBS = {
+    "json": (bomb, "Play", {"content-type": "application/json", "content-encoding": "gzip"}),
+    "members": (members_bomb, "GetTable", {"content-type": "application/proto", "content-encoding": "gzip"}),
+}
+
+
+def _attacker(port: int, seconds: float, kind: str, per_second: float, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    """``per_second`` bombs of ``kind`` a second (0: one after another) on one connection for
+    ``seconds``; how each was answered."""
+    make, method, bomb_headers = _BOMBS[kind]
+    body = make()
+    headers = bomb_headers | {"connection": "keep-alive"}
+    period_s = 1 / per_second if per_second > 0 else 0.0
     outcomes: Counter[str] = Counter()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     until = time.monotonic() + seconds
     while time.monotonic() < until:
         sent = time.monotonic()
         try:
-            connection.request("POST", "/dizhu.v1.TableService/Play", body=body, headers=headers)
+            connection.request("POST", f"/dizhu.v1.TableService/{method}", body=body, headers=headers)
             response = connection.getresponse()
             answer = response.read()
             code = json.loads(answer).get("code", "ok") if answer.startswith(b"{") else str(response.status)
@@ -74,7 +93,7 @@ def _attacker(port: int, seconds: float, queue: multiprocessing.Queue) -> None: 
             outcomes[type(error).__name__] += 1
             connection.close()
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        time.sleep(max(0.0, 1.0 - (time.monotonic() - sent)))
+        time.sleep(max(0.0, period_s - (time.monotonic() - sent)))
     connection.close()
     queue.put(dict(outcomes))
 
@@ -181,12 +200,17 @@ def _held_connections(redis_url: str, held: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10, help="length of each phase (default 10)")
-    parser.add_argument("--attackers", type=int, default=2, help="processes sending one bomb a second (default 2)")
+    parser.add_argument("--attackers", type=int, default=2, help="processes sending bombs (default 2)")
+    parser.add_argument("--bomb", choices=sorted(_BOMBS), default="json", help="the bomb (default json)")
+    parser.add_argument("--per-second", type=float, default=1, help="bombs a second per attacker (0: back to back)")
     parser.add_argument("--interval", type=float, default=20, help="ms between a bystander's calls (default 20)")
     parser.add_argument("--held", type=int, default=1100, help="silent connections held open (default 1,100)")
     args = parser.parse_args()
-    size = len(bomb())
-    print(f"bomb: a Connect JSON Play of {_BOMB_CARDS:,} cards, {size:,} bytes gzip-compressed")
+    size = len(_BOMBS[args.bomb][0]())
+    if args.bomb == "json":
+        print(f"bomb: a Connect JSON Play of {_BOMB_CARDS:,} cards, {size:,} bytes gzip-compressed")
+    else:
+        print(f"bomb: a Connect GetTable of {size // len(_EMPTY_MEMBER):,} empty gzip members, {size:,} bytes")
     http_port = free_port()
     flags = ["--log-level", "error", "--http-address", f"127.0.0.1:{http_port}"]
     interval = args.interval / 1000
@@ -200,7 +224,8 @@ def main() -> None:
         context = multiprocessing.get_context("spawn")
         queue: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
         attackers = [
-            context.Process(target=_attacker, args=(http_port, args.seconds + 1, queue)) for _ in range(args.attackers)
+            context.Process(target=_attacker, args=(http_port, args.seconds + 1, args.bomb, args.per_second, queue))
+            for _ in range(args.attackers)
         ]
         for attacker in attackers:
             attacker.start()
@@ -211,13 +236,15 @@ def main() -> None:
             outcomes.update(queue.get(timeout=120))
         for attacker in attackers:
             attacker.join()
-    print(f"{args.attackers} attackers, one bomb a second each, for {args.seconds:g} s", end="; ")
+    rate = f"{args.per_second:g} bombs a second" if args.per_second > 0 else "bombs back to back"
+    print(f"{args.attackers} attackers, {rate} each, for {args.seconds:g} s", end="; ")
     print(f"a bystander call every {args.interval:g} ms")
     _report("gRPC", idle[0], attacked[0])
     _report("HTTP", idle[1], attacked[1])
     print("  bombs answered: " + ", ".join(f"{outcome} x{count}" for outcome, count in sorted(outcomes.items())))
-    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=False) as store:
-        _held_connections(store.url, args.held)
+    if args.held:
+        with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=False) as store:
+            _held_connections(store.url, args.held)
 
 
 if __name__ == "__main__":

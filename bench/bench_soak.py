@@ -9,10 +9,13 @@ benchmark waits ``--drain`` seconds, so that every finished table has expired, a
 RSS again.
 
 Printed per process: RSS at the start (serving, before the first table), after each
-quarter of the tables, at the peak and after the drain, and the growth per 1,000 tables
-between the second and the last quarter (what a process that runs for months would keep
-gaining if its memory depended on the tables served); then Redis' memory and keys before
-and after. Run: ``python bench/bench_soak.py [--tables 4000] [--processes 2]``.
+``--parts``-th of the tables (quarters by default), at the peak and after the drain, and the
+growth per 1,000 tables over the second half of the tables and over the last part (what
+a process that runs for months would keep gaining if its memory depended on the tables
+served); then Redis' memory and keys before and after. Every per-process memory of tables is
+bounded (4,096 tables at most, docs/benchmarks.md): ``--abandon-every 1`` with more tables
+than that keeps every table live in the caches, the worst case, and shows the ceiling.
+Run: ``python bench/bench_soak.py [--tables 4000] [--processes 2] [--parts 4]``.
 """
 
 from __future__ import annotations
@@ -84,15 +87,20 @@ async def _abandon(stub: table_service_pb2_grpc.TableServiceStub, game: Game) ->
 
 
 async def _serve_tables(
-    targets: list[str], games: list[Game], concurrency: int, abandon_every: int, quarter_done: asyncio.Queue[int]
+    targets: list[str],
+    games: list[Game],
+    concurrency: int,
+    abandon_every: int,
+    quarter_done: asyncio.Queue[int],
+    parts: int = 4,
 ) -> tuple[int, int]:
-    """Play ``games``; put the count of tables done on ``quarter_done`` at each quarter. (moves, abandoned)."""
+    """Play ``games``; put the count of tables done on ``quarter_done`` at each of ``parts``. (moves, abandoned)."""
     channels = [grpc.aio.insecure_channel(target) for target in targets]
     stubs = [table_service_pb2_grpc.TableServiceStub(channel) for channel in channels]
     pending = list(enumerate(games))
     pending.reverse()
     done = moves = abandoned = 0
-    quarters = {len(games) * part // 4 for part in range(1, 5)}
+    quarters = {len(games) * part // parts for part in range(1, parts + 1)}
 
     async def worker() -> None:
         nonlocal done, moves, abandoned
@@ -136,6 +144,7 @@ def main() -> None:
     parser.add_argument("--finished-ttl", type=int, default=10, help="seconds a finished table stays in Redis")
     parser.add_argument("--drain", type=float, default=20.0, help="seconds to wait after the load")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--parts", type=int, default=4, help="RSS is read after each part of the tables (default 4)")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
@@ -155,7 +164,9 @@ def main() -> None:
                 quarters: asyncio.Queue[int] = asyncio.Queue()
                 started = time.perf_counter()
                 load = asyncio.create_task(
-                    _serve_tables([r.target for r in referees], games, args.concurrency, args.abandon_every, quarters)
+                    _serve_tables(
+                        [r.target for r in referees], games, args.concurrency, args.abandon_every, quarters, args.parts
+                    )
                 )
                 while not load.done() or not quarters.empty():
                     with contextlib.suppress(TimeoutError):
@@ -179,9 +190,12 @@ def main() -> None:
     print(f"{'':28}{header}")
     for label, sample in [*rows[:-1], ("peak", peak), rows[-1]]:
         print(f"{label:28}" + "".join(f"{sample[pid] / 1024:>15.1f} MiB" for pid in pids))
-    second, last = rows[2][1], rows[4][1]
+    parts = args.parts
+    second, before_last, last = rows[parts // 2][1], rows[parts - 1][1], rows[parts][1]
     per_thousand = [(last[pid] - second[pid]) / 1024 / (args.tables / 2 / 1000) for pid in pids]
-    print(f"{'growth, 2nd to 4th quarter':28}" + "".join(f"{growth:>+11.2f} MiB/1k tables" for growth in per_thousand))
+    print(f"{'growth over the 2nd half':28}" + "".join(f"{growth:>+11.2f} MiB/1k tables" for growth in per_thousand))
+    last_part = [(last[pid] - before_last[pid]) / 1024 / (args.tables / parts / 1000) for pid in pids]
+    print(f"{'growth over the last part':28}" + "".join(f"{growth:>+11.2f} MiB/1k tables" for growth in last_part))
     print(
         f"Redis: {redis_before[0] / 2**20:.1f} MiB, {redis_before[1]} keys before; "
         f"{redis_after[0] / 2**20:.1f} MiB, {redis_after[1]} keys after the drain"

@@ -16,7 +16,17 @@ measures both in the same run and prints the referee's figures with the skeleton
    subscriber of each move, and the CPU each delivered event cost the server (the moves
    included) and the receiving process (µs).
 
-Run: ``python bench/bench_streams.py [--streams 10000] [--tables 100] [--idle 30] [--fanout 1000]``.
+With ``--lagging N`` it measures one thing instead: a stream that falls behind again and again
+in one call. The referee (and ``--before``'s) keeps one event waiting for a stream at most
+(``--stream-backlog 1``); a second player joins a table and leaves it at once, ``N`` times,
+while the first player's stream follows: when the feed reads both events together, the stream
+is handed more than it may hold and starts again from a fresh snapshot (``LAGGING``). Printed
+per referee: the restarts its stream made, how the call ended, the milliseconds between two
+restarts, and the server's resident memory per restart after the first 200 (what hours of
+restarts would add).
+
+Run: ``python bench/bench_streams.py [--streams 10000] [--tables 100] [--idle 30] [--fanout 1000]``,
+or ``python bench/bench_streams.py --lagging 2000 [--before <older checkout>]``.
 """
 
 from __future__ import annotations
@@ -200,6 +210,64 @@ def _row(name: str, figures: dict[str, float], base: dict[str, float], keys: lis
     return f"  {name:>12}: " + "   ".join(cells)
 
 
+_LAGGING_WARM_UP = 200
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def lagging(server: Server, toggles: int) -> dict[str, float | str]:
+    """``toggles`` joins and leaves of seat 1 while seat 0's stream follows (see the docstring)."""
+    pb = table_service_pb2
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        created = await stub.CreateTable(
+            pb.CreateTableRequest(
+                request_id=uuid.uuid4().hex,
+                settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER),
+                player_names=["a"],
+            )
+        )
+        seat0 = [("authorization", f"Bearer {created.seat_tokens[0].token}")]
+        call = stub.WatchTable(pb.WatchTableRequest(table_id=created.table_id), metadata=seat0)
+        await call.read()  # the first snapshot
+        restarts, ended = 0, "open"
+        warm: tuple[int, int, float] | None = None  # restarts, RSS, time
+        try:
+            for _ in range(toggles):
+                join = pb.JoinTableRequest(table_id=created.table_id, request_id=uuid.uuid4().hex, player_name="b")
+                token = (await stub.JoinTable(join)).seat_token
+                leave = pb.LeaveTableRequest(table_id=created.table_id, request_id=uuid.uuid4().hex)
+                await stub.LeaveTable(leave, metadata=[("authorization", f"Bearer {token}")])
+                while True:  # until the stream shows the seat left, in a fresh snapshot or as its event
+                    event = (await asyncio.wait_for(call.read(), 30)).event
+                    kind = event.WhichOneof("payload")
+                    if kind == "snapshot":
+                        restarts += 1
+                        if not event.snapshot.seats[1].occupied:
+                            break
+                    elif kind == "seat_left":
+                        break
+                if warm is None and restarts >= _LAGGING_WARM_UP:
+                    warm = restarts, _rss_kib(server.pid), time.perf_counter()
+        except (grpc.aio.AioRpcError, TimeoutError, AttributeError) as error:
+            ended = f"{call.code().name if call.done() else type(error).__name__} after {restarts} restarts"
+        call.cancel()
+    if warm is None or restarts == warm[0]:
+        return {"restarts": restarts, "ended": ended, "ms": math.nan, "kib": math.nan}
+    elapsed = time.perf_counter() - warm[2]
+    return {
+        "restarts": restarts,
+        "ended": ended,
+        "ms": elapsed * 1000 / (restarts - warm[0]),
+        "kib": (_rss_kib(server.pid) - warm[1]) / (restarts - warm[0]),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streams", type=int, default=10_000)
@@ -211,7 +279,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--before", type=Path, help="also run the referee of another checkout (an older commit)")
     parser.add_argument("--serve-args", default="", help="further flags for dizhu serve (e.g. '--workers 2')")
+    parser.add_argument("--lagging", type=int, default=0, help="only: a stream that restarts this many times")
     args = parser.parse_args()
+    if args.lagging:
+        _measure_lagging(args)
+        return
     rng = random.Random(11)
     games = iter([plan_game(rng) for _ in range(4 * args.repeats)])
     most = str(max(args.streams, args.fanout) + 100)
@@ -229,6 +301,26 @@ def main() -> None:
         if args.before is not None:
             servers.append(stack.enter_context(referee_process("before", store.url, flags, args.before)))
         asyncio.run(_measure(servers, args, games))
+
+
+def _measure_lagging(args: argparse.Namespace) -> None:
+    flags = ["--log-level", "error", "--stream-backlog", "1", "--heartbeat", "3600", *args.serve_args.split()]
+    with (
+        tempfile.TemporaryDirectory() as data,
+        EmbeddedRedis(Path(data), appendonly=False) as store,
+        contextlib.ExitStack() as stack,
+    ):
+        servers = [stack.enter_context(referee_process("dizhu serve", store.url, flags))]
+        if args.before is not None:
+            servers.append(stack.enter_context(referee_process("before", store.url, flags, args.before)))
+        print(f"a seat's stream while a player joins and leaves {args.lagging} times (--stream-backlog 1):")
+        for server in servers:
+            measured = asyncio.run(lagging(server, args.lagging))
+            print(
+                f"  {server.name:12} {measured['restarts']:>6} restarts, call {measured['ended']}; "
+                f"{measured['ms']:.1f} ms between restarts, {measured['kib']:+.2f} KiB of RSS per restart "
+                f"after the first {_LAGGING_WARM_UP}"
+            )
 
 
 async def _measure(servers: list[Server], args: argparse.Namespace, games: Iterator) -> None:
