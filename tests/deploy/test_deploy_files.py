@@ -393,6 +393,7 @@ class TestTournament:
         # Named in the file: the pods' copy and the organiser's (cup.toml) are one tournament in Redis.
         assert tomllib.loads(text)["name"] == config.name
         assert (config.referees, config.redis_url) == ((), None)  # the Job's business
+        assert config.sandbox is not None, "each pod confines its entrants: the file needs [sandbox]"
 
     def test_the_runner_confines_its_entrants_without_a_privilege(self) -> None:
         template = _runner_job()["spec"]["template"]
