@@ -12,8 +12,14 @@
    game, over blocks: a deal set's games in duplicate, single games in random seating,
    where both entrants of a pair always share the game) and the ratio random / duplicate
    (how much narrower duplicate is), over ``--repeats`` tournament seeds.
+3. **Confinement** (``[sandbox]``, docs/tournaments.md). The time to start a process and see
+   it exit, plain and confined (bubblewrap, its control groups made and removed), for
+   ``/bin/true`` and for this Python; then games/s of one tournament -- heuristic, random
+   and a Python stdio bot (plays its first legal move) -- without and with ``[sandbox]``
+   (a confined stdio bot is started for every game; an unconfined one serves them all).
 
-Run: ``python bench/bench_tournament.py [--deal-sets 20] [--concurrency 6] [--repeats 2]``.
+Run: ``python bench/bench_tournament.py [--deal-sets 20] [--concurrency 6] [--repeats 2]
+[--only throughput|duplicate|confinement]``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -29,6 +36,9 @@ from typing import Any
 
 from dizhu.client import Bot
 from dizhu.tournament import EntrantSpec, load_config, run_tournament
+from dizhu.tournament.config import SandboxSpec
+from dizhu.tournament.players import EntrantProcess
+from dizhu.tournament.sandbox import opened
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
 PAIRS = (("heuristic", "random"), ("heuristic", "greedy"), ("greedy", "random"))
@@ -80,43 +90,117 @@ def width(result: dict[str, Any], a: str, b: str) -> tuple[float, float]:
     return sign * d["mean"], d["high"] - d["low"]
 
 
+#: A stdio bot (dizhu.stdio/v1) of the confinement benchmark: it passes on bids and plays its first legal move.
+STDIO_BOT = """
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["type"] == "bid":
+        reply = {"id": request["id"], "bid": 0}
+    else:
+        legal = request["legal"]
+        reply = {"id": request["id"], "cards": "" if request["can_pass"] or not legal else legal[0]}
+    print(json.dumps(reply), flush=True)
+"""
+
+
+async def start_and_exit_ms(command: list[str], folder: Path, spec: SandboxSpec, trials: int) -> tuple[float, float]:
+    """Median ms from starting ``command`` until it has exited and been cleaned up: (plain, confined with
+    ``spec``), the two measured alternately so that the machine's load drifts over both alike."""
+    times: dict[bool, list[float]] = {False: [], True: []}
+    with opened(spec) as sandbox:
+        for trial in range(2 * trials):
+            confine = trial % 2 == 1
+            started = time.perf_counter()
+            if confine:
+                argv, env, confined = sandbox.confine(command, folder=folder, game={}, target=None)
+                process = await EntrantProcess.start(argv, folder, env, 4096, stdout=False, confined=confined)
+            else:
+                process = await EntrantProcess.start(command, folder, {}, 4096, stdout=False)
+            await process.exited()
+            await process.stop()
+            times[confine].append(1000 * (time.perf_counter() - started))
+    return statistics.median(times[False]), statistics.median(times[True])
+
+
+async def confinement(folder: Path, deal_sets: int, concurrency: int) -> None:
+    bot = folder / "stdio-bot"
+    bot.mkdir()
+    (bot / "bot.py").write_text(STDIO_BOT)
+    python = [sys.executable, "-c", "pass"]
+    print("Confinement: start a process and see it exit (median of 30), plain and confined")
+    for label, command in (("/bin/true", ["/bin/true"]), ("python -c pass", python)):
+        plain, confined = await start_and_exit_ms(command, bot, SandboxSpec(ro_paths=_python_paths()), 30)
+        print(f"  {label}: plain {plain:.1f} ms, confined {confined:.1f} ms (+{confined - plain:.1f} ms)")
+    entrants = (
+        EntrantSpec(name="heuristic", bot="heuristic"),
+        EntrantSpec(name="random", bot="random"),
+        EntrantSpec(name="stdio", stdio=(sys.executable, "bot.py"), folder=bot),
+    )
+    games = 6 * deal_sets
+    print(f"  {games} games (3p, duplicate: heuristic, random, a Python stdio bot), concurrency {concurrency}")
+    rates = {}
+    for label, sandbox in (("without [sandbox]", None), ("with [sandbox]", SandboxSpec(ro_paths=_python_paths()))):
+        rate, cpu_ms, _ = await tournament(
+            folder, deal_sets=deal_sets, concurrency=concurrency, entrants=entrants, sandbox=sandbox
+        )
+        rates[label] = rate
+        print(f"  {label}: {rate:.2f} games/s; runner CPU {cpu_ms:.0f} ms per game")
+    print(f"  with / without: {rates['with [sandbox]'] / rates['without [sandbox]']:.2f}x")
+
+
+def _python_paths() -> tuple[Path, ...]:
+    """What this interpreter needs inside a sandbox (its installation and virtualenv), read-only."""
+    return tuple(sorted({Path(sys.base_prefix), Path(sys.prefix)}))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deal-sets", type=int, default=20, help="duplicate deal sets (6 games each)")
     parser.add_argument("--concurrency", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=2, help="seeds for the duplicate-vs-random comparison")
+    parser.add_argument("--only", choices=["throughput", "duplicate", "confinement"], help="one part only")
     args = parser.parse_args()
-    games = 6 * args.deal_sets
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
         folder = Path(tmp)
-        print(f"Throughput: {games} games (3p, duplicate, bundled bots), concurrency {args.concurrency}")
-        rates = {}
-        for referees in (1, 2):
-            rate, cpu_ms, _ = await tournament(
-                folder, deal_sets=args.deal_sets, concurrency=args.concurrency, embedded_referees=referees
-            )
-            rates[referees] = rate
-            print(f"  {referees} referee process(es): {rate:.2f} games/s; runner CPU {cpu_ms:.0f} ms per game")
-        print(f"  2 / 1 referees: {rates[2] / rates[1]:.2f}x")
+        if args.only in (None, "throughput"):
+            await throughput(folder, args.deal_sets, args.concurrency)
+        if args.only in (None, "duplicate"):
+            await duplicate_vs_random(folder, args.deal_sets, args.concurrency, args.repeats)
+        if args.only in (None, "confinement"):
+            await confinement(folder, args.deal_sets, args.concurrency)
 
-        print(f"Duplicate vs random seating, {games} games each: differential (points/game) ± half its 95% CI")
-        ratios: dict[tuple[str, str], list[float]] = {pair: [] for pair in PAIRS}
-        for repeat in range(args.repeats):
-            seed = f"bench-{repeat}"
-            common = {"seed": seed, "concurrency": args.concurrency, "entrants": COMPARED}
-            *_, duplicate = await tournament(folder, deal_sets=args.deal_sets, **common)
-            *_, random_seating = await tournament(folder, deal_sets=games, format="random", **common)
-            for a, b in PAIRS:
-                (d_mean, d_width), (r_mean, r_width) = width(duplicate, a, b), width(random_seating, a, b)
-                ratios[a, b].append(r_width / d_width)
-                print(
-                    f"  seed {seed}, {a} - {b}: duplicate {d_mean:+.2f} ± {d_width / 2:.2f}, "
-                    f"random {r_mean:+.2f} ± {r_width / 2:.2f} -> duplicate {r_width / d_width:.2f}x narrower"
-                )
-        for (a, b), values in ratios.items():
+
+async def throughput(folder: Path, deal_sets: int, concurrency: int) -> None:
+    print(f"Throughput: {6 * deal_sets} games (3p, duplicate, bundled bots), concurrency {concurrency}")
+    rates = {}
+    for referees in (1, 2):
+        rate, cpu_ms, _ = await tournament(
+            folder, deal_sets=deal_sets, concurrency=concurrency, embedded_referees=referees
+        )
+        rates[referees] = rate
+        print(f"  {referees} referee process(es): {rate:.2f} games/s; runner CPU {cpu_ms:.0f} ms per game")
+    print(f"  2 / 1 referees: {rates[2] / rates[1]:.2f}x")
+
+
+async def duplicate_vs_random(folder: Path, deal_sets: int, concurrency: int, repeats: int) -> None:
+    games = 6 * deal_sets
+    print(f"Duplicate vs random seating, {games} games each: differential (points/game) ± half its 95% CI")
+    ratios: dict[tuple[str, str], list[float]] = {pair: [] for pair in PAIRS}
+    for repeat in range(repeats):
+        seed = f"bench-{repeat}"
+        common = {"seed": seed, "concurrency": concurrency, "entrants": COMPARED}
+        *_, duplicate = await tournament(folder, deal_sets=deal_sets, **common)
+        *_, random_seating = await tournament(folder, deal_sets=games, format="random", **common)
+        for a, b in PAIRS:
+            (d_mean, d_width), (r_mean, r_width) = width(duplicate, a, b), width(random_seating, a, b)
+            ratios[a, b].append(r_width / d_width)
             print(
-                f"  {a} - {b}: duplicate narrower by {statistics.fmean(values):.2f}x on average (same number of games)"
+                f"  seed {seed}, {a} - {b}: duplicate {d_mean:+.2f} ± {d_width / 2:.2f}, "
+                f"random {r_mean:+.2f} ± {r_width / 2:.2f} -> duplicate {r_width / d_width:.2f}x narrower"
             )
+    for (a, b), values in ratios.items():
+        print(f"  {a} - {b}: duplicate narrower by {statistics.fmean(values):.2f}x on average (same number of games)")
 
 
 if __name__ == "__main__":

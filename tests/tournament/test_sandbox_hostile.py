@@ -55,6 +55,8 @@ PROBES = (
     "connect-outside",
     "write-own-folder",
     "write-output",
+    "write-dev",
+    "chmod-referee-socket",
     "signal-runner",
     "environment",
     "big-file",

@@ -7,7 +7,8 @@ IPC, UTS, network and user namespaces, seeing only:
 * the system read-only (:data:`SYSTEM_PATHS`: ``/usr``, the libraries, the few files of
   ``/etc`` programs need -- not ``/etc`` itself, where secrets live), the ``ro_paths`` of
   ``[sandbox]``, and its own folder, read-only, at their own paths;
-* a private ``/tmp`` of ``tmp_mib``, a fresh ``/proc`` (its own processes) and ``/dev``;
+* a private ``/tmp`` of ``tmp_mib``, a fresh ``/proc`` (its own processes), ``/dev``'s usual
+  nodes read-only and a private ``/dev/shm`` of ``tmp_mib``;
 * for a gRPC entrant, its referee's unix socket at :data:`REFEREE_SOCKET` (stdio entrants:
   no network at all);
 * an environment built from :data:`ENVIRONMENT` and the game, nothing else of the runner's.
@@ -134,11 +135,14 @@ def bwrap_arguments(
     ]  # fmt: skip
     for path, target in system:
         args += ["--symlink", target, path] if target is not None else ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(spec.tmp_mib * _MIB), "--tmpfs", _TMP]
+    tmp_size = str(spec.tmp_mib * _MIB)
+    args += ["--proc", "/proc", "--size", tmp_size, "--tmpfs", _TMP]
+    # /dev's nodes, read-only but for a /dev/shm like /tmp (POSIX shared memory, semaphores).
+    args += ["--dev", "/dev", "--size", tmp_size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]  # noqa: S108
     for visible in (*spec.ro_paths, folder):
         args += ["--ro-bind", str(visible), str(visible)]
-    if referee is not None:
-        args += ["--bind", str(referee), REFEREE_SOCKET]
+    if referee is not None:  # connecting needs no write access; read-only, nobody can chmod it
+        args += ["--ro-bind", str(referee), REFEREE_SOCKET]
     return [*args, "--chdir", str(folder), "--", *command]
 
 

@@ -142,6 +142,8 @@ def escape():
     probe("connect-outside", connect(plan["outside"]))
     probe("write-own-folder", write(plan_file.parent / "written"))
     probe("write-output", write(Path(plan["output"]) / "written"))
+    probe("write-dev", write("/dev/written"))
+    probe("chmod-referee-socket", lambda: os.chmod("/run/dizhu/referee.sock", 0) or "changed its mode")
     probe("signal-runner", signal_runner)
     probe("environment", environment)
     probe("big-file", big_file)
