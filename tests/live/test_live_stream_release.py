@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 import grpc
 import pytest
 
+from dizhu.config import ServerConfig
 from dizhu.referee.errors import QuotaExceeded
 from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.testing import free_port, serve_process
@@ -135,7 +136,7 @@ class _Call:
 
 class TestAStreamSlot:
     async def test_of_a_cancelled_task_is_taken_back_before_its_cleanup_frees_it_and_only_once(self) -> None:
-        admission = Admission(AdmissionLimits(max_streams_per_connection=1))
+        admission = Admission(AdmissionLimits.of(ServerConfig(max_streams_per_connection=1)))
         call = _Call()
         holding, cleaning = asyncio.Event(), asyncio.Event()
 

@@ -78,7 +78,7 @@ class TestVersionAndHelp:
         for action in flags:
             assert action.help is not None
             assert "default" in action.help, action.option_strings
-            units = ("SECONDS", "N", "PORT", "HOST:PORT", "URL", "DIR", "KEY", "PREFIX", "FILE", "BYTES")
+            units = ("SECONDS", "N", "PORT", "HOST:PORT", "URL", "DIR", "KEY", "PREFIX", "FILE", "PATH", "BYTES")
             units += ("PER_SECOND", "PER_MINUTE", "FRACTION")
             assert action.metavar in units or action.choices or action.nargs == 0, (
                 f"{action.option_strings}: no unit or choices shown"

@@ -19,6 +19,7 @@ import redis.asyncio
 import structlog
 from prometheus_client import REGISTRY
 
+from dizhu.config import ServerConfig
 from dizhu.service.clock import FIRST_BACKOFF_MS, Quarantine, _apply, run_clock
 from dizhu.service.janitor import TableJanitor
 from dizhu.service.tables import TableWork
@@ -252,7 +253,9 @@ class TestTheIdleSweep:
         ticks = _Ticks(5, 5)
         # The table was last acted at before the clock started: idle for 3 s from 3 s at the latest.
         janitor = TableWork.build(
-            server.store, policy=TablePolicy(idle_close_ms=3000), now=lambda: ticks.start_s + ticks.elapsed_s()
+            server.store,
+            policy=TablePolicy.of(ServerConfig(idle_close_s=3.0)),
+            now=lambda: ticks.start_s + ticks.elapsed_s(),
         ).janitor
         with structlog.testing.capture_logs() as logs:
             await ticks.run(server.store, janitor)

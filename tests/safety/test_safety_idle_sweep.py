@@ -10,6 +10,7 @@ import time
 
 import redis.asyncio
 
+from dizhu.config import ServerConfig
 from dizhu.referee import decode
 from dizhu.referee.table import TableState
 from dizhu.service.janitor import TableJanitor
@@ -25,7 +26,9 @@ _ACTIVE = "dizhu:{idle}:active"
 
 
 def _sweeper(server: Server, now_ms: int) -> TableJanitor:
-    return TableWork.build(server.store, policy=TablePolicy(idle_close_ms=_HOUR_MS), now=lambda: now_ms / 1000).janitor
+    return TableWork.build(
+        server.store, policy=TablePolicy.of(ServerConfig(idle_close_s=3600)), now=lambda: now_ms / 1000
+    ).janitor
 
 
 async def _stored(server: Server, table_id: str) -> TableState:

@@ -17,6 +17,7 @@ import redis.asyncio
 import structlog
 from prometheus_client import REGISTRY
 
+from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.referee.limits import MAX_SEEDS
 from dizhu.service.clock import _REMEMBERED as QUARANTINE_REMEMBERS
@@ -123,7 +124,7 @@ class TestAbandonedTables:
         watcher = watch(server.tables, table.table_id, table.tokens[0])
         await watcher.wait_kind("snapshot")
         later = TableWork.build(
-            server.store, policy=TablePolicy(idle_close_ms=6 * _HOUR_MS), now=lambda: time.time() + 7 * 3600
+            server.store, policy=TablePolicy.of(ServerConfig(idle_close_s=6 * 3600)), now=lambda: time.time() + 7 * 3600
         ).janitor
         assert await later.close_idle() == 1
         closed = await view(server.tables, table)
@@ -145,7 +146,7 @@ class TestAbandonedTables:
         broken = await create_table(server.tables, THREE)
         idle = await create_table(server.tables, THREE)
         await redis_client.hset(server.store.keys(broken.table_id).state, "data", b"{broken")
-        policy = TablePolicy(idle_close_ms=_HOUR_MS)
+        policy = TablePolicy.of(ServerConfig(idle_close_s=3600))
         later = TableWork.build(server.store, policy=policy, now=lambda: time.time() + 2 * 3600).janitor
         assert await later.close_idle() == 1
         assert (await view(server.tables, idle)).close_reason == table_pb2.CLOSE_REASON_ABANDONED
@@ -158,7 +159,7 @@ class TestAbandonedTables:
         server = await servers.start()
         table = await create_table(server.tables, THREE)
         await redis_client.zadd("dizhu:{idle}:active", {table.table_id: 1})  # an index that lags behind
-        policy = TablePolicy(idle_close_ms=_HOUR_MS)
+        policy = TablePolicy.of(ServerConfig(idle_close_s=3600))
         soon = TableWork.build(server.store, policy=policy, now=lambda: time.time() + 60).janitor
         assert await soon.close_idle() == 0
         assert (await view(server.tables, table)).phase == table_pb2.PHASE_AUCTION

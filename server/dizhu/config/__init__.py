@@ -1,4 +1,5 @@
-"""Server configuration: the settings (:mod:`dizhu.config.settings`) and the flags that fill them
+"""Server configuration: the settings (:mod:`dizhu.config.settings`), each declared once in its
+group's module (:mod:`dizhu.config.declaration`), and the flags that fill them
 (:mod:`dizhu.config.flags`), every flag with an environment variable as its default."""
 
 from dizhu.config.flags import add_server_arguments, config_from_args

@@ -1,7 +1,8 @@
 """How a flag's text, or its environment variable's, becomes a setting: the checks every group of flags uses.
 
 :func:`add_env_flag` adds a flag whose default its environment variable gives, naming the variable
-once for the check's message, the default and the help.
+once for the check's message, the default and the help. :class:`Values` names a kind of value
+once (its unit, its check, what it expects), for every setting of that kind.
 
 A bad value, from the command line or the environment, is a usage error that says what was
 expected and where the value came from (never a traceback).
@@ -10,15 +11,28 @@ expected and where the value came from (never a traceback).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import math
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "COUNT",
+    "DIR",
+    "FILE",
+    "FRACTION",
+    "HOST_PORT",
     "MAX_PORT",
+    "PORT",
+    "SECONDS",
+    "SECONDS_OR_NONE",
+    "SOME",
+    "WHOLE_SECONDS",
+    "Values",
     "add_env_flag",
     "add_env_switch",
     "at_least",
@@ -50,14 +64,16 @@ def add_env_flag(
     default: object = None,
     help: str,
     default_text: str = "%(default)s",
+    empty_is_unset: bool = True,
     **argparse_options: Any,
 ) -> None:
     """Add ``flag``, whose environment variable ``env`` gives its default: the one place that names it.
 
     ``convert`` (with what it ``expected``) checks the flag's text and the variable's alike; so do
     ``choices`` (after ``type``, if given), which argparse itself checks only on the command line. The
-    default is the variable's value, else ``default``; without one, an unset or empty variable
-    leaves the setting None. The help ends "(env ENV; default: DEFAULT_TEXT)".
+    default is the variable's value, else ``default``; without one, an unset variable leaves the
+    setting None, and so does an empty one if ``empty_is_unset`` (else its empty text is checked).
+    The help ends "(env ENV; default: DEFAULT_TEXT)".
     """
     if convert is None and "choices" in argparse_options:
         allowed = tuple(argparse_options["choices"])
@@ -66,9 +82,12 @@ def add_env_flag(
         expected = expected or "one of " + ", ".join(allowed)
     if convert is not None:
         argparse_options["type"] = checked(convert, expected, env)
+    unset_default = os.environ.get(env)
+    if empty_is_unset:
+        unset_default = unset_default or None
     group.add_argument(
         flag,
-        default=from_env(env, default) if default is not None else os.environ.get(env) or None,
+        default=from_env(env, default) if default is not None else unset_default,
         help=f"{help} (env {env}; default: {default_text})",
         **argparse_options,
     )
@@ -97,6 +116,19 @@ def checked(convert: Callable[[str], Any], what: str, env: str) -> Callable[[str
 
     parse.__name__ = what
     return parse
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Values:
+    """A kind of value: its unit in ``--help`` (``metavar``), its check and what the check expects."""
+
+    metavar: str | None
+    convert: Callable[[str], Any]
+    expected: str
+
+    def shown_as(self, metavar: str) -> Values:
+        """The same values under another unit (``BYTES`` for a count of bytes)."""
+        return dataclasses.replace(self, metavar=metavar)
 
 
 def at_least(low: float, kind: Callable[[str], float]) -> Callable[[str], Any]:
@@ -148,3 +180,20 @@ def fraction(text: str) -> float:
     if not 0 <= value < 1:
         raise ValueError(text)
     return value
+
+
+def _path(text: str) -> Path:
+    return Path(text)
+
+
+#: The kinds of value most settings take.
+COUNT = Values("N", at_least(1, int), "a whole number of at least 1")
+SOME = Values("N", at_least(0, int), "a whole number, at least 0")
+WHOLE_SECONDS = Values("SECONDS", at_least(1, int), "a whole number of seconds, at least 1")
+SECONDS_OR_NONE = Values("SECONDS", at_least(0, float), "a number of seconds, at least 0")
+SECONDS = Values("SECONDS", at_least(0.001, float), "a number of seconds above 0")
+HOST_PORT = Values("HOST:PORT", host_port, "a host:port address (port 0..65535)")
+PORT = Values("PORT", port_number, "a port number 0..65535")
+FRACTION = Values("FRACTION", fraction, "a fraction from 0 up to 1")
+FILE = Values("FILE", _path, "a file's path")
+DIR = Values("DIR", _path, "a directory's path")

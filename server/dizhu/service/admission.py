@@ -26,12 +26,15 @@ import time
 from collections.abc import Callable, Collection
 from typing import Any, Final
 
+from dizhu.config import ServerConfig
 from dizhu.referee.errors import QuotaExceeded, RateLimited
 from dizhu.service.errors import ServicerContext
 from dizhu.service.metrics import REFUSED_ADMISSIONS
 
 __all__ = ["Admission", "AdmissionLimits", "RateLimiter", "client_of_peer"]
 
+#: The declared settings, for limits made without a configuration.
+_DEFAULTS: Final = ServerConfig()
 #: Buckets kept per limiter; beyond that the oldest are forgotten (a forgotten client starts full).
 _MAX_CLIENTS: Final = 100_000
 
@@ -90,22 +93,38 @@ class RateLimiter:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class AdmissionLimits:
-    """The limits of one referee process (flags of ``dizhu serve``, see docs/security.md)."""
+    """The limits of one referee process, made of its settings (:meth:`of`; docs/security.md)."""
 
     #: Whether the per-client limits apply (rates, open tables, streams per client).
-    enabled: bool = False
+    enabled: bool
     #: Calls per second per client, and the burst a client may save up.
-    calls_per_s: float = 200.0
-    calls_burst: float = 400.0
+    calls_per_s: float
+    calls_burst: float
     #: CreateTable calls per minute per client, and their burst.
-    creates_per_min: float = 30.0
-    creates_burst: float = 10.0
+    creates_per_min: float
+    creates_burst: float
     #: Open (not closed) tables per client.
-    max_open_tables: int = 100
+    max_open_tables: int
     #: Open WatchTable streams per client (when enabled), per connection and per process (always).
-    max_streams_per_client: int = 200
-    max_streams_per_connection: int = 100
-    max_streams: int = 2000
+    max_streams_per_client: int
+    max_streams_per_connection: int
+    max_streams: int
+
+    @classmethod
+    def of(cls, config: ServerConfig = _DEFAULTS) -> AdmissionLimits:
+        """The limits ``config`` sets (the declared defaults unless given)."""
+        return cls(
+            enabled=config.limits_enabled,
+            calls_per_s=config.rate_limit,
+            calls_burst=max(1.0, 2 * config.rate_limit),
+            creates_per_min=config.create_rate_limit,
+            creates_burst=max(1.0, config.create_rate_limit / 3),
+            max_open_tables=config.max_open_tables,
+            max_streams_per_client=config.max_streams_per_client,
+            max_streams_per_connection=config.max_streams_per_connection,
+            # Every stream follows its table on the process's one notification connection.
+            max_streams=min(config.max_streams, config.max_watched_tables),
+        )
 
 
 @dataclasses.dataclass(eq=False, slots=True)

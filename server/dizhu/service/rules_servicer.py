@@ -62,7 +62,7 @@ class RulesServicer(rules_service_pb2_grpc.RulesServiceServicer):
     """Classify, list legal moves, compare: the same rules core the referee enforces."""
 
     def __init__(self, admission: Admission | None = None) -> None:
-        self._admission = admission or Admission(AdmissionLimits())
+        self._admission = admission or Admission(AdmissionLimits.of())
 
     @guarded
     async def Classify(

@@ -147,12 +147,12 @@ def build_grpc_server(config: ServerConfig, store: TableStore, *, clock: Clock =
     ]
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
     server = grpc.aio.server(options=options, interceptors=interceptors)
-    admission = Admission(_admission_limits(config), config.api_keys)
+    admission = Admission(AdmissionLimits.of(config), config.api_keys)
     tables = TableWork.build(
         store,
         keys=_token_keys(config),
         signing=signing_keys(config),
-        policy=_table_policy(config),
+        policy=TablePolicy.of(config),
         now=clock.time,
         presence_window_s=config.presence_window_s,
         presence_lease_s=config.presence_lease_s,
@@ -178,30 +178,6 @@ def build_grpc_server(config: ServerConfig, store: TableStore, *, clock: Clock =
     # The same registration serves gRPC and, collected again, the browsers' side.
     referee.register(services, server)
     return referee
-
-
-def _admission_limits(config: ServerConfig) -> AdmissionLimits:
-    return AdmissionLimits(
-        enabled=config.limits_enabled,
-        calls_per_s=config.rate_limit,
-        calls_burst=max(1.0, 2 * config.rate_limit),
-        creates_per_min=config.create_rate_limit,
-        creates_burst=max(1.0, config.create_rate_limit / 3),
-        max_open_tables=config.max_open_tables,
-        max_streams_per_client=config.max_streams_per_client,
-        max_streams_per_connection=config.max_streams_per_connection,
-        max_streams=min(config.max_streams, config.max_watched_tables),
-    )
-
-
-def _table_policy(config: ServerConfig) -> TablePolicy:
-    return TablePolicy(
-        idle_close_ms=int(config.idle_close_s * 1000),
-        unattended_rounds=config.unattended_rounds,
-        replays_per_table=config.replays_per_table,
-        create_memory_fraction=1.0 - config.memory_reserve,
-        max_open_tables=config.max_open_tables,
-    )
 
 
 def _token_keys(config: ServerConfig) -> TokenKeys:

@@ -119,7 +119,7 @@ class TableServicer(table_service_pb2_grpc.TableServiceServicer):
         self._reads = reads
         self._store = store
         self._feeds = feeds
-        self._admission = admission or Admission(AdmissionLimits())
+        self._admission = admission or Admission(AdmissionLimits.of())
         self._api_keys = frozenset(api_keys)
         self._anonymous_create = anonymous_create
         self._replays = _Replays()

@@ -38,6 +38,7 @@ from typing import Final, TypeVar
 import structlog
 from google.protobuf.message import Message
 
+from dizhu.config import ServerConfig
 from dizhu.referee import encode
 from dizhu.referee.auth import Principal, Role, resolve
 from dizhu.referee.commands import Context, Created, Mint, Outcome, timeout
@@ -67,22 +68,35 @@ _ACTIVITY_GRANULARITY_MS: Final = 60_000
 _QUOTA_RETRY_MS: Final = 60_000
 #: How long a creation refused for want of memory is told to wait.
 _STORE_FULL_RETRY_MS: Final = 5_000
+#: The declared settings, for a policy made without a configuration.
+_DEFAULTS: Final = ServerConfig()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TablePolicy:
-    """What the unit of work does to keep tables bounded (the server's flags; docs/security.md)."""
+    """What the unit of work does to keep tables bounded, made of the server's settings (:meth:`of`)."""
 
     #: Close a table no client acted at for this long (the clock's actions do not count); 0: never.
-    idle_close_ms: int = 6 * 60 * 60 * 1000
+    idle_close_ms: int
     #: Close a table after this many rounds in a row played by the clock alone; 0: never.
-    unattended_rounds: int = 5
+    unattended_rounds: int
     #: Replays kept per table: the latest rounds'.
-    replays_per_table: int = 256
+    replays_per_table: int
     #: Refuse new tables once Redis uses more than this fraction of its ``maxmemory``.
-    create_memory_fraction: float = 0.9
+    create_memory_fraction: float
     #: Open tables a creator with a name (``owner``) may hold.
-    max_open_tables: int = 100
+    max_open_tables: int
+
+    @classmethod
+    def of(cls, config: ServerConfig = _DEFAULTS) -> TablePolicy:
+        """The policy ``config`` sets (the declared defaults unless given)."""
+        return cls(
+            idle_close_ms=int(config.idle_close_s * 1000),
+            unattended_rounds=config.unattended_rounds,
+            replays_per_table=config.replays_per_table,
+            create_memory_fraction=1.0 - config.memory_reserve,
+            max_open_tables=config.max_open_tables,
+        )
 
 
 class _Minting:
@@ -122,7 +136,7 @@ class UnitOfWork:
         self.keys = keys or TokenKeys.ephemeral()
         #: Signs every round's record as it is stored (docs/replay.md, "Signatures").
         self.signing = signing or SigningKeys.ephemeral()
-        self.policy = policy or TablePolicy()
+        self.policy = policy or TablePolicy.of()
         self._now = now
         self._decoded = decoded
         #: When this process last indexed each table's activity (bounded like the decoded tables).

@@ -1,0 +1,55 @@
+"""Each setting of ``dizhu serve`` is declared once: the flags, the configuration and the docs' tables agree."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from dizhu.config import ServerConfig, add_server_arguments, config_from_args
+from dizhu.config.declaration import declared_settings
+from dizhu.config.docs_table import BEGIN, END, settings_tables
+from dizhu.config.settings import GROUPS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _declared() -> list[str]:
+    return [declared.name for group in GROUPS for declared in declared_settings(group)]
+
+
+class TestSettingsDeclaredOnce:
+    def test_the_docs_tables_are_the_declarations(self) -> None:
+        text = (ROOT / "docs/operations.md").read_text()
+        assert BEGIN in text, f"docs/operations.md lacks the line {BEGIN}"
+        held = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+        assert held == settings_tables(), "docs/operations.md's settings drifted: python -m dizhu.config.docs_table"
+
+    def test_every_setting_of_the_configuration_is_declared_once_with_a_flag_and_a_variable(self) -> None:
+        declared = [declared for group in GROUPS for declared in declared_settings(group)]
+        assert sorted(_declared()) == sorted(field.name for field in dataclasses.fields(ServerConfig))
+        assert len({entry.flag for entry in declared}) == len(declared)
+        assert len({entry.env for entry in declared}) == len(declared)
+        parser = argparse.ArgumentParser()
+        add_server_arguments(parser)
+        flags = {flag: action.help or "" for action in parser._actions for flag in action.option_strings}
+        for entry in declared:
+            assert entry.env in flags[entry.flag], entry.flag
+
+    def test_the_flags_defaults_are_the_declared_defaults(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        for name in os.environ:
+            if name.startswith("DIZHU_") or name == "REDIS_URL":
+                monkeypatch.delenv(name)
+        monkeypatch.chdir(tmp_path)  # the embedded Redis's default data directory holds a signing key
+        parser = argparse.ArgumentParser()
+        add_server_arguments(parser)
+        config = config_from_args(parser.parse_args([]))
+        made_up = {"signing_key"}  # made on first start, in the data directory
+        for name in set(_declared()) - made_up:
+            assert getattr(config, name) == getattr(ServerConfig(), name), name
+        assert config.signing_key.startswith(b"-----BEGIN PRIVATE KEY-----")
