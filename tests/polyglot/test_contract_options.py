@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from google.protobuf import descriptor_pb2
 
 from dizhu.v1 import (
     cards_pb2,
@@ -89,3 +90,28 @@ def test_buf_breaking_against_the_options_alone_would_have_noticed_them() -> Non
     )
     assert result.returncode != 0
     assert 'File option "go_package" changed from "" to' in result.stdout
+
+
+def _java_outer_class_before(file: descriptor_pb2.FileDescriptorProto) -> str:
+    """The outer class protoc's Java generator named the file without java_outer_classname: its
+    name in CamelCase, with ``OuterClass`` added when a message, enum or service has that name."""
+    outer = "".join(part.title() for part in Path(file.name).stem.split("_"))
+    taken = {*(message.name for message in file.message_type), *(enum.name for enum in file.enum_type)}
+    return outer + "OuterClass" if outer in taken | {service.name for service in file.service} else outer
+
+
+def test_the_docs_map_the_java_and_objective_c_names_the_options_changed() -> None:
+    """java_multiple_files moved every message and enum out of its file's outer class, and
+    java_outer_classname renamed that class; objc_class_prefix prefixed every Objective-C class:
+    docs/api.md gives existing clients the mapping, file by file."""
+    api = " ".join((ROOT / "docs" / "api.md").read_text().split())  # as read, not as wrapped
+    before = descriptor_pb2.FileDescriptorSet.FromString(BEFORE.read_bytes())
+    now = {module.DESCRIPTOR.name: module.DESCRIPTOR.GetOptions() for module in MODULES}
+    for file in before.file:
+        if file.name in now:
+            assert not file.options.java_multiple_files
+            old, new = _java_outer_class_before(file), now[file.name].java_outer_classname
+            assert f"`dizhu.v1.{old}` → `dizhu.v1.{new}`" in api, f"docs/api.md does not map {file.name}'s {old}"
+    assert "`dizhu.v1.Table.TableView` → `dizhu.v1.TableView`" in api
+    assert f"`TableView` → `{now['dizhu/v1/table.proto'].objc_class_prefix}TableView`" in api
+    assert "in any name" not in api
