@@ -20,7 +20,8 @@ from dizhu.client import TableClient
 from dizhu.config import config_from_args
 from dizhu.testing import serve_process
 from dizhu.tournament import load_config, run_tournament
-from dizhu.tournament.config import ConfigError, SandboxSpec
+from dizhu.tournament.config import ConfigError, EntrantSpec, SandboxSpec
+from dizhu.tournament.players import check_entrant
 from dizhu.tournament.sandbox import (
     ENVIRONMENT,
     INSTALL,
@@ -33,6 +34,7 @@ from tests.tournament.sandbox_helpers import (
     add_sandbox,
     entrant_folder,
     processes_with,
+    python_paths,
     require_bubblewrap,
     runner_cgroups,
 )
@@ -147,6 +149,27 @@ class TestConfig:
             load_config(self.write(tmp_path, entrant, sandbox, referee))
 
 
+class TestPrograms:
+    def test_a_program_its_sandbox_does_not_show_is_refused_before_any_game(self, tmp_path: Path) -> None:
+        folder = entrant_folder(tmp_path, "alice", BOTS / "faulty_stdio_bot.py")
+        entrant = EntrantSpec(name="alice", stdio=(sys.executable, "faulty_stdio_bot.py", "legal"), folder=folder)
+        check_entrant(entrant, tmp_path)  # unconfined: the runner's interpreter is there
+        with pytest.raises(
+            ConfigError, match=r"entrants\.alice\.stdio: .*add a folder holding it to \[sandbox\] ro_paths"
+        ):
+            check_entrant(entrant, tmp_path, SandboxSpec())
+        check_entrant(entrant, tmp_path, SandboxSpec(ro_paths=tuple(map(Path, python_paths()))))
+
+    def test_a_bare_name_must_be_on_the_sandboxs_path(self, tmp_path: Path) -> None:
+        folder = entrant_folder(tmp_path, "bob")
+        check_entrant(EntrantSpec(name="bob", stdio=("sh", "-c", "true"), folder=folder), tmp_path, SandboxSpec())
+        (folder / "mybot").write_text("#!/bin/sh\n")
+        (folder / "mybot").chmod(0o755)
+        spec = EntrantSpec(name="bob", stdio=("mybot",), folder=folder)
+        with pytest.raises(ConfigError, match=r"is not on a confined process's PATH \(/usr/local/bin:/usr/bin:/bin\)"):
+            check_entrant(spec, tmp_path, SandboxSpec())
+
+
 class TestRefusedWhereItCannotRun:
     def test_without_bubblewrap_the_run_is_refused_at_start_with_the_reason_and_the_install_line(
         self, tmp_path: Path
@@ -158,6 +181,7 @@ class TestRefusedWhereItCannotRun:
             'output = "out"\n[[entrants]]\nname = "h"\nbot = "heuristic"\n[[entrants]]\nname = "r"\nbot = "random"\n'
             "[[entrants]]\n" + "\n".join(f"{k} = {toml_value(v)}" for k, v in entrant.items()) + "\n"
         )
+        add_sandbox(path)  # its interpreter shown: what is missing is bubblewrap alone
         empty = tmp_path / "empty-path"
         empty.mkdir()
         done = subprocess.run(

@@ -48,8 +48,8 @@ from dizhu.client import (
 from dizhu.client.bots import BOT_KINDS
 from dizhu.rules.deal import derive_seed
 from dizhu.tournament import stdio
-from dizhu.tournament.config import ConfigError, EntrantSpec
-from dizhu.tournament.sandbox import REFEREE_SOCKET, Confined, Sandbox
+from dizhu.tournament.config import ConfigError, EntrantSpec, SandboxSpec
+from dizhu.tournament.sandbox import REFEREE_SOCKET, Confined, Sandbox, unreachable
 from dizhu.v1 import table_pb2
 
 __all__ = ["CannotStart", "CappedLog", "EntrantPlayers", "Seat", "SeatReport", "check_entrant"]
@@ -171,10 +171,10 @@ def _bot(spec: EntrantSpec, seed: bytes) -> Bot:
         return factory()
 
 
-def check_entrant(spec: EntrantSpec, cwd: Path) -> None:
+def check_entrant(spec: EntrantSpec, cwd: Path, sandbox: SandboxSpec | None = None) -> None:
     """Fail now if the entrant cannot play: a ``module:Class`` bot that cannot be made (ImportError,
-    AttributeError, TypeError), a program that is not there or cannot be run (:class:`ConfigError`,
-    naming the entrant and its key)."""
+    AttributeError, TypeError), a program that is not there or cannot be run, confined with
+    ``sandbox`` too (:class:`ConfigError`, naming the entrant and its key)."""
     if spec.bot is not None:
         _bot(spec, bytes(32))
         return
@@ -184,6 +184,8 @@ def check_entrant(spec: EntrantSpec, cwd: Path) -> None:
     if "{" in program:  # a placeholder: known only once a game is given
         return
     where = f"entrants.{spec.name}.{key}: the program {program!r}"
+    if sandbox is not None and (why := unreachable(sandbox, cwd, program)):
+        raise ConfigError(f"{where} {why}")
     if os.sep not in program:
         if shutil.which(program) is None:
             raise ConfigError(f"{where} is not on the PATH")

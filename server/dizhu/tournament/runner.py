@@ -229,7 +229,7 @@ async def run_tournament(
     for this tournament first. ``live``: the terminal view (None: when on a terminal).
     """
     for spec in config.entrants:
-        check_entrant(spec, config.base_dir)
+        check_entrant(spec, config.base_dir, config.sandbox)
     runner = runner_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     output = config.output
     output.mkdir(parents=True, exist_ok=True)

@@ -53,6 +53,7 @@ __all__ = [
     "bwrap_arguments",
     "launcher_arguments",
     "opened",
+    "unreachable",
 ]
 
 #: How an organiser installs what confinement needs (``prlimit`` is util-linux's, always there).
@@ -165,6 +166,29 @@ def environment(spec: SandboxSpec, game: Mapping[str, str], runner: Mapping[str,
     """A confined process's whole environment: :data:`ENVIRONMENT`, ``[sandbox] env``, the game's."""
     passed = {name: runner[name] for name in spec.env if name in runner}
     return {**ENVIRONMENT, **passed, **game}
+
+
+def unreachable(spec: SandboxSpec, folder: Path, program: str) -> str | None:
+    """Why a confined process could not run ``program`` (its command's first word), or None.
+
+    A bare name must be on the sandbox's ``PATH``; the program, and what its symlinks lead to,
+    must lie in what the sandbox shows (the system, ``ro_paths``, the entrant's folder).
+    """
+    if os.sep not in program:
+        found = shutil.which(program, path=ENVIRONMENT["PATH"])
+        if found is None:
+            return (
+                f"is not on a confined process's PATH ({ENVIRONMENT['PATH']}): name it by its path, and add "
+                "its folder to [sandbox] ro_paths"
+            )
+        path = Path(found)
+    else:
+        path = folder / program
+    roots = [Path(root) for root in SYSTEM_PATHS] + [*spec.ro_paths, folder]
+    for seen in (path, path.resolve()):
+        if not any(seen.is_relative_to(root) for root in roots):
+            return f"is {seen}, which its sandbox does not show: add a folder holding it to [sandbox] ro_paths"
+    return None
 
 
 class Confined:

@@ -88,7 +88,10 @@ def load_bot(spec: str, seed: int | None = None) -> Bot:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command's flags (shared with ``dizhu bot``)."""
     parser.add_argument(
-        "--target", default="127.0.0.1:50051", metavar="HOST:PORT", help="the referee (default: %(default)s)"
+        "--target",
+        default="127.0.0.1:50051",
+        metavar="TARGET",
+        help="the referee: HOST:PORT, or unix:PATH for its unix socket (default: %(default)s)",
     )
     parser.add_argument("--table", required=True, metavar="TABLE_ID", help="the table to play at")
     seat = parser.add_mutually_exclusive_group()
