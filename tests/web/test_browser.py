@@ -384,7 +384,7 @@ class TestWebTable:
             if not refused and not await page.locator("[data-testid=pass]").is_enabled():
                 for card in _two_unlike_cards(view):
                     await _select_by_keyboard(page, shown.index(format_cards([card])))
-                await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play now")
+                await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play")
                 await page.keyboard.press("p")  # refused by the page: Play is off, nothing is sent
                 await expect(page.locator("[data-testid=play]")).to_be_disabled()
                 await _shoot(page, screenshots, _shot("web-refusal", players))

@@ -151,7 +151,7 @@ class TestThePlayToBeat:
             # Play is refused to a selection the page said is not legal, and given back to a legal one.
             for card in _two_unlike_cards(view):
                 await page.click(f'[data-testid=hand] [data-card="{format_cards([card])}"]')
-            await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play now")
+            await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play")
             await expect(page.locator("[data-testid=play]")).to_be_disabled()
             await page.keyboard.press("p")
             await page.click("[data-testid=clear]")

@@ -97,3 +97,19 @@ export const tokens = {
     localStorage.setItem(`dizhu.creator.${tableId}`, token);
   },
 };
+
+/**
+ * The names this tab saw at each seat of a table, kept for the tab's life (reloads too): a
+ * free seat's balance still belongs to the player who left it, whom the view no longer names.
+ */
+export const seatNames = {
+  key(tableId: string, seat: number): string {
+    return `dizhu.name.${tableId}.${seat}`;
+  },
+  remember(tableId: string, seat: number, name: string): void {
+    if (name) sessionStorage.setItem(this.key(tableId, seat), name);
+  },
+  seen(tableId: string, seat: number): string | null {
+    return sessionStorage.getItem(this.key(tableId, seat));
+  },
+};

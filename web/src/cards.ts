@@ -47,6 +47,14 @@ export function formatRanks(cards: readonly Card[]): string {
     .join(" ");
 }
 
+/** Ranks of a combination (Combination.ranks), as formatRanks writes them: "5 5 5 9 9". */
+export function formatRankList(ranks: readonly Rank[]): string {
+  return [...ranks]
+    .sort((a, b) => a - b)
+    .map((rank) => (rank === Rank.TEN ? "10" : rankSymbol(rank)))
+    .join(" ");
+}
+
 /** Cards written in full in notation (as replays write them: "3c Th' BJ"); an empty string is no card. */
 export function parseCards(text: string): Card[] {
   const cards: Card[] = [];

@@ -8,6 +8,10 @@ import { auth, refusal, requestId, seatBots, tables, tokens, type Refusal } from
 import { fill, h } from "./dom";
 import { refusalParts } from "./refusals";
 
+/** The open tables shown at first (more on request), and how often that first page is read again. */
+const TABLES_PER_PAGE = 8;
+const REFRESH_MS = 5_000;
+
 function go(params: Record<string, string>): void {
   location.search = new URLSearchParams(params).toString();
 }
@@ -63,7 +67,7 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
     fill(error, ...(typeof what === "string" ? [what] : refusalParts(what)));
     error.hidden = false;
   };
-  const name = h("input", { "data-testid": "name", value: localStorage.getItem("dizhu.name") ?? "", placeholder: "You", maxlength: 32 });
+  const name = h("input", { "data-testid": "name", value: localStorage.getItem("dizhu.name") ?? "", placeholder: "guest", maxlength: 32 });
   const variant = h("select", { "data-testid": "variant" }, h("option", { value: "3" }, "3 players"), h("option", { value: "4" }, "4 players"));
   const rounds = h("input", { "data-testid": "rounds", type: "number", min: 1, max: 20, value: 3 });
   // The bundled bots, strongest first (docs/bots.md); the heuristic ones, quick to answer, are the default.
@@ -81,7 +85,7 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
   async function create(event: Event): Promise<void> {
     event.preventDefault();
     const players = Number(variant.value);
-    const player = name.value.trim() || "You";
+    const player = name.value.trim() || "guest";
     localStorage.setItem("dizhu.name", player);
     const seconds = Number(clock.value);
     try {
@@ -98,9 +102,15 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
         { headers: apiKey.value ? { "x-api-key": apiKey.value } : {} },
       );
       tokens.setCreator(created.tableId, created.creatorToken);
-      const joined = await tables.joinTable({ tableId: created.tableId, requestId: requestId(), playerName: player, seat: 0 });
-      tokens.setSeat(created.tableId, joined.seatToken);
-      await seatBots(created.tableId, Array(players - 1).fill(bots.value));
+      try {
+        const joined = await tables.joinTable({ tableId: created.tableId, requestId: requestId(), playerName: player, seat: 0 });
+        tokens.setSeat(created.tableId, joined.seatToken);
+        await seatBots(created.tableId, Array(players - 1).fill(bots.value));
+      } catch (err) {
+        // Nobody will sit at a table made for this person: close it, so that no lobby lists it.
+        await tables.closeTable({ tableId: created.tableId, requestId: requestId() }, auth(created.creatorToken)).catch(() => undefined);
+        throw err;
+      }
       go({ table: created.tableId });
     } catch (err) {
       // The bots API answers in words of its own; the referee's refusals carry a reason.
@@ -125,9 +135,12 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
   const openTables = h("ul", { class: "open-tables", "data-testid": "open-tables" });
   const more = h("button", { type: "button", "data-testid": "more-tables", hidden: true }, "More tables");
   let nextPage = "";
+  /** Whether more than the first page is shown: then the list is refreshed only when asked. */
+  let expanded = false;
   async function listTables(first: boolean): Promise<void> {
     try {
-      const page = await tables.listTables({ pageToken: first ? "" : nextPage });
+      const page = await tables.listTables({ pageToken: first ? "" : nextPage, pageSize: TABLES_PER_PAGE });
+      expanded = !first;
       if (first) fill(openTables);
       nextPage = page.nextPageToken;
       more.hidden = !nextPage;
@@ -159,6 +172,10 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
   }
   more.addEventListener("click", () => void listTables(false));
   void listTables(true);
+  // Tables created elsewhere show up on their own, while the lobby is looked at.
+  setInterval(() => {
+    if (!document.hidden && !expanded && document.contains(openTables)) void listTables(true);
+  }, REFRESH_MS);
 
   const replayTable = h("input", { placeholder: "table id" });
   const replayRound = h("input", { type: "number", min: 1, value: 1 });
@@ -176,13 +193,6 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
       h("h1", {}, "dizhu ", h("small", {}, "the reference web table")),
       error,
       h(
-        "section",
-        { class: "card-box", "aria-label": "open tables" },
-        h("h2", {}, "Open tables"),
-        openTables,
-        h("div", { class: "actions" }, more, h("button", { type: "button", onclick: () => void listTables(true) }, "Refresh")),
-      ),
-      h(
         "form",
         { class: "card-box", onsubmit: (e: Event) => void create(e) },
         h("h2", {}, "Play against bots"),
@@ -193,6 +203,13 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
         field("Seconds per decision (0: no clock)", clock),
         h("details", {}, h("summary", {}, "API key"), apiKey),
         h("button", { "data-testid": "create" }, "Create the table and sit down"),
+      ),
+      h(
+        "section",
+        { class: "card-box", "aria-label": "open tables" },
+        h("h2", {}, "Open tables"),
+        openTables,
+        h("div", { class: "actions" }, more, h("button", { type: "button", onclick: () => void listTables(true) }, "Refresh")),
       ),
       h(
         "form",

@@ -6,7 +6,7 @@
 // ?api=<url> points the page at a referee other than the one serving it (which must allow
 // this page's origin with --cors-origin).
 import { showLobby } from "./lobby";
-import { badRound, ReplayPage } from "./replay";
+import { badRound, isRoundNumber, ReplayPage } from "./replay";
 import { TablePage } from "./table";
 
 const root = document.getElementById("app")!;
@@ -20,8 +20,8 @@ if (params.get("table")) {
   void new TablePage(root, params.get("table")!, params.get("spectate") === "1").start();
 } else if (params.get("replay")) {
   const round = params.get("round") ?? "1";
-  // Rounds are numbered 1, 2, ...: anything else never reaches the referee (NaN is no uint32).
-  if (/^[1-9][0-9]{0,8}$/.test(round.trim())) void new ReplayPage(root).fromReferee(params.get("replay")!, Number(round));
+  // Rounds are numbered 1, 2, ... (a uint32): anything else never reaches the referee.
+  if (isRoundNumber(round)) void new ReplayPage(root).fromReferee(params.get("replay")!, Number(round));
   else badRound(root, params.get("replay")!, round);
 } else if (params.get("replay_url")) {
   void new ReplayPage(root).fromUrl(params.get("replay_url")!);

@@ -36,14 +36,31 @@ const WORDS: Record<Exclude<keyof typeof ErrorReason, "UNSPECIFIED">, string> = 
   STORE_FULL: "The referee has no room for another table just now.",
 };
 
+/**
+ * The reasons a call without the referee's ErrorInfo carries (api.ts: the transport's code
+ * stands in): the referee was not reached, or did not answer in time.
+ */
+const UNREACHED = new Set(["Unknown", "Unavailable", "DeadlineExceeded", "Canceled", "Aborted"]);
+
+/** Whether the refusal came from no referee at all (no answer), not from the referee's rules. */
+function unreached(refused: Refusal): boolean {
+  return UNREACHED.has(refused.reason);
+}
+
 /** A refusal in plain words (the referee's own message follows it on the page). */
 export function refusalWords(refused: Refusal): string {
+  if (unreached(refused)) return "The referee could not be reached: check the connection, then try again.";
   return (WORDS as Record<string, string>)[refused.reason] ?? "The referee refused.";
 }
 
 /** A refusal as the page shows it: the plain words, the referee's message, the code apart. */
 export function refusalParts(refused: Refusal): Node[] {
   const parts: Node[] = [h("b", { "data-testid": "refusal-words" }, refusalWords(refused))];
+  if (unreached(refused)) {
+    // The browser's own words (a failed fetch), not a reason of the referee's.
+    if (refused.message.trim()) parts.push(h("small", { class: "refusal-code" }, ` (${refused.message.trim()})`));
+    return parts;
+  }
   if (refused.message.trim()) parts.push(h("span", { class: "refusal-message" }, ` ${refused.message.trim()}`));
   parts.push(
     document.createTextNode(" "),

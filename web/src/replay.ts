@@ -128,12 +128,21 @@ export function parseReplay(text: string): ReplayDocument {
   return replay;
 }
 
-/** The page of a replay link whose round is no round number (?replay=ID&round=abc). */
+/** The largest round number (GetReplayRequest.round is a uint32). */
+const LAST_ROUND = 4294967295;
+
+/** Whether the text of a link's round is a round number: 1, 2, 3, … up to the largest. */
+export function isRoundNumber(text: string): boolean {
+  return /^[0-9]{1,10}$/.test(text.trim()) && Number(text) >= 1 && Number(text) <= LAST_ROUND;
+}
+
+/** The page of a replay link whose round is no round number (?replay=ID&round=abc, -1, 0, too large). */
 export function badRound(root: HTMLElement, tableId: string, round: string): void {
+  const what = /^\s*[-+]?[0-9]+\s*$/.test(round) ? "is no round number" : "is not a number";
   deadEnd(
     root,
     "No such round",
-    [`The round in this link, “${round}”, is not a number: rounds are numbered 1, 2, 3, …`],
+    [`The round in this link, “${round}”, ${what}: rounds are numbered 1, 2, 3, … up to ${LAST_ROUND}.`],
     replayLink(tableId, 1, "The replay of round 1 of this table"),
   );
 }

@@ -11,16 +11,16 @@
 // Keyboard: ← → move along the hand, Space or Enter selects the card there, P plays the
 // selection, S passes, H hints, C or Escape clears, 0-3 bid in the auction.
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { auth, refusal, requestId, retryable, rules, tables, tokens, type Refusal } from "./api";
-import { cardElement, cardId, formatRanks, kindName, ranksKey, sortCards } from "./cards";
+import { auth, refusal, requestId, retryable, rules, seatNames, tables, tokens, type Refusal } from "./api";
+import { cardElement, cardId, formatRankList, formatRanks, kindName, ranksKey, sortCards } from "./cards";
 import { fill, h, landlordBadge } from "./dom";
 import { applyEvent } from "./events";
 import { commitments, hex, seedMatches } from "./fairness";
-import { CombinationKind, type Card } from "./gen/dizhu/v1/cards_pb";
+import { CombinationKind, type Card, type Combination } from "./gen/dizhu/v1/cards_pb";
 import type { TableEvent } from "./gen/dizhu/v1/events_pb";
 import type { LegalMove } from "./gen/dizhu/v1/rules_service_pb";
 import { CloseReason, NextRound, Phase, RoundOutcome, type RoundSettlement, type TableView } from "./gen/dizhu/v1/table_pb";
-import { deadEnd, refusalParts } from "./refusals";
+import { deadEnd, refusalParts, refusalWords } from "./refusals";
 import { frames, replayOf, type Frame } from "./replay";
 import { describe, payout, RoundWalk, variantSizes } from "./round";
 
@@ -31,6 +31,12 @@ const OUTCOMES: Record<number, string> = {
   [RoundOutcome.FARMERS_WON]: "the farmers won",
   [RoundOutcome.VOID]: "void: every deal was thrown in",
   [RoundOutcome.ABANDONED]: "abandoned",
+};
+/** Why a table closed (table.proto, CloseReason): its last round ended however it ended, or someone closed it. */
+const CLOSE_REASONS: Record<number, string> = {
+  [CloseReason.ROUND_LIMIT]: "its last round is over",
+  [CloseReason.CLOSED_BY_CREATOR]: "closed by its creator",
+  [CloseReason.ABANDONED]: "abandoned: nobody acted at it for too long",
 };
 /** The legal plays, grouped: each group a kind (bombs with the rocket), in this order. */
 const GROUPS: [string, CombinationKind[]][] = [
@@ -57,6 +63,30 @@ export function standings<Seat extends { balance: bigint }>(seats: readonly Seat
   return sorted.map((seat) => ({ seat, place: 1 + sorted.filter((other) => other.balance > seat.balance).length }));
 }
 
+/**
+ * Where the table is, for its header. Between rounds the view's round is the one about to
+ * start (table.proto, TableView.round): the round that is over is the settled one.
+ */
+export function roundState(view: TableView, limit: string, phase: string): string {
+  if (view.phase === Phase.ROUND_OVER && view.lastSettlement) return `round ${view.lastSettlement.round}${limit} over`;
+  return `round ${view.round}${limit} · ${phase}`;
+}
+
+/** A card set that is no combination, with Classification.reason's why (rules_service.proto). */
+function noCombination(reason: string): string {
+  const why = reason === "NOT_IN_VARIANT" ? ": a kind this variant does not play" : ": no kind of play has these cards";
+  return `${refusalWords({ code: "", reason: "ILLEGAL_COMBINATION", message: "", metadata: {} })} They are no combination${why}.`;
+}
+
+/** Why a combination does not beat the play to beat (docs/rules.md §7): another kind, another size, not higher. */
+function doesNotBeat(mine: Combination, theirs: Combination): string {
+  const words = refusalWords({ code: "", reason: "DOES_NOT_BEAT", message: "", metadata: {} });
+  const them = `${kindName(theirs.kind)} ${formatRankList(theirs.ranks)}`;
+  if (mine.kind !== theirs.kind) return `${words} A ${kindName(mine.kind)} does not beat a ${them}: only a bomb or the rocket beats another kind.`;
+  if (mine.size !== theirs.size) return `${words} The play to beat, ${them}, has ${theirs.size} cards; this has ${mine.size}: not enough cards, or too many.`;
+  return `${words} ${formatRankList(mine.ranks)} is not higher than ${them}.`;
+}
+
 /** A finished round as the page shows it: what each seat still held, the last trick, the story. */
 interface RoundEnd {
   round: number;
@@ -73,12 +103,16 @@ export class TablePage {
   /** The write id of the last event received: a store restored behind it answers with a snapshot. */
   private lastWriteId = 0n;
   private stream: AbortController | null = null;
+  /** What the header says of the stream: connecting, live, reconnecting, the table closed. */
+  private streamStatus = "connecting…";
   private selected = new Set<number>();
   private legal: LegalMove[] = [];
   /** The version the legal moves were listed for ("" while none are), and the one being listed. */
   private legalFor = "";
   private legalAsked = "";
   private canPass = false;
+  /** Why the selection is no legal play, in the referee's words, by the selection's ranks. */
+  private why: { key: string; text: string } = { key: "", text: "" };
   private busy = false;
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
@@ -92,7 +126,7 @@ export class TablePage {
   private endAsked = 0;
   /** Seats joining and leaving, as they happened while the page was open. */
   private readonly seatLines: string[] = [];
-  private readonly parts: Record<"header" | "felt" | "me" | "refusal" | "result" | "log", HTMLElement>;
+  private readonly parts: Record<"header" | "felt" | "me" | "moves" | "refusal" | "result" | "log", HTMLElement>;
 
   constructor(
     private readonly root: HTMLElement,
@@ -103,7 +137,9 @@ export class TablePage {
     this.parts = {
       header: h("header", { class: "bar" }),
       felt: h("section", { class: "felt", "data-testid": "seats", "aria-label": "the table" }),
+      // The seat's hand and its buttons stay on the screen whatever is scrolled (app.css, .me).
       me: h("section", { class: "me", "data-testid": "me", "aria-label": "your hand" }),
+      moves: h("section", { class: "below-me", "aria-label": "your legal plays and the table's controls" }),
       refusal: h("section", { class: "refusal", "data-testid": "refusal", role: "alert", hidden: true }),
       result: h("section", { class: "result", "data-testid": "result", "aria-label": "the round's result", hidden: true }),
       log: h("ol", { class: "log", "data-testid": "log", reversed: true, tabindex: 0, "aria-label": "what happened, newest first" }),
@@ -117,6 +153,7 @@ export class TablePage {
         this.parts.felt,
         this.parts.refusal,
         this.parts.me,
+        this.parts.moves,
         this.parts.result,
         h(
           "details",
@@ -214,7 +251,10 @@ export class TablePage {
     if (payload.case === "dealStarted")
       commitments.remember(this.tableId, payload.value.round, payload.value.dealNumber, payload.value.seedCommitment);
     if (payload.case === "seatJoined") this.seatLines.push(`${payload.value.playerName} takes seat ${payload.value.seat}`);
-    if (payload.case === "seatLeft") this.seatLines.push(`${payload.value.playerName} leaves seat ${payload.value.seat}`);
+    if (payload.case === "seatLeft") {
+      this.seatLines.push(`${payload.value.playerName} leaves seat ${payload.value.seat}`);
+      seatNames.remember(this.tableId, payload.value.seat, payload.value.playerName);
+    }
     const view = this.view;
     if (!view) return;
     const before = view.version;
@@ -265,6 +305,7 @@ export class TablePage {
     const changed = this.view?.version !== view.version;
     this.view = view;
     this.readAt = view.version;
+    for (const seat of view.seats) if (seat.playerName) seatNames.remember(this.tableId, seat.seat, seat.playerName);
     if (view.dealNumber) commitments.remember(this.tableId, view.round, view.dealNumber, view.seedCommitment);
     if (changed) this.selected.clear();
     void this.loadLegalMoves();
@@ -385,7 +426,14 @@ export class TablePage {
   }
 
   private leave(): void {
-    if (!confirm("Leave the table? During a round this forfeits it.")) return;
+    const phase = this.view?.phase;
+    const consequence =
+      phase === Phase.AUCTION
+        ? " The auction is running: leaving abandons the round, and nobody pays for it."
+        : phase === Phase.PLAY
+          ? " A round is being played: leaving forfeits it, and you pay as its loser."
+          : "";
+    if (!confirm(`Leave the table?${consequence}`)) return;
     void this.act(async (id) => {
       const left = await tables.leaveTable({ tableId: this.tableId, requestId: id }, auth(this.token));
       tokens.forgetSeat(this.tableId);
@@ -408,6 +456,42 @@ export class TablePage {
   private playable(selection: Card[]): boolean {
     if (!selection.length) return false;
     return !this.legalFor || this.legal.some((move) => ranksKey(move.cards) === ranksKey(selection));
+  }
+
+  /**
+   * Why `selection` is no legal play now, as the referee would refuse it (refusals.ts): no
+   * combination, or one that does not beat the play to beat (another kind, another number of
+   * cards, not higher). Asked of RulesService once per selection; until it answers, a placeholder.
+   */
+  private whyNot(selection: Card[]): string {
+    const key = ranksKey(selection);
+    if (this.why.key === key) return this.why.text;
+    this.why = { key, text: "not a legal play now" };
+    void this.explain(selection, key);
+    return this.why.text;
+  }
+
+  private async explain(selection: Card[], key: string): Promise<void> {
+    const variant = this.view?.settings?.variant;
+    const beat = this.toBeat();
+    try {
+      let text: string;
+      if (!beat) {
+        const answer = await rules.classify({ variant, cards: { cards: selection } });
+        text = noCombination(answer.classification?.reason ?? "");
+      } else {
+        const answer = await rules.compare({ variant, a: { cards: beat }, b: { cards: selection } });
+        const mine = answer.b?.combinations[0];
+        const theirs = answer.a?.combinations[0];
+        text = !mine ? noCombination(answer.b?.reason ?? "") : answer.beats || !theirs ? "not a legal play now" : doesNotBeat(mine, theirs);
+      }
+      if (this.why.key !== key) return;
+      this.why = { key, text };
+      this.render();
+    } catch (error) {
+      if (this.why.key === key) this.why = { key, text: "not a legal play now" };
+      this.showRefusal(refusal(error));
+    }
   }
 
   private selectedCards(): Card[] {
@@ -460,6 +544,7 @@ export class TablePage {
   // -- showing -------------------------------------------------------------------
 
   private status(text: string): void {
+    this.streamStatus = text;
     const element = this.parts.header.querySelector("[data-testid=stream-status]");
     if (element) element.textContent = text;
   }
@@ -474,8 +559,12 @@ export class TablePage {
     fill(this.parts.refusal);
   }
 
+  /** A seat's player by name; one who left by the name this tab saw (reloads too), marked as gone. */
   private name(seat: number): string {
-    return this.view?.seats[seat]?.playerName || `seat ${seat}`;
+    const now = this.view?.seats[seat]?.playerName;
+    if (now) return now;
+    const known = seatNames.seen(this.tableId, seat);
+    return known ? `${known} (left)` : `seat ${seat} (free)`;
   }
 
   private render(): void {
@@ -503,9 +592,9 @@ export class TablePage {
       this.parts.header,
       h("a", { href: location.pathname, class: "home" }, "dizhu"),
       h("h1", { "data-testid": "table-id" }, `table ${view.tableId}`),
-      h("span", { "data-testid": "phase" }, `round ${view.round}${limit} · ${phase}`),
+      h("span", { "data-testid": "phase" }, roundState(view, limit, phase)),
       view.stake ? h("span", { "data-testid": "stake" }, `stake ${view.stake}`) : null,
-      h("span", { class: "status", "data-testid": "stream-status", "aria-live": "polite" }, this.stream ? "live" : "connecting…"),
+      h("span", { class: "status", "data-testid": "stream-status", "aria-live": "polite" }, this.streamStatus),
       h("a", { href: spectate.toString(), "data-testid": "spectate-link" }, "spectator link"),
     );
   }
@@ -564,12 +653,10 @@ export class TablePage {
 
   private centre(view: TableView, end: RoundEnd | undefined): HTMLElement {
     const parts: (Node | null)[] = [];
-    if (end && view.lastSettlement)
-      parts.push(
-        h("p", { class: "turn-banner" }, `Round ${end.round}: ${OUTCOMES[view.lastSettlement.outcome] ?? "over"} (below: what it paid)`),
-        h("p", {}, "The last trick"),
-        this.trickList(end.last.trick),
-      );
+    if (end && view.lastSettlement) {
+      parts.push(h("p", { class: "turn-banner" }, `Round ${end.round}: ${OUTCOMES[view.lastSettlement.outcome] ?? "over"} (below: what it paid)`));
+      if (end.last.trick.length) parts.push(h("p", {}, "The last trick"), this.trickList(end.last.trick));
+    }
     if (view.turnSeat !== undefined)
       parts.push(
         h(
@@ -695,7 +782,11 @@ export class TablePage {
         ),
       );
     }
-    if (this.myTurn() && view.phase === Phase.PLAY) parts.push(...this.playControls());
+    const below: (Node | null)[] = [];
+    if (this.myTurn() && view.phase === Phase.PLAY) {
+      parts.push(...this.playControls());
+      below.push(this.legalPlays());
+    }
     if (seated && view.phase === Phase.ROUND_OVER)
       parts.push(h("button", { "data-testid": "next-round", "data-focus": "next-round", onclick: () => this.settle() }, "Next round"));
     const controls: (Node | null)[] = [];
@@ -704,11 +795,13 @@ export class TablePage {
     if (tokens.creator(this.tableId) && view.phase !== Phase.CLOSED)
       controls.push(h("button", { class: "link", "data-testid": "close", onclick: () => this.close() }, "Close the table"));
     if (seated && view.yourHand.length) controls.push(h("p", { class: "keys" }, "Keys: ← → move along your cards, Space selects, P play, S pass, H hint, C clear, 0–3 bid."));
-    parts.push(h("div", { class: "controls" }, controls));
+    below.push(h("div", { class: "controls" }, controls));
     fill(this.parts.me, parts);
+    this.parts.me.classList.toggle("docked", parts.length > 0);
+    fill(this.parts.moves, below);
   }
 
-  /** Play, pass, hint, clear; what the selection is; every legal play, grouped by kind. */
+  /** Play, pass, hint, clear, and what the selection is. */
   private playControls(): Node[] {
     const selection = this.selectedCards();
     const chosen = selection.length ? this.legal.find((move) => ranksKey(move.cards) === ranksKey(selection)) : undefined;
@@ -719,11 +812,8 @@ export class TablePage {
       : chosen
         ? `${kindName(chosen.combination?.kind)} ${formatRanks(selection)}: a legal play`
         : this.legalFor
-          ? `${formatRanks(selection)}: not a legal play now`
+          ? `${formatRanks(selection)}: ${this.whyNot(selection)}`
           : "";
-    const groups = GROUPS.map(([label, kinds]) => [label, this.legal.filter((move) => kinds.includes(move.combination?.kind ?? 0))] as const).filter(
-      ([, moves]) => moves.length,
-    );
     return [
       h("p", { class: "your-turn", "data-testid": "my-turn" }, "Your turn ", h("span", { "data-testid": "clock" })),
       h("p", { class: `preview${chosen ? " good" : ""}`, "data-testid": "selection", "aria-live": "polite" }, preview),
@@ -735,39 +825,46 @@ export class TablePage {
         button("hint", "H", "Hint", !this.legal.length, () => this.choose(this.legal[0])),
         button("clear", "C", "Clear", false, () => (this.selected.clear(), this.render())),
       ),
-      h(
-        "div",
-        { class: "moves", "data-testid": "legal-moves" },
-        this.legalFor && !this.legal.length ? h("p", {}, "Nothing beats it: pass.") : null,
-        groups.map(([label, moves]) => {
-          const group = h(
-            "details",
-            { class: "group", "data-testid": "legal-group", open: this.openGroups.has(label) || groups.length === 1 },
-            h("summary", { "data-focus": `group-${label}` }, `${label} (${moves.length})`),
-            h(
-              "ul",
-              {},
-              moves.map((move) =>
+    ];
+  }
+
+  /** Every legal play, grouped by kind. */
+  private legalPlays(): Node {
+    const groups = GROUPS.map(([label, kinds]) => [label, this.legal.filter((move) => kinds.includes(move.combination?.kind ?? 0))] as const).filter(
+      ([, moves]) => moves.length,
+    );
+    return h(
+      "div",
+      { class: "moves", "data-testid": "legal-moves" },
+      this.legalFor && !this.legal.length ? h("p", {}, "Nothing beats it: pass.") : null,
+      groups.map(([label, moves]) => {
+        const group = h(
+          "details",
+          { class: "group", "data-testid": "legal-group", open: this.openGroups.has(label) || groups.length === 1 },
+          h("summary", { "data-focus": `group-${label}` }, `${label} (${moves.length})`),
+          h(
+            "ul",
+            {},
+            moves.map((move) =>
+              h(
+                "li",
+                {},
                 h(
-                  "li",
-                  {},
-                  h(
-                    "button",
-                    { class: "move", "data-testid": "legal-move", "data-focus": `move-${ranksKey(move.cards)}`, onclick: () => this.choose(move) },
-                    `${kindName(move.combination?.kind)} ${formatRanks(move.cards)}`,
-                  ),
+                  "button",
+                  { class: "move", "data-testid": "legal-move", "data-focus": `move-${ranksKey(move.cards)}`, onclick: () => this.choose(move) },
+                  `${kindName(move.combination?.kind)} ${formatRanks(move.cards)}`,
                 ),
               ),
             ),
-          );
-          group.addEventListener("toggle", () => {
-            if (group.open) this.openGroups.add(label);
-            else this.openGroups.delete(label);
-          });
-          return group;
-        }),
-      ),
-    ];
+          ),
+        );
+        group.addEventListener("toggle", () => {
+          if (group.open) this.openGroups.add(label);
+          else this.openGroups.delete(label);
+        });
+        return group;
+      }),
+    );
   }
 
   /** The end of a round: what it paid and why, each seat's change and the cards it still held, the last trick. */
@@ -840,14 +937,14 @@ export class TablePage {
     replay.search = new URLSearchParams({ replay: this.tableId, round: String(settlement.round) }).toString();
     parts.push(h("a", { href: replay.toString(), "data-testid": "replay-link" }, "Replay this round move by move"));
     if (view.phase === Phase.CLOSED) {
-      const reason = view.closeReason === CloseReason.ROUND_LIMIT ? "the round limit was reached" : "closed by its creator";
+      const reason = CLOSE_REASONS[view.closeReason] ?? "closed";
       parts.push(
         h("h2", {}, `The table is closed (${reason})`),
         h(
           "ol",
           { "data-testid": "standings" },
           standings(view.seats).map(({ seat, place }) =>
-            h("li", { value: place, "data-place": place, "data-testid": "standing" }, `${seat.playerName || `seat ${seat.seat}`}: ${seat.balance}`),
+            h("li", { value: place, "data-place": place, "data-testid": "standing" }, `${this.name(seat.seat)}: ${seat.balance}`),
           ),
         ),
       );
