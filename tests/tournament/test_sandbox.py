@@ -20,6 +20,7 @@ from dizhu.client import TableClient
 from dizhu.config import config_from_args
 from dizhu.testing import serve_process
 from dizhu.tournament import load_config, run_tournament
+from dizhu.tournament.cgroups import RunGroups
 from dizhu.tournament.config import ConfigError, EntrantSpec, SandboxSpec
 from dizhu.tournament.players import check_entrant
 from dizhu.tournament.sandbox import (
@@ -168,6 +169,24 @@ class TestPrograms:
         spec = EntrantSpec(name="bob", stdio=("mybot",), folder=folder)
         with pytest.raises(ConfigError, match=r"is not on a confined process's PATH \(/usr/local/bin:/usr/bin:/bin\)"):
             check_entrant(spec, tmp_path, SandboxSpec())
+
+
+class TestControlGroups:
+    def test_groups_left_by_a_killed_runner_are_removed_by_the_next_and_its_own_at_its_end(self) -> None:
+        dead = subprocess.Popen(["true"])  # a pid that runs no more
+        dead.wait()
+        first = RunGroups.create()
+        stale = {c: path.parent / f"dizhu-tournament-{dead.pid}-abc123" for c, path in first.paths.items()}
+        for path in stale.values():
+            (path / "p1").mkdir(parents=True)  # as a runner killed mid-game leaves them: empty
+        first.remove()
+        second = RunGroups.create()
+        group = second.new_process_group()
+        group.limit(memory_bytes=64 << 20, processes=8)
+        assert [path.exists() for path in stale.values()] == [False, False, False]
+        assert all(path.is_dir() for path in group.paths.values())
+        second.remove()
+        assert [path.exists() for path in second.paths.values()] == [False, False, False]
 
 
 class TestRefusedWhereItCannotRun:

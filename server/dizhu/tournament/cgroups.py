@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import secrets
 import signal
 from collections.abc import Iterable
@@ -143,7 +144,10 @@ class RunGroups:
 
     @classmethod
     def create(cls, name: str = "dizhu-tournament") -> RunGroups:
-        """Parent groups named ``name-<pid>-<random>``; :class:`CgroupUnavailable` if they cannot be made."""
+        """Parent groups named ``name-<pid>-<random>``; :class:`CgroupUnavailable` if they cannot be made.
+
+        Empty groups a runner killed with SIGKILL left beside them (named after a pid that no
+        longer runs) are removed first."""
         mounts = _mounts()
         missing = [controller for controller in CONTROLLERS if controller not in mounts]
         if missing:
@@ -160,6 +164,7 @@ class RunGroups:
                 relative = own.get(controller, "/")
                 relative = relative[len(root) :] if root != "/" and relative.startswith(root) else relative
                 path = mount / relative.lstrip("/") / leaf
+                _remove_stale(path.parent, name)
                 path.mkdir()
                 paths[controller] = path
         except OSError as error:
@@ -189,6 +194,20 @@ class RunGroups:
 def _children(path: Path) -> Iterable[Path]:
     with contextlib.suppress(OSError):
         yield from (child for child in path.iterdir() if child.is_dir())
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    """Remove ``parent``'s empty groups of runners (``name-<pid>-...``) whose pid runs no more."""
+    pattern = re.compile(re.escape(name) + r"-(\d+)-[0-9a-f]+")
+    for group in _children(parent):
+        found = pattern.fullmatch(group.name)
+        if found is None or Path(f"/proc/{found[1]}").exists():
+            continue
+        for child in _children(group):
+            with contextlib.suppress(OSError):  # a group still holding a process stays
+                child.rmdir()
+        with contextlib.suppress(OSError):
+            group.rmdir()
 
 
 def _has_v2_only() -> bool:
