@@ -1,12 +1,15 @@
 """Where a move's CPU goes inside the referee: Bid/Play through the servicer, Redis included, gRPC excluded.
 
-The games of ``bench/bench_service.py`` (complete precomputed 3p rounds) are replayed in this
-one process, table after table, through ``TableServicer`` over a real Redis (AOF on), without
+Games like those of ``bench/bench_service.py`` (complete precomputed 3p rounds) are replayed in
+this one process, table after table, through ``TableServicer`` over a real Redis (AOF on), without
 gRPC: each call gets a stand-in context carrying the seat's token. Beside it, in the same run,
 the bare skeleton's ``Bid``/``Play`` (``bench/skeleton.py``: one read, one compare-and-set)
 replay the same moves the same way. Printed: the CPU per move of both (median [range] over
 the passes), then the CPU per move of the referee's parts, each timed around the function
 that does it (sync code only: what is left is the Redis client, asyncio and the glue).
+Every pass plays games of its own (new deals, new moves): a pass never meets a move an
+earlier one left in a cache of this process (a view's encoded history entries, a play read
+once), as a referee meets new games.
 
 Run: ``python bench/bench_move_parts.py [--games 60] [--passes 5]``. For an older checkout
 ``<tree>``: ``PYTHONPATH=<tree>/server:<tree>/clients/python python bench/bench_move_parts.py``.
@@ -176,22 +179,29 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=60, help="games per pass (default 60, about 3,900 moves)")
     parser.add_argument("--passes", type=int, default=5, help="passes (default 5)")
     args = parser.parse_args()
-    rng = random.Random(7)  # the games of bench_service.py
-    games = [plan_game(rng) for _ in range(args.games)]
+    rng = random.Random(7)  # the games of bench_service.py first, then new ones for every pass
+
+    def new_games() -> list[Game]:
+        return [plan_game(rng) for _ in range(args.games)]
+
     # As dizhu serve runs: start-up objects frozen, young objects collected every 10,000 allocations.
     gc.freeze()
     gc.set_threshold(10_000, *gc.get_threshold()[1:])
     with tempfile.TemporaryDirectory() as data, EmbeddedRedis(Path(data), appendonly=True) as redis_server:
         url = redis_server.url
-        totals = [asyncio.run(_pass(url, games)) for _ in range(args.passes)]
+        totals = [asyncio.run(_pass(url, new_games())) for _ in range(args.passes)]
         spent: collections.Counter[str] = collections.Counter()
         for part, owner, name in _PARTS:
             setattr(owner, name, _timed(spent, part, getattr(owner, name)))
+        games = new_games()
         moves = sum(len(game.actions) for game in games)
         timed_referee, _ = asyncio.run(_pass(url, games))
     referee = [pair[0] for pair in totals]
     skeleton = [pair[1] for pair in totals]
-    print(f"{args.games} games, {moves} moves per pass, {args.passes} passes; CPU µs per move, median [range]:")
+    print(
+        f"{args.games} new games a pass (the timed one: {moves} moves), {args.passes} passes; "
+        "CPU µs per move, median [range]:"
+    )
     print(f"  referee:  {statistics.median(referee):.0f} [{min(referee):.0f}-{max(referee):.0f}]")
     print(f"  skeleton: {statistics.median(skeleton):.0f} [{min(skeleton):.0f}-{max(skeleton):.0f}]")
     print(f"parts of the referee's move (one more pass, timed: {timed_referee:.0f} µs per move):")
