@@ -16,6 +16,10 @@ workers run in parallel; other load counts there), so compare the ratios of one 
   the native tables, worker processes for the pure ones), on each engine, a random policy
   choosing from the legal-action lists (``legal_actions``) in both, and once from the masks
   (its cost counts: it is the learner's).
+
+No two measurements play the same deals: each takes the next seed of one sequence (the
+environments' own and its random policy's), so that none meets positions an earlier one
+left in a cache of this process (the native engine's, the encodings').
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import random
 import re
 import time
@@ -35,6 +40,8 @@ from dizhu.env import VectorDouDizhuEnv, available_engines, dou_dizhu_v0
 #: The clock of the single-process figures: this process's CPU time, so that on a shared machine
 #: the time spent waiting for a core counts against nobody (as bench/peers.py measures).
 clock = time.process_time
+#: One seed per measurement (see the module docstring).
+_SEEDS = itertools.count(1)
 
 
 def timed(run: Callable[[float], int], seconds: float) -> float:
@@ -54,8 +61,9 @@ def ours(
     def run(deadline: float) -> int:
         make = dou_dizhu_v0.env if checked else dou_dizhu_v0.raw_env
         env = make(variant=variant, encoding=encoding, engine=engine)
-        env.reset(seed=1)
-        rng = random.Random(1)
+        seed = next(_SEEDS)
+        env.reset(seed=seed)
+        rng = random.Random(seed)
         decisions = 0
         while clock() < deadline:
             if all(env.terminations.values()):
@@ -72,8 +80,9 @@ def ours(
 def rlcard_env(deadline: float) -> int:
     import rlcard  # type: ignore[import-untyped]
 
-    env = rlcard.make("doudizhu", config={"seed": 1})
-    rng = random.Random(1)
+    seed = next(_SEEDS)
+    env = rlcard.make("doudizhu", config={"seed": seed})
+    rng = random.Random(seed)
     state, _ = env.reset()
     decisions = 0
     while clock() < deadline:
@@ -88,7 +97,7 @@ def openspiel_env(deadline: float) -> int:
     import pyspiel  # type: ignore[import-not-found]
 
     game = pyspiel.load_game("dou_dizhu")
-    rng = random.Random(1)
+    rng = random.Random(next(_SEEDS))
     decisions = 0
     state = game.new_initial_state()
     while clock() < deadline:
@@ -133,8 +142,9 @@ def batched(workers: int, tables: int, seconds: float, engine: str, masks: bool 
     Without workers: ``step`` every table, then choose. With workers: the asynchronous loop,
     choosing for the shard just received while the other shards step.
     """
-    with VectorDouDizhuEnv(tables, variant="3p", encoding="douzero", workers=workers, seed=1, engine=engine) as env:
-        rng = np.random.default_rng(1)
+    seed = next(_SEEDS)
+    with VectorDouDizhuEnv(tables, variant="3p", encoding="douzero", workers=workers, seed=seed, engine=engine) as env:
+        rng = np.random.default_rng(seed)
         buffers = env.buffers
 
         def choose(rows: slice) -> np.ndarray:
