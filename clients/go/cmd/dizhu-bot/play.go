@@ -24,9 +24,15 @@ type Bot struct {
 	Decisions int
 }
 
+// idleStream is the silence after which a WatchTable stream counts as lost: the referee sends a
+// heartbeat on an idle stream every 20 s (events.proto, Heartbeat), so a longer silence is a
+// dead connection nobody told the bot about.
+const idleStream = 45 * time.Second
+
 // changes follows the table with WatchTable and tells of every new version; it closes
-// `closed` once the table is (the stream ends with OK after TableClosed). A lost stream is
-// opened again: the bot reads the table with GetTable anyway, so it needs no resume point.
+// `closed` once the table is (the stream ends with OK after TableClosed). A lost or silent
+// stream is opened again after the last event received (after_sequence, after_write_id),
+// with a capped backoff, for up to retryHorizon without a message.
 type changes struct {
 	mu      sync.Mutex
 	version uint64
@@ -37,16 +43,23 @@ type changes struct {
 
 func (b *Bot) follow(ctx context.Context, c *changes) {
 	defer close(c.closed)
-	failures := 0
+	request := &dizhuv1.WatchTableRequest{TableId: b.tableID}
+	delay := 100 * time.Millisecond
+	lostSince := time.Time{}
 	for ctx.Err() == nil {
-		stream, err := b.referee.Tables.WatchTable(b.referee.withToken(ctx), &dizhuv1.WatchTableRequest{TableId: b.tableID})
+		streamCtx, cancel := context.WithCancel(b.referee.withToken(ctx))
+		watchdog := time.AfterFunc(idleStream, cancel)
+		stream, err := b.referee.Tables.WatchTable(streamCtx, request)
 		for err == nil {
 			var message *dizhuv1.WatchTableResponse
 			message, err = stream.Recv()
 			if err == nil {
-				failures = 0
+				watchdog.Reset(idleStream)
+				lostSince, delay = time.Time{}, 100*time.Millisecond
+				event := message.GetEvent()
+				request.AfterSequence, request.AfterWriteId = &event.Sequence, event.GetWriteId()
 				c.mu.Lock()
-				c.version = max(c.version, message.GetEvent().GetVersion())
+				c.version = max(c.version, event.GetVersion())
 				c.mu.Unlock()
 				select {
 				case c.signal <- struct{}{}:
@@ -54,16 +67,28 @@ func (b *Bot) follow(ctx context.Context, c *changes) {
 				}
 			}
 		}
+		watchdog.Stop()
+		cancel()
 		if errors.Is(err, io.EOF) {
 			return // OK: after TableClosed
 		}
 		code := status.Code(err)
-		if (code != codes.Unavailable && code != codes.Canceled && code != codes.DeadlineExceeded) || failures > 8 {
+		if code == codes.OutOfRange {
+			// Resumed beyond the table's latest event (a recreated or restored table): start over with a snapshot.
+			request.AfterSequence, request.AfterWriteId = nil, 0
+			continue
+		}
+		if lostSince.IsZero() {
+			lostSince = time.Now()
+		}
+		lost := code == codes.Unavailable || code == codes.Canceled || code == codes.DeadlineExceeded
+		if !lost || time.Since(lostSince) > retryHorizon {
 			c.err = err
 			return
 		}
-		failures++
-		time.Sleep(time.Duration(failures) * 100 * time.Millisecond)
+		log.Printf("WatchTable: %s; opening it again in %s", DetailsOf(err), delay)
+		time.Sleep(delay)
+		delay = min(2*delay, 2*time.Second)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -24,6 +25,16 @@ import (
 
 	dizhuv1 "dizhu/clients/go/gen/dizhu/v1"
 )
+
+// retryHorizon is how long the bot keeps sending a failed call again, and reopening a lost
+// stream, before it gives up: long enough to ride out a referee's restart (a rolling upgrade
+// takes seconds; a minute is the horizon every example bot honours, docs/api.md § Retries).
+const retryHorizon = 90 * time.Second
+
+// reconnectBackoff: after a lost connection try again within 0.2 s, then at most every 2 s
+// (the Python SDK's CHANNEL_OPTIONS; gRPC's default grows to two minutes, long past a
+// referee that is back).
+var reconnectBackoff = backoff.Config{BaseDelay: 200 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}
 
 // Referee holds one connection to a dizhu referee and the seat token the bot acts with.
 type Referee struct {
@@ -36,7 +47,8 @@ type Referee struct {
 	callTimeout time.Duration
 }
 
-// Dial connects to target ("host:port"). With useTLS the referee's certificate is checked
+// Dial connects to target ("host:port", or "unix:/path/to/socket" for a referee listening on a
+// Unix socket: gRPC's own name syntax, passed as it is). With useTLS the referee's certificate is checked
 // against caFile (PEM) or, without one, the system's authorities.
 func Dial(target string, useTLS bool, caFile string) (*Referee, error) {
 	creds := insecure.NewCredentials()
@@ -55,7 +67,8 @@ func Dial(target string, useTLS bool, caFile string) (*Referee, error) {
 		}
 		creds = credentials.NewTLS(config)
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds))
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnectBackoff, MinConnectTimeout: 5 * time.Second}))
 	if err != nil {
 		return nil, err
 	}
@@ -91,19 +104,20 @@ func NewRequestID() string {
 }
 
 // call runs one RPC, sending the very same request again while the failure says it may
-// not have been applied (a deadline, a lost connection) or asks to come back later
-// (RATE_LIMITED, STORE_FULL, after their RetryInfo delay).
+// not have been applied (a deadline, a lost connection, a referee restarting) or asks to come
+// back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay), for up to retryHorizon.
 func call[Req, Resp any](ctx context.Context, r *Referee, name string, req Req, rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, error) {
 	delay := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	giveUp := time.Now().Add(retryHorizon)
+	for {
 		attemptCtx, cancel := context.WithTimeout(r.withToken(ctx), r.callTimeout)
 		resp, err := rpc(attemptCtx, req)
 		cancel()
-		if err == nil || attempt == 8 || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
 			return resp, err
 		}
 		details := DetailsOf(err)
-		if !details.Retryable() {
+		if !details.Retryable() || time.Now().After(giveUp) {
 			return resp, err
 		}
 		wait := max(delay, details.RetryDelay)
