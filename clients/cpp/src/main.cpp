@@ -1,8 +1,12 @@
 // dizhu-bot plays a seat of a dizhu table at random among the legal choices, through the
 // referee's gRPC API (docs/api.md), until the table closes.
 //
-//   dizhu-bot --create [--variant 3p|4p] [--rounds 1]     create a table, print {"table_id": ...}
+//   dizhu-bot --create [--variant 3p|4p] [--rounds 1]     create a table, print {"table_id", "creator_token"}
 //   dizhu-bot --table ID [--name NAME | --token TOKEN]   take a seat (or play a token's) to the end
+//
+// Joining prints {"table_id", "seat", "seat_token"} at once: --token plays that seat again (after
+// a crash, say), where joining anew would find the table full. --target is host:port or
+// unix:/path/to/socket.
 //
 // Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
 // DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints
@@ -37,6 +41,14 @@ namespace {
 
 using dizhu::v1::TableView;
 using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// How long a failed call is sent again, and a lost stream opened again, before the bot gives up:
+// long enough to ride out a referee's restart (a minute is the horizon of every example bot).
+constexpr milliseconds kRetryHorizon(90000);
+// Silence after which a WatchTable stream counts as lost: the referee sends a heartbeat on an
+// idle stream every 20 s, so a longer silence is a dead connection nobody told the bot about.
+constexpr milliseconds kIdleStream(45000);
 
 const char* const kCodeNames[] = {
     "OK",           "CANCELLED",           "UNKNOWN",     "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
@@ -126,7 +138,14 @@ class Referee {
       }
       credentials = grpc::SslCredentials(options);
     }
-    channel_ = grpc::CreateChannel(target, credentials);
+    // After a lost connection, dial again within 0.2 s and then at most every 2 s (the Python
+    // SDK's channel options): gRPC's default backoff grows to two minutes, long past a referee
+    // that is back. `target` is host:port or unix:/path/to/socket, gRPC's own name syntax.
+    grpc::ChannelArguments arguments;
+    arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+    channel_ = grpc::CreateCustomChannel(target, credentials, arguments);
     tables_ = dizhu::v1::TableService::NewStub(channel_);
     rules_ = dizhu::v1::RulesService::NewStub(channel_);
   }
@@ -143,13 +162,15 @@ class Referee {
   }
 
   // Runs one RPC with a fresh context and deadline per attempt, sending the very same request
-  // again while the failure says it may not have been applied (a deadline, a lost connection)
-  // or asks to come back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay).
+  // again while the failure says it may not have been applied (a deadline, a lost connection, a
+  // referee restarting) or asks to come back later (RATE_LIMITED, STORE_FULL, after their
+  // RetryInfo delay), for up to kRetryHorizon.
   template <typename Response>
   Response Call(const std::string& name,
                 const std::function<grpc::Status(grpc::ClientContext*, Response*)>& rpc) const {
     milliseconds delay(100);
-    for (int attempt = 1;; ++attempt) {
+    const Clock::time_point give_up = Clock::now() + kRetryHorizon;
+    for (;;) {
       grpc::ClientContext context;
       Prepare(context);
       context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
@@ -157,7 +178,7 @@ class Referee {
       grpc::Status status = rpc(&context, &response);
       if (status.ok()) return response;
       ErrorDetails details = ErrorDetails::Of(status);
-      if (attempt == 8 || !details.Retryable()) throw Refused{name, status};
+      if (!details.Retryable() || Clock::now() > give_up) throw Refused{name, status};
       milliseconds wait = std::max(delay, details.retry_delay);
       std::cerr << name << ": " << details.ToString() << "; sending it again with the same request_id in "
                 << wait.count() << " ms" << std::endl;
@@ -231,10 +252,14 @@ class Bot {
         .table();
   }
 
-  // Follows the table with WatchTable and tells of every new version; a lost stream is opened
-  // again (the bot reads the table with GetTable anyway, so it needs no resume point).
+  // Follows the table with WatchTable and tells of every new version. A lost or silent stream is
+  // opened again after the last event received (after_sequence, after_write_id), with a capped
+  // backoff, for up to kRetryHorizon without a message.
   void Follow() {
-    int failures = 0;
+    dizhu::v1::WatchTableRequest request;
+    request.set_table_id(table_id_);
+    milliseconds delay(100);
+    std::optional<Clock::time_point> lost_since;
     for (;;) {
       grpc::ClientContext context;
       referee_.Prepare(context);
@@ -242,14 +267,17 @@ class Bot {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) break;
         stream_context_ = &context;
+        last_message_ = Clock::now();
       }
-      dizhu::v1::WatchTableRequest request;
-      request.set_table_id(table_id_);
       auto stream = referee_.tables().WatchTable(&context, request);
       dizhu::v1::WatchTableResponse message;
       while (stream->Read(&message)) {
-        failures = 0;
+        request.set_after_sequence(message.event().sequence());
+        request.set_after_write_id(message.event().write_id());
+        lost_since.reset();
+        delay = milliseconds(100);
         std::lock_guard<std::mutex> lock(mutex_);
+        last_message_ = Clock::now();
         latest_version_ = std::max(latest_version_, message.event().version());
         changed_.notify_all();
       }
@@ -259,13 +287,24 @@ class Bot {
         std::lock_guard<std::mutex> lock(mutex_);
         stream_context_ = nullptr;
         grpc::StatusCode code = status.error_code();
+        if (code == grpc::StatusCode::OUT_OF_RANGE) {
+          // Resumed beyond the table's latest event (a recreated or restored table): start over.
+          request.clear_after_sequence();
+          request.clear_after_write_id();
+          continue;
+        }
+        if (!lost_since) lost_since = Clock::now();
         bool lost = code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
                     code == grpc::StatusCode::DEADLINE_EXCEEDED;
-        done = status.ok() || stopping_ || !lost || ++failures > 8;  // OK: after TableClosed
+        // OK: after TableClosed.
+        done = status.ok() || stopping_ || !lost || Clock::now() - *lost_since > kRetryHorizon;
         if (done && !status.ok()) stream_status_ = status;
       }
       if (done) break;
-      std::this_thread::sleep_for(milliseconds(100 * failures));
+      std::cerr << "WatchTable: " << ErrorDetails::Of(status).ToString() << "; opening it again in " << delay.count()
+                << " ms" << std::endl;
+      std::this_thread::sleep_for(delay);
+      delay = std::min(2 * delay, milliseconds(2000));
     }
     std::lock_guard<std::mutex> lock(mutex_);
     stream_ended_ = true;
@@ -281,10 +320,13 @@ class Bot {
     follower.join();
   }
 
-  // Returns once the table's version is past `seen`, or its stream ended.
+  // Returns once the table's version is past `seen`, or its stream ended. A stream silent for
+  // kIdleStream, not even a heartbeat, is cancelled meanwhile: Follow opens it again.
   void WaitBeyond(uint64_t seen) {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return latest_version_ > seen || stream_ended_; });
+    while (!changed_.wait_for(lock, std::chrono::seconds(1), [&] { return latest_version_ > seen || stream_ended_; })) {
+      if (stream_context_ != nullptr && Clock::now() - last_message_ > kIdleStream) stream_context_->TryCancel();
+    }
     if (latest_version_ <= seen && !stream_status_.ok() && !stopping_) throw Refused{"WatchTable", stream_status_};
   }
 
@@ -366,11 +408,27 @@ class Bot {
   grpc::Status stream_status_;
   bool stopping_ = false;
   grpc::ClientContext* stream_context_ = nullptr;
+  Clock::time_point last_message_ = Clock::now();
 };
 
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+[[noreturn]] void Usage();
+
+// The flag's value as a whole number no greater than `max`; the usage line (exit status 2) if it is none.
+uint64_t Number(const std::string& value, uint64_t max) {
+  size_t end = 0;
+  uint64_t parsed = 0;
+  try {
+    parsed = std::stoull(value, &end);
+  } catch (const std::exception&) {
+    Usage();
+  }
+  if (end != value.size() || value.empty() || value[0] == '-' || parsed > max) Usage();
+  return parsed;
 }
 
 [[noreturn]] void Usage() {
@@ -405,14 +463,14 @@ int main(int argc, char** argv) {
     else if (flag == "--name") name = value;
     else if (flag == "--api-key") api_key = value;
     else if (flag == "--variant") variant = value;
-    else if (flag == "--rounds") rounds = std::stoul(value);
-    else if (flag == "--seed") seed = std::stoull(value);
+    else if (flag == "--rounds") rounds = static_cast<uint32_t>(Number(value, UINT32_MAX));
+    else if (flag == "--seed") seed = Number(value, UINT64_MAX);
     else Usage();
   }
+  if ((variant != "3p" && variant != "4p") || (!create && table_id.empty())) Usage();
   Referee referee(target, !EnvOr("DIZHU_TLS", "").empty(), EnvOr("DIZHU_TLS_CA", ""));
   try {
     if (create) {
-      if (variant != "3p" && variant != "4p") Usage();
       if (!api_key.empty()) referee.UseApiKey(api_key);
       dizhu::v1::CreateTableRequest request;
       request.set_request_id(NewRequestId());
@@ -423,10 +481,11 @@ int main(int argc, char** argv) {
           "CreateTable", [&](grpc::ClientContext* context, dizhu::v1::CreateTableResponse* response) {
             return referee.tables().CreateTable(context, request, response);
           });
-      std::cout << "{\"table_id\":\"" << created.table_id() << "\"}" << std::endl;
+      // The creator token closes the table (`dizhu table close`); keep it.
+      std::cout << "{\"table_id\":\"" << created.table_id() << "\",\"creator_token\":\"" << created.creator_token()
+                << "\"}" << std::endl;
       return 0;
     }
-    if (table_id.empty()) Usage();
     if (token.empty()) {
       // A JoinTable whose deadline passes may have taken a seat: the same request_id sent
       // again returns that seat instead of taking a second one.
@@ -440,6 +499,8 @@ int main(int argc, char** argv) {
           });
       token = joined.seat_token();
       std::cerr << "joined table " << table_id << " at seat " << joined.seat() << " as " << name << std::endl;
+      std::cout << "{\"table_id\":\"" << table_id << "\",\"seat\":" << joined.seat() << ",\"seat_token\":\"" << token
+                << "\"}" << std::endl;
     }
     referee.UseToken(token);
     Bot bot(referee, table_id, seed.value_or(std::hash<std::string>{}(table_id + "/" + name + "/" + token)));
