@@ -1,8 +1,12 @@
 //! dizhu-bot plays a seat of a dizhu table at random among the legal choices, through the
 //! referee's gRPC API (docs/api.md), until the table closes.
 //!
-//!   dizhu-bot --create [--variant 3p|4p] [--rounds 1]     create a table, print {"table_id": ...}
+//!   dizhu-bot --create [--variant 3p|4p] [--rounds 1]     create a table, print {"table_id", "creator_token"}
 //!   dizhu-bot --table ID [--name NAME | --token TOKEN]   take a seat (or play a token's) to the end
+//!
+//! Joining prints {"table_id", "seat", "seat_token"} at once: --token plays that seat again
+//! (after a crash, say), where joining anew would find the table full. --target is host:port or
+//! unix:/path/to/socket.
 //!
 //! Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
 //! DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints
@@ -13,13 +17,18 @@ mod referee;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::watch;
 use tonic::{Code, Status};
 
-use referee::{describe, reason_of, Referee};
+use referee::{describe, reason_of, Referee, RETRY_HORIZON};
+
+/// Silence after which a WatchTable stream counts as lost: the referee sends a heartbeat on an
+/// idle stream every 20 s, so a longer silence is a dead connection nobody told the bot about.
+const IDLE_STREAM: Duration = Duration::from_secs(45);
 
 pub mod dizhu {
     pub mod v1 {
@@ -66,37 +75,44 @@ impl Bot {
         Ok(response.table.unwrap_or_default())
     }
 
-    /// Follows the table with WatchTable and tells of every new version; a lost stream is
-    /// opened again (the bot reads the table with GetTable anyway, so it needs no resume point).
+    /// Follows the table with WatchTable and tells of every new version. A lost or silent
+    /// stream is opened again after the last event received (after_sequence, after_write_id),
+    /// with a capped backoff, for up to RETRY_HORIZON without a message.
     fn follow(&self) -> watch::Receiver<Followed> {
         let (sender, receiver) = watch::channel(Followed::default());
         let referee = self.referee.clone();
-        let table_id = self.table_id.clone();
+        let mut resume = WatchTableRequest {
+            table_id: self.table_id.clone(),
+            ..Default::default()
+        };
         tokio::spawn(async move {
-            let mut failures = 0u64;
+            let mut delay = Duration::from_millis(100);
+            let mut lost_since: Option<tokio::time::Instant> = None;
             let error = loop {
-                let request = referee.request(
-                    WatchTableRequest {
-                        table_id: table_id.clone(),
-                        ..Default::default()
-                    },
-                    None,
-                );
+                let request = referee.request(resume.clone(), None);
                 let mut tables = referee.tables.clone();
                 let outcome = match tables.watch_table(request).await {
                     Ok(response) => {
                         let mut stream = response.into_inner();
                         loop {
-                            match stream.message().await {
-                                Ok(Some(message)) => {
-                                    failures = 0;
-                                    let version = message.event.map_or(0, |event| event.version);
+                            match tokio::time::timeout(IDLE_STREAM, stream.message()).await {
+                                Ok(Ok(Some(message))) => {
+                                    lost_since = None;
+                                    delay = Duration::from_millis(100);
+                                    let event = message.event.unwrap_or_default();
+                                    resume.after_sequence = Some(event.sequence);
+                                    resume.after_write_id = event.write_id;
                                     sender.send_modify(|state| {
-                                        state.version = state.version.max(version)
+                                        state.version = state.version.max(event.version)
                                     });
                                 }
-                                Ok(None) => break Ok(()), // OK: after TableClosed
-                                Err(status) => break Err(status),
+                                Ok(Ok(None)) => break Ok(()), // OK: after TableClosed
+                                Ok(Err(status)) => break Err(status),
+                                Err(_) => {
+                                    break Err(Status::cancelled(
+                                        "no message, not even a heartbeat",
+                                    ))
+                                }
                             }
                         }
                     }
@@ -104,16 +120,27 @@ impl Bot {
                 };
                 match outcome {
                     Ok(()) => break None,
+                    Err(status) if status.code() == Code::OutOfRange => {
+                        // Resumed beyond the table's latest event (a recreated or restored
+                        // table): start over with a snapshot.
+                        resume.after_sequence = None;
+                        resume.after_write_id = 0;
+                    }
                     Err(status) => {
                         let lost = matches!(
                             status.code(),
                             Code::Unavailable | Code::Cancelled | Code::DeadlineExceeded
                         );
-                        failures += 1;
-                        if !lost || failures > 8 {
+                        let since = *lost_since.get_or_insert_with(tokio::time::Instant::now);
+                        if !lost || since.elapsed() > RETRY_HORIZON {
                             break Some(status);
                         }
-                        tokio::time::sleep(std::time::Duration::from_millis(100 * failures)).await;
+                        eprintln!(
+                            "WatchTable: {}; opening it again in {delay:?}",
+                            describe(&status)
+                        );
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(Duration::from_secs(2));
                     }
                 }
             };
@@ -335,7 +362,8 @@ fn parse() -> Option<Options> {
             _ => return None,
         }
     }
-    Some(options)
+    let known_variant = matches!(options.variant.as_str(), "3p" | "4p");
+    (known_variant && (options.create || !options.table_id.is_empty())).then_some(options)
 }
 
 #[tokio::main]
@@ -353,10 +381,10 @@ async fn main() -> ExitCode {
             }
         };
     if options.create {
-        let variant = match options.variant.as_str() {
-            "3p" => Variant::ThreePlayer,
-            "4p" => Variant::FourPlayer,
-            _ => return usage(),
+        let variant = if options.variant == "4p" {
+            Variant::FourPlayer
+        } else {
+            Variant::ThreePlayer
         };
         referee.api_key = Some(options.api_key.clone()).filter(|key| !key.is_empty());
         let request = CreateTableRequest {
@@ -376,7 +404,11 @@ async fn main() -> ExitCode {
             .await;
         return match created {
             Ok(created) => {
-                println!("{{\"table_id\":\"{}\"}}", created.table_id);
+                // The creator token closes the table (`dizhu table close`); keep it.
+                println!(
+                    "{{\"table_id\":\"{}\",\"creator_token\":\"{}\"}}",
+                    created.table_id, created.creator_token
+                );
                 ExitCode::SUCCESS
             }
             Err(status) => {
@@ -384,9 +416,6 @@ async fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         };
-    }
-    if options.table_id.is_empty() {
-        return usage();
     }
     if options.token.is_empty() {
         // A JoinTable whose deadline passes may have taken a seat: the same request_id sent
@@ -408,6 +437,10 @@ async fn main() -> ExitCode {
                 eprintln!(
                     "joined table {} at seat {} as {}",
                     options.table_id, joined.seat, options.name
+                );
+                println!(
+                    "{{\"table_id\":\"{}\",\"seat\":{},\"seat_token\":\"{}\"}}",
+                    options.table_id, joined.seat, joined.seat_token
                 );
                 options.token = joined.seat_token;
             }

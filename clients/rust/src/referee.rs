@@ -4,17 +4,24 @@
 use std::future::Future;
 use std::time::Duration;
 
+use hyper_util::rt::TokioIo;
 use rand::RngCore;
+use tokio::net::UnixStream;
 use tonic::metadata::MetadataValue;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Uri};
 use tonic::{Code, Request, Response, Status};
 use tonic_types::StatusExt;
+use tower::service_fn;
 
 use crate::dizhu::v1::rules_service_client::RulesServiceClient;
 use crate::dizhu::v1::table_service_client::TableServiceClient;
 
 /// Each attempt of a call gets this long; one that runs past it is sent again, same request_id.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a failed call is sent again, and a lost stream opened again, before the bot gives
+/// up: long enough to ride out a referee's restart (a minute is the horizon of every example bot).
+pub const RETRY_HORIZON: Duration = Duration::from_secs(90);
 
 #[derive(Clone)]
 pub struct Referee {
@@ -27,14 +34,28 @@ pub struct Referee {
 }
 
 impl Referee {
-    /// A lazily connected channel to `target` ("host:port"). tonic wants a URI, so the
-    /// scheme is added here: http:// for plaintext, https:// with TLS (checked against
-    /// `ca_file`, PEM, or else the system's authorities).
+    /// A lazily connected channel to `target` ("host:port", or "unix:/path/to/socket"). tonic
+    /// wants a URI, so the scheme is added here: http:// for plaintext, https:// with TLS
+    /// (checked against `ca_file`, PEM, or else the system's authorities). A Unix socket is
+    /// dialled by a connector of its own, plaintext (tonic knows no unix: targets); a lost
+    /// connection is dialled again by the next call.
     pub fn connect(
         target: &str,
         tls: bool,
         ca_file: Option<String>,
     ) -> Result<Self, Box<dyn std::error::Error>> {
+        if let Some(path) = target.strip_prefix("unix:") {
+            let path = path.trim_start_matches("//").to_owned();
+            let channel = Endpoint::from_static("http://referee").connect_with_connector_lazy(
+                service_fn(move |_: Uri| {
+                    let path = path.clone();
+                    async move {
+                        Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(path).await?))
+                    }
+                }),
+            );
+            return Ok(Self::over(channel));
+        }
         let scheme = if tls { "https" } else { "http" };
         let mut endpoint = Endpoint::from_shared(format!("{scheme}://{target}"))?;
         if tls {
@@ -44,13 +65,16 @@ impl Referee {
             }
             endpoint = endpoint.tls_config(config)?;
         }
-        let channel = endpoint.connect_lazy();
-        Ok(Referee {
+        Ok(Self::over(endpoint.connect_lazy()))
+    }
+
+    fn over(channel: Channel) -> Self {
+        Referee {
             tables: TableServiceClient::new(channel.clone()),
             rules: RulesServiceClient::new(channel),
             token: None,
             api_key: None,
-        })
+        }
     }
 
     /// The message as a request with this referee's metadata and, if given, a deadline.
@@ -73,8 +97,9 @@ impl Referee {
     }
 
     /// Runs one RPC, sending the very same request again while the failure says it may not
-    /// have been applied (a deadline, a lost connection) or asks to come back later
-    /// (RATE_LIMITED, STORE_FULL, after their RetryInfo delay).
+    /// have been applied (a deadline, a lost connection, a referee restarting) or asks to come
+    /// back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay), for up to
+    /// RETRY_HORIZON.
     pub async fn call<T, U, F, Fut>(&self, name: &str, message: T, rpc: F) -> Result<U, Status>
     where
         T: Clone,
@@ -82,11 +107,11 @@ impl Referee {
         Fut: Future<Output = Result<Response<U>, Status>>,
     {
         let mut delay = Duration::from_millis(100);
-        let mut attempt = 1;
+        let give_up = tokio::time::Instant::now() + RETRY_HORIZON;
         loop {
             match rpc(self.request(message.clone(), Some(CALL_TIMEOUT))).await {
                 Ok(response) => return Ok(response.into_inner()),
-                Err(status) if attempt < 8 && retryable(&status) => {
+                Err(status) if tokio::time::Instant::now() < give_up && retryable(&status) => {
                     let wait = delay.max(
                         status
                             .get_details_retry_info()
@@ -99,7 +124,6 @@ impl Referee {
                     );
                     tokio::time::sleep(wait).await;
                     delay = (delay * 2).min(Duration::from_secs(2));
-                    attempt += 1;
                 }
                 Err(status) => return Err(status),
             }
