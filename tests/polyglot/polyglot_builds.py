@@ -90,11 +90,7 @@ def newer_than_sources(output: Path, *sources: Path) -> bool:
     return all(path.stat().st_mtime <= built for path in files if path.is_file())
 
 
-DEBIAN_JAVA = (
-    "install a JDK >= 17, Maven and Debian's gRPC Java plugin "
-    "(apt-get install default-jdk-headless maven protobuf-compiler protobuf-compiler-grpc-java-plugin; "
-    "clients/java/README.md)"
-)
+JAVA_HOW = "install a JDK >= 17 and Maven (apt-get install default-jdk-headless maven; clients/java/README.md)"
 
 
 #: The bot's JVM in the tests: the client compiler alone and the serial collector. A bot of a
@@ -105,11 +101,9 @@ QUICK_JVM = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
 def build_java() -> list[str]:
-    """clients/java: ``mvn package`` (protoc from Maven Central, grpc_java_plugin from Debian), a shaded jar."""
-    java = require("java", DEBIAN_JAVA)
-    mvn = require("mvn", DEBIAN_JAVA)
-    require("protoc", DEBIAN_JAVA)
-    require("grpc_java_plugin", DEBIAN_JAVA)
+    """clients/java: ``mvn package`` (protoc and protoc-gen-grpc-java from Maven Central), a shaded jar."""
+    java = require("java", JAVA_HOW)
+    mvn = require("mvn", JAVA_HOW)
     project = CLIENTS / "java"
     jar = project / "target" / "dizhu-bot.jar"
     with build_lock("java"):

@@ -4,6 +4,7 @@ import dizhu.v1.BidRequest;
 import dizhu.v1.Card;
 import dizhu.v1.CardSet;
 import dizhu.v1.CreateTableRequest;
+import dizhu.v1.CreateTableResponse;
 import dizhu.v1.GetTableRequest;
 import dizhu.v1.JoinTableRequest;
 import dizhu.v1.JoinTableResponse;
@@ -20,6 +21,7 @@ import dizhu.v1.TableView;
 import dizhu.v1.Variant;
 import dizhu.v1.WatchTableRequest;
 import dizhu.v1.WatchTableResponse;
+import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
@@ -28,15 +30,27 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Plays a seat of a dizhu table at random among the legal choices, through the referee's gRPC API
  * (docs/api.md), until the table closes.
  *
  * <pre>
- *   java -jar dizhu-bot.jar --create [--variant 3p|4p] [--rounds 1]    create a table, print {"table_id": ...}
+ *   java -jar dizhu-bot.jar --create [--variant 3p|4p] [--rounds 1]    create a table, print {"table_id", "creator_token"}
  *   java -jar dizhu-bot.jar --table ID [--name NAME | --token TOKEN]  take a seat (or play a token's) to the end
  * </pre>
+ *
+ * Joining prints {"table_id", "seat", "seat_token"} at once: --token plays that seat again (after a
+ * crash, say), where joining anew would find the table full. --target is host:port or
+ * unix:/path/to/socket.
+ *
+ * <p>With --games it plays many tables in one warmed JVM, as a `dizhu tournament` gRPC entrant with
+ * `per_game = false`: one JSON line per game on standard input ({"protocol": "dizhu.exec/v1",
+ * "type": "game", "target", "table_id", "seat_token", "game", ...}), each game on a thread of its
+ * own, until the input ends and the games are over.
  *
  * Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
  * DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints {"table_id",
@@ -45,6 +59,11 @@ import java.util.Set;
 public final class DizhuBot {
   /** Refusals that mean the table moved on (the clock acted, a round ended): read it, decide again. */
   private static final Set<String> MOVED_ON = Set.of("STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE", "TABLE_CLOSED");
+  /**
+   * Silence after which a WatchTable stream counts as lost: the referee sends a heartbeat on an
+   * idle stream every 20 s, so a longer silence is a dead connection nobody told the bot about.
+   */
+  private static final long IDLE_STREAM_MS = 45_000;
 
   private final Referee referee;
   private final String tableId;
@@ -53,6 +72,9 @@ public final class DizhuBot {
   private long latestVersion;
   private boolean streamEnded;
   private RuntimeException streamError;
+  /** The open WatchTable call (cancelled when silent for IDLE_STREAM_MS) and when it last spoke. */
+  private Context.CancellableContext stream;
+  private long lastMessageNanos;
   private int decisions;
   private long settledRound;
 
@@ -72,11 +94,16 @@ public final class DizhuBot {
     String variant = "3p";
     int rounds = 1;
     boolean create = false;
+    boolean games = false;
     Long seed = null;
     for (int i = 0; i < args.length; i++) {
       String flag = args[i];
       if (flag.equals("--create")) {
         create = true;
+        continue;
+      }
+      if (flag.equals("--games")) {
+        games = true;
         continue;
       }
       if (i + 1 >= args.length) {
@@ -90,16 +117,20 @@ public final class DizhuBot {
         case "--name" -> name = value;
         case "--api-key" -> apiKey = value;
         case "--variant" -> variant = value;
-        case "--rounds" -> rounds = Integer.parseInt(value);
-        case "--seed" -> seed = Long.parseLong(value);
+        case "--rounds" -> rounds = number(value, 1, Integer.MAX_VALUE).intValue();
+        case "--seed" -> seed = number(value, Long.MIN_VALUE, Long.MAX_VALUE);
         default -> usage();
       }
     }
+    if (!variant.equals("3p") && !variant.equals("4p") || !create && !games && tableId.isEmpty()) {
+      usage();
+    }
+    if (games) {
+      GameLines.play(env.containsKey("DIZHU_TLS"), env.get("DIZHU_TLS_CA"));
+      return;
+    }
     try (Referee referee = new Referee(target, env.containsKey("DIZHU_TLS"), env.get("DIZHU_TLS_CA"))) {
       if (create) {
-        if (!variant.equals("3p") && !variant.equals("4p")) {
-          usage();
-        }
         if (!apiKey.isEmpty()) {
           referee.useApiKey(apiKey);
         }
@@ -109,13 +140,12 @@ public final class DizhuBot {
                 .setVariant(variant.equals("4p") ? Variant.VARIANT_FOUR_PLAYER : Variant.VARIANT_THREE_PLAYER)
                 .setRoundLimit(rounds))
             .build();
-        String id = fail("CreateTable", () ->
-            referee.call("CreateTable", referee.tables(), stub -> stub.createTable(request)).getTableId());
-        System.out.println("{\"table_id\":\"" + id + "\"}");
+        CreateTableResponse created = fail("CreateTable", () ->
+            referee.call("CreateTable", referee.tables(), stub -> stub.createTable(request)));
+        // The creator token closes the table (`dizhu table close`); keep it.
+        System.out.printf("{\"table_id\":\"%s\",\"creator_token\":\"%s\"}%n",
+            created.getTableId(), created.getCreatorToken());
         return;
-      }
-      if (tableId.isEmpty()) {
-        usage();
       }
       if (token.isEmpty()) {
         // A JoinTable whose deadline passes may have taken a seat: the same request_id sent
@@ -126,6 +156,9 @@ public final class DizhuBot {
             referee.call("JoinTable", referee.tables(), stub -> stub.joinTable(join)));
         token = joined.getSeatToken();
         System.err.printf("joined table %s at seat %d as %s%n", tableId, joined.getSeat(), name);
+        System.out.printf("{\"table_id\":\"%s\",\"seat\":%d,\"seat_token\":\"%s\"}%n",
+            tableId, joined.getSeat(), token);
+        System.out.flush();
       }
       referee.useToken(token);
       DizhuBot bot = new DizhuBot(referee, tableId, seed != null ? seed : (tableId + "/" + name + "/" + token).hashCode());
@@ -140,8 +173,22 @@ public final class DizhuBot {
     }
   }
 
+  /** The flag's value as a whole number in [min, max]; exit status 2 (usage) if it is none. */
+  private static Long number(String value, long min, long max) {
+    try {
+      long parsed = Long.parseLong(value);
+      if (parsed >= min && parsed <= max) {
+        return parsed;
+      }
+    } catch (NumberFormatException notANumber) {
+      // Falls through to the usage line.
+    }
+    usage();
+    return null;
+  }
+
   private static void usage() {
-    System.err.println("usage: dizhu-bot --create [--variant 3p|4p] [--rounds N] | --table ID [--name NAME | --token TOKEN]");
+    System.err.println("usage: dizhu-bot --create [--variant 3p|4p] [--rounds N] | --table ID [--name NAME | --token TOKEN] | --games");
     System.exit(2);
   }
 
@@ -166,44 +213,78 @@ public final class DizhuBot {
   }
 
   /**
-   * Follows the table with WatchTable and tells of every new version; a lost stream is opened
-   * again (the bot reads the table with GetTable anyway, so it needs no resume point).
+   * Follows the table with WatchTable and tells of every new version. A lost or silent stream is
+   * opened again after the last event received (after_sequence, after_write_id), with a capped
+   * backoff, for up to Referee.RETRY_HORIZON_MS without a message.
    */
   private void follow() {
-    int failures = 0;
+    WatchTableRequest.Builder request = WatchTableRequest.newBuilder().setTableId(tableId);
+    long delayMs = 100;
+    long lostSince = 0;
+    ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(task -> {
+      Thread thread = new Thread(task, "watch-table-idle");
+      thread.setDaemon(true);
+      return thread;
+    });
+    watchdog.scheduleWithFixedDelay(this::cancelIfSilent, 1, 1, TimeUnit.SECONDS);
     while (true) {
+      Context.CancellableContext context = Context.current().withCancellation();
+      synchronized (changed) {
+        stream = context;
+        lastMessageNanos = System.nanoTime();
+      }
+      Context previous = context.attach();
       try {
-        Iterator<WatchTableResponse> events =
-            referee.tables().watchTable(WatchTableRequest.newBuilder().setTableId(tableId).build());
+        Iterator<WatchTableResponse> events = referee.tables().watchTable(request.build());
         while (events.hasNext()) {
-          long version = events.next().getEvent().getVersion();
-          failures = 0;
+          WatchTableResponse message = events.next();
+          request.setAfterSequence(message.getEvent().getSequence()).setAfterWriteId(message.getEvent().getWriteId());
+          lostSince = 0;
+          delayMs = 100;
           synchronized (changed) {
-            latestVersion = Math.max(latestVersion, version);
+            lastMessageNanos = System.nanoTime();
+            latestVersion = Math.max(latestVersion, message.getEvent().getVersion());
             changed.notifyAll();
           }
         }
         break; // OK: after TableClosed
       } catch (StatusRuntimeException error) {
         Status.Code code = error.getStatus().getCode();
-        boolean transient_ = code == Status.Code.UNAVAILABLE || code == Status.Code.CANCELLED
+        if (code == Status.Code.OUT_OF_RANGE) {
+          // Resumed beyond the table's latest event (a recreated or restored table): start over.
+          request.clearAfterSequence().clearAfterWriteId();
+          continue;
+        }
+        lostSince = lostSince == 0 ? System.nanoTime() : lostSince;
+        boolean lost = code == Status.Code.UNAVAILABLE || code == Status.Code.CANCELLED
             || code == Status.Code.DEADLINE_EXCEEDED;
-        if (!transient_ || ++failures > 8) {
+        if (!lost || System.nanoTime() - lostSince > TimeUnit.MILLISECONDS.toNanos(Referee.RETRY_HORIZON_MS)) {
           synchronized (changed) {
             streamError = error;
           }
           break;
         }
-        try {
-          Thread.sleep(100L * failures);
-        } catch (InterruptedException interrupted) {
-          return;
-        }
+        System.err.printf("WatchTable: %s; opening it again in %d ms%n", Referee.ErrorDetails.of(error), delayMs);
+        referee.sleepBeforeRetry(delayMs, error);
+        delayMs = Math.min(2 * delayMs, 2_000);
+      } finally {
+        context.detach(previous);
+        context.cancel(null);
       }
     }
+    watchdog.shutdownNow();
     synchronized (changed) {
       streamEnded = true;
       changed.notifyAll();
+    }
+  }
+
+  /** Cancels the open stream when it said nothing, not even a heartbeat, for IDLE_STREAM_MS. */
+  private void cancelIfSilent() {
+    synchronized (changed) {
+      if (stream != null && System.nanoTime() - lastMessageNanos > TimeUnit.MILLISECONDS.toNanos(IDLE_STREAM_MS)) {
+        stream.cancel(Status.CANCELLED.withDescription("no message, not even a heartbeat").asRuntimeException());
+      }
     }
   }
 
@@ -217,6 +298,12 @@ public final class DizhuBot {
         throw streamError;
       }
     }
+  }
+
+  /** Plays a seat token's seat of a table until it closes (on the calling thread); the closed table's view. */
+  static TableView playSeat(Referee referee, String tableId, String token, long seed) {
+    referee.useToken(token);
+    return new DizhuBot(referee, tableId, seed).play();
   }
 
   /** Plays the seat until the table closes; the closed table's view. */

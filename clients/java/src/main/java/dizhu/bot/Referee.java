@@ -35,11 +35,18 @@ final class Referee implements AutoCloseable {
   private static final Metadata.Key<String> API_KEY =
       Metadata.Key.of("x-api-key", Metadata.ASCII_STRING_MARSHALLER);
 
+  /**
+   * How long a failed call is sent again, and a lost stream opened again, before the bot gives
+   * up: long enough to ride out a referee's restart (a minute is the horizon of every example bot).
+   */
+  static final long RETRY_HORIZON_MS = 90_000;
+
   private final ManagedChannel channel;
   private final Metadata headers = new Metadata();
   /** Each attempt of a call gets this long; one that runs past it is sent again, same request_id. */
   private final long callTimeoutMs = 10_000;
 
+  /** A channel to target: "host:port", or "unix:/path/to/socket" (gRPC's own name syntax). */
   Referee(String target, boolean tls, String caFile) throws IOException {
     ChannelCredentials credentials = InsecureChannelCredentials.create();
     if (tls) {
@@ -82,30 +89,41 @@ final class Referee implements AutoCloseable {
 
   /**
    * Runs one RPC on a stub with a fresh deadline, sending the very same request again while the
-   * failure says it may not have been applied (a deadline, a lost connection) or asks to come
-   * back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay).
+   * failure says it may not have been applied (a deadline, a lost connection, a referee
+   * restarting) or asks to come back later (RATE_LIMITED, STORE_FULL, after their RetryInfo
+   * delay), for up to {@link #RETRY_HORIZON_MS}.
    */
   <S extends AbstractStub<S>, R> R call(String name, S stub, Function<S, R> rpc) {
     long delayMs = 100;
-    for (int attempt = 1; ; attempt++) {
+    long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_HORIZON_MS);
+    while (true) {
       try {
         return rpc.apply(stub.withDeadlineAfter(callTimeoutMs, TimeUnit.MILLISECONDS));
       } catch (StatusRuntimeException error) {
         ErrorDetails details = ErrorDetails.of(error);
-        if (attempt == 8 || !details.retryable()) {
+        if (!details.retryable() || System.nanoTime() > giveUp) {
           throw error;
         }
         long waitMs = Math.max(delayMs, details.retryDelayMs);
         System.err.printf("%s: %s; sending it again with the same request_id in %d ms%n", name, details, waitMs);
-        try {
-          Thread.sleep(waitMs);
-        } catch (InterruptedException interrupted) {
-          Thread.currentThread().interrupt();
-          throw error;
-        }
+        sleepBeforeRetry(waitMs, error);
         delayMs = Math.min(2 * delayMs, 2_000);
       }
     }
+  }
+
+  /**
+   * Waits before a retry. A lost connection is dialled again at once afterwards: grpc-java's own
+   * reconnect backoff grows to two minutes, long past a referee that is back.
+   */
+  void sleepBeforeRetry(long waitMs, StatusRuntimeException error) {
+    try {
+      Thread.sleep(waitMs);
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+      throw error;
+    }
+    channel.resetConnectBackoff();
   }
 
   @Override
