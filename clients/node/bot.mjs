@@ -7,6 +7,11 @@
 //
 //   node bot.mjs --target 127.0.0.1:50051 --table <table id> [--token <seat token> | --name <name>] [--seed 7]
 //
+// --target is host:port or unix:/path/to/socket. Joining prints {"table_id", "seat", "seat_token"}
+// at once: --token plays that seat again (after a crash, say), where joining anew would find the
+// table full. Failed calls are sent again, and a lost stream reopened, for RETRY_HORIZON_MS: the
+// bot rides out a restart of the referee.
+//
 // As a module: `playSeat({ target, tableId, token, name, seed, log })` resolves to
 // { seat, standings, decisions, resumes, view } once the table is closed (the standings
 // are those of the TableClosed event).
@@ -17,8 +22,9 @@ import { parseArgs } from "node:util";
 import {
   MOVED_ON_REASONS,
   RETRYABLE,
+  RETRY_HORIZON_MS,
   bearer,
-  call,
+  call as retried,
   codeName,
   connect,
   errorDetails,
@@ -67,12 +73,18 @@ export class RandomBot {
  * CANCELLED, DEADLINE_EXCEEDED, a dropped connection or `idleMs` without any message (not
  * even a heartbeat), it reconnects with after_sequence = the last sequence received and
  * after_write_id = its write_id (a store restored behind that event answers with a fresh
- * snapshot); on OUT_OF_RANGE it reconnects without (a fresh snapshot). Ends after table_closed.
+ * snapshot); on OUT_OF_RANGE it reconnects without (a fresh snapshot). It gives up once
+ * `horizonMs` passed without a message. Ends after table_closed.
  */
-export async function* watchTable(tables, tableId, token, { afterSequence = null, idleMs = 45_000, attempts = 8, onResume } = {}) {
+export async function* watchTable(
+  tables,
+  tableId,
+  token,
+  { afterSequence = null, idleMs = 45_000, horizonMs = RETRY_HORIZON_MS, onResume } = {},
+) {
   let last = afterSequence;
   let lastWrite = 0;
-  let failures = 0;
+  let lostSince = null;
   let delay = 50;
   for (;;) {
     const request = { table_id: tableId };
@@ -90,7 +102,7 @@ export async function* watchTable(tables, tableId, token, { afterSequence = null
       arm();
       for await (const message of stream) {
         arm();
-        failures = 0;
+        lostSince = null;
         delay = 50;
         const event = message.event;
         last = event.sequence;
@@ -103,7 +115,7 @@ export async function* watchTable(tables, tableId, token, { afterSequence = null
       if (error.code === grpc.status.OUT_OF_RANGE && last !== null) {
         last = null;
         lastWrite = 0;
-      } else if (!RETRYABLE.has(error.code) || ++failures > attempts) {
+      } else if (!RETRYABLE.has(error.code) || Date.now() - (lostSince ??= Date.now()) > horizonMs) {
         throw error;
       } else {
         onResume?.(error, last);
@@ -138,15 +150,30 @@ export const describeError = (error) => {
   return `${codeName(error.code)} ${reason}: ${error.details}${facts}`;
 };
 
-/** Plays one seat until the table closes; see the header. */
-export async function playSeat({ target, tableId, token = null, name = "node-bot", seed, bot, log = () => {}, credentials }) {
+const RIDE_OUT = { attempts: Infinity, horizonMs: RETRY_HORIZON_MS };
+
+/** Plays one seat until the table closes; see the header. `onJoined({ table_id, seat, seat_token })` is told of a seat taken. */
+export async function playSeat({
+  target,
+  tableId,
+  token = null,
+  name = "node-bot",
+  seed,
+  bot,
+  log = () => {},
+  onJoined = () => {},
+  credentials,
+}) {
   const { tables, rules, close } = connect(target, { credentials });
   bot ??= new RandomBot(seed);
+  // Through a referee's restart: the same request again until it answers.
+  const call = (stub, method, request, token) => retried(stub, method, request, token, RIDE_OUT);
   try {
     if (!token) {
       const joined = await call(tables, "JoinTable", { table_id: tableId, request_id: newRequestId(), player_name: name });
       token = joined.seat_token;
       log(`joined seat ${joined.seat} as ${name}`);
+      onJoined({ table_id: tableId, seat: joined.seat ?? 0, seat_token: token });
     }
     const state = { latest: 0n, closed: false, standings: null, resumes: 0, wake: null };
     const changed = () => {
@@ -254,7 +281,7 @@ async function main() {
     },
   });
   if (!values.table) {
-    console.error("usage: node bot.mjs --target HOST:PORT --table TABLE_ID [--token SEAT_TOKEN | --name NAME] [--seed N]");
+    console.error("usage: node bot.mjs --target HOST:PORT|unix:PATH --table TABLE_ID [--token SEAT_TOKEN | --name NAME] [--seed N]");
     process.exit(2);
   }
   const result = await playSeat({
@@ -264,6 +291,7 @@ async function main() {
     name: values.name,
     seed: values.seed === undefined ? Date.now() : Number(values.seed),
     log: values.quiet ? () => {} : (line) => console.error(line),
+    onJoined: (seat) => console.log(JSON.stringify(seat)),
   });
   console.log(JSON.stringify({ seat: result.seat, decisions: result.decisions, standings: result.standings }));
 }

@@ -4,7 +4,7 @@
 // (the google.rpc details of every error, decoded by errorDetails). See docs/api.md.
 
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,8 +17,15 @@ export { grpc };
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** Where the contract lives: $DIZHU_PROTO_DIR, else the repository's proto/ folder. */
-export const PROTO_DIR = process.env.DIZHU_PROTO_DIR ?? join(here, "..", "..", "proto");
+/**
+ * What the package carries (./contract, copied by bundle-contract.mjs when `npm pack` makes it),
+ * else the repository's original: `inRepository` is the path from this folder.
+ */
+const bundled = (inPackage, ...inRepository) =>
+  existsSync(join(here, "contract", inPackage)) ? join(here, "contract", inPackage) : join(here, ...inRepository);
+
+/** Where the contract lives: $DIZHU_PROTO_DIR, else the package's copy, else the repository's proto/ folder. */
+export const PROTO_DIR = process.env.DIZHU_PROTO_DIR ?? dirname(bundled("dizhu", "..", "..", "proto", "dizhu"));
 
 const definition = protoLoader.loadSync(
   ["dizhu/v1/table_service.proto", "dizhu/v1/rules_service.proto"],
@@ -126,11 +133,13 @@ export function bearer(token) {
 
 /**
  * The one retry policy of every dizhu client (docs/api.md, "Retries"): a gRPC service config,
- * $DIZHU_RETRY_POLICY, else the file the Python SDK ships (clients/python/dizhu/client/retry_policy.json).
+ * $DIZHU_RETRY_POLICY, else the package's copy, else the file the Python SDK ships
+ * (clients/python/dizhu/client/retry_policy.json).
  */
 export const SERVICE_CONFIG = JSON.parse(
   readFileSync(
-    process.env.DIZHU_RETRY_POLICY ?? join(here, "..", "python", "dizhu", "client", "retry_policy.json"),
+    process.env.DIZHU_RETRY_POLICY ??
+      bundled("retry_policy.json", "..", "python", "dizhu", "client", "retry_policy.json"),
     "utf8",
   ),
 );
@@ -173,6 +182,13 @@ export const RETRYABLE_REASONS = new Set(
   Object.keys(ERROR_FACTS).filter((reason) => ERROR_FACTS[reason].category === "ERROR_CATEGORY_RETRYABLE"),
 );
 
+/**
+ * How long a bot sends a failed call again, and reopens a lost stream, before it gives up: long
+ * enough to ride out a referee's restart (a minute is the horizon of every example bot). Pass it
+ * to `call` as `{ attempts: Infinity, horizonMs: RETRY_HORIZON_MS }`.
+ */
+export const RETRY_HORIZON_MS = 90_000;
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How long to wait before sending `error`'s request again (ms), or null when it must not be sent again. */
@@ -189,8 +205,10 @@ function retryWait(error, backoffMs, maxDelayMs) {
  * CANCELLED) with its exponential backoff, and on the reasons of the RETRYABLE category
  * (RATE_LIMITED, STORE_FULL) after the delay the referee asks for (its RetryInfo; not when
  * longer than `maxDelayMs`, the config's maxBackoff): the referee answers a
- * repeated request id with its first answer, so nothing applies twice. `onRetry(error)` is
- * called before each retry. Other errors are thrown at once, with `.code` and `.details`.
+ * repeated request id with its first answer, so nothing applies twice. It gives up after
+ * `attempts` attempts or once `horizonMs` have passed since the first (if given), whichever
+ * comes first. `onRetry(error)` is called before each retry. Other errors are thrown at once,
+ * with `.code` and `.details`.
  */
 export async function call(
   stub,
@@ -201,10 +219,12 @@ export async function call(
     attempts = retryPolicy.maxAttempts,
     timeoutMs = millis(methodConfig.timeout),
     maxDelayMs = millis(retryPolicy.maxBackoff),
+    horizonMs = Infinity,
     onRetry = () => {},
   } = {},
 ) {
   let delay = millis(retryPolicy.initialBackoff);
+  const giveUp = Date.now() + horizonMs;
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await new Promise((resolve, reject) => {
@@ -213,7 +233,8 @@ export async function call(
         );
       });
     } catch (error) {
-      const wait = attempt < attempts ? retryWait(error, delay * (0.5 + Math.random() / 2), maxDelayMs) : null;
+      const more = attempt < attempts && Date.now() < giveUp;
+      const wait = more ? retryWait(error, delay * (0.5 + Math.random() / 2), maxDelayMs) : null;
       if (wait === null) throw error;
       onRetry(error);
       await sleep(wait);
