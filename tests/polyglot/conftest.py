@@ -2,11 +2,16 @@
 
 The referee is a separate process (``dizhu.testing.serve_process``) over the tests' Redis,
 requiring an API key to create tables as an exposed referee would; each bot is built by
-``polyglot_builds`` with its own language's toolchain. Nothing is mocked.
+``polyglot_builds`` with its own language's toolchain. ``every_client`` adds the Python SDK's
+bot command and the Node client's bot to the four: the six clients of the repository. Nothing
+is mocked.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -15,6 +20,9 @@ import pytest
 from dizhu.testing import serve_process
 from tests.polyglot import polyglot_builds
 from tests.polyglot.polyglot_tables import API_KEY
+from tests.shared_builds import npm_ci
+
+NODE_CLIENT = polyglot_builds.CLIENTS / "node"
 
 
 @pytest.fixture(scope="session")
@@ -47,3 +55,33 @@ def cpp_bot() -> list[str]:
 def rust_bot() -> list[str]:
     """The command of clients/rust's bot, built (minutes the first time)."""
     return polyglot_builds.build_rust()
+
+
+@pytest.fixture(scope="session")
+def python_bot() -> list[str]:
+    """The command of the Python SDK's bot (``python -m dizhu.client``), playing at random."""
+    return [sys.executable, "-m", "dizhu.client", "--bot", "random"]
+
+
+@pytest.fixture(scope="session")
+def node_bot() -> list[str]:
+    """The command of clients/node's bot, its dependencies installed (``npm ci`` when missing)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH: install Node.js (>= 18, with npm) for clients/node", pytrace=False)
+    npm_ci(NODE_CLIENT, *json.loads((NODE_CLIENT / "package.json").read_text())["dependencies"])
+    return [node, str(NODE_CLIENT / "bot.mjs")]
+
+
+@pytest.fixture(scope="session")
+def every_client(
+    go_bot: list[str],
+    java_bot: list[str],
+    rust_bot: list[str],
+    cpp_bot: list[str],
+    python_bot: list[str],
+    node_bot: list[str],
+) -> dict[str, list[str]]:
+    """The bot commands of the six clients, by language; each takes ``--target``, ``--table`` and
+    ``--name``, and prints one line of JSON last."""
+    return {"go": go_bot, "java": java_bot, "rust": rust_bot, "cpp": cpp_bot, "python": python_bot, "node": node_bot}
