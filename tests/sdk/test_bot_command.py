@@ -26,11 +26,11 @@ READMES = [ROOT / "README.md", ROOT / "clients" / "python" / "README.md"]
 
 
 def python_files(markdown: str) -> dict[str, str]:
-    """The README's Python blocks whose first line is ``# <file>.py``, by file name."""
+    """The README's Python (and ini) blocks whose first line is ``# <file>.py`` (``# <file>.ini``), by file name."""
     files = {}
-    for block in re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL):
+    for block in re.findall(r"```(?:python|ini)\n(.*?)```", markdown, flags=re.DOTALL):
         first = block.splitlines()[0]
-        if re.fullmatch(r"# [a-z_]+\.py", first):
+        if re.fullmatch(r"# [a-z_]+\.(py|ini)", first):
             files[first[2:]] = block
     return files
 
@@ -53,8 +53,8 @@ class TestReadmeSnippets:
     @pytest.mark.parametrize("readme", READMES, ids=lambda path: str(path.relative_to(ROOT)))
     def test_the_bot_and_its_test_run_as_pasted(self, readme: Path, tmp_path: Path) -> None:
         files = python_files(readme.read_text())
-        assert set(files) >= {"my_bot.py", "test_my_bot.py"}, sorted(files)
-        for name in ("my_bot.py", "test_my_bot.py"):
+        assert set(files) >= {"my_bot.py", "test_my_bot.py", "pytest.ini"}, sorted(files)
+        for name in ("my_bot.py", "test_my_bot.py", "pytest.ini"):
             (tmp_path / name).write_text(files[name])
         result = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_bot.py"],
@@ -67,6 +67,8 @@ class TestReadmeSnippets:
         )
         assert result.returncode == 0, result.stdout + result.stderr
         assert "1 passed" in result.stdout
+        assert "Warning" not in result.stdout + result.stderr, "the reader would see a warning"
+        assert "warning" not in result.stdout.splitlines()[-1], result.stdout
 
 
 class TestBotCommand:
