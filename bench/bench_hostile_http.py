@@ -8,7 +8,8 @@ connection): first with nobody else calling (idle), then while ``--attackers`` p
 send ``--per-second`` bombs a second (0: one after another) on a connection of its own. The
 bomb (``--bomb``) is ``json``: a Connect JSON ``Play`` whose body is about 1 MB of JSON (20,000
 cards) gzip-compressed to a few KB; or ``members``: a Connect binary ``GetTable`` whose body is
-1 MiB of empty gzip members (52,428 of them, nothing once inflated). Printed: the bystander's
+1 MiB of empty gzip members (52,428 of them, nothing once inflated); or ``plain``: as many
+bytes sent uncompressed (what any body of that size costs). Printed: the bystander's
 p50/p99 per side, idle and under attack, their ratios, how many answers each side got, and
 what the bombs were answered.
 
@@ -68,6 +69,8 @@ def members_bomb() -> bytes:
 _BOMBS = {
     "json": (bomb, "Play", {"content-type": "application/json", "content-encoding": "gzip"}),
     "members": (members_bomb, "GetTable", {"content-type": "application/proto", "content-encoding": "gzip"}),
+    # The same size sent as it is: what reading a 1 MiB body costs, whatever it holds.
+    "plain": (lambda: bytes(len(members_bomb())), "GetTable", {"content-type": "application/proto"}),
 }
 
 
@@ -209,8 +212,10 @@ def main() -> None:
     size = len(_BOMBS[args.bomb][0]())
     if args.bomb == "json":
         print(f"bomb: a Connect JSON Play of {_BOMB_CARDS:,} cards, {size:,} bytes gzip-compressed")
-    else:
+    elif args.bomb == "members":
         print(f"bomb: a Connect GetTable of {size // len(_EMPTY_MEMBER):,} empty gzip members, {size:,} bytes")
+    else:
+        print(f"bomb: a Connect GetTable of {size:,} bytes, uncompressed")
     http_port = free_port()
     flags = ["--log-level", "error", "--http-address", f"127.0.0.1:{http_port}"]
     interval = args.interval / 1000

@@ -21,9 +21,9 @@ in one call. The referee (and ``--before``'s) keeps one event waiting for a stre
 (``--stream-backlog 1``); a second player joins a table and leaves it at once, ``N`` times,
 while the first player's stream follows: when the feed reads both events together, the stream
 is handed more than it may hold and starts again from a fresh snapshot (``LAGGING``). Printed
-per referee: the restarts its stream made, how the call ended, the milliseconds between two
-restarts, and the server's resident memory per restart after the first 200 (what hours of
-restarts would add).
+per referee: the restarts its stream made, how the call ended, the time per restart, and the
+server's resident memory every 250 restarts (what hours of restarts would add, once the
+process's bounded caches are full).
 
 Run: ``python bench/bench_streams.py [--streams 10000] [--tables 100] [--idle 30] [--fanout 1000]``,
 or ``python bench/bench_streams.py --lagging 2000 [--before <older checkout>]``.
@@ -210,7 +210,8 @@ def _row(name: str, figures: dict[str, float], base: dict[str, float], keys: lis
     return f"  {name:>12}: " + "   ".join(cells)
 
 
-_LAGGING_WARM_UP = 200
+#: Restarts between two readings of the server's memory in ``--lagging``.
+_LAGGING_SAMPLE = 250
 
 
 def _rss_kib(pid: int) -> int:
@@ -220,8 +221,10 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-async def lagging(server: Server, toggles: int) -> dict[str, float | str]:
-    """``toggles`` joins and leaves of seat 1 while seat 0's stream follows (see the docstring)."""
+async def lagging(server: Server, toggles: int) -> tuple[int, str, float, list[tuple[int, int]]]:
+    """``toggles`` joins and leaves of seat 1 while seat 0's stream follows (see the docstring): the
+    restarts it made, how the call ended, seconds per restart, and the server's RSS (KiB) every
+    ``_LAGGING_SAMPLE`` restarts."""
     pb = table_service_pb2
     async with grpc.aio.insecure_channel(server.target) as channel:
         stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
@@ -235,8 +238,8 @@ async def lagging(server: Server, toggles: int) -> dict[str, float | str]:
         seat0 = [("authorization", f"Bearer {created.seat_tokens[0].token}")]
         call = stub.WatchTable(pb.WatchTableRequest(table_id=created.table_id), metadata=seat0)
         await call.read()  # the first snapshot
-        restarts, ended = 0, "open"
-        warm: tuple[int, int, float] | None = None  # restarts, RSS, time
+        restarts, ended, started = 0, "still open", time.perf_counter()
+        samples = [(0, _rss_kib(server.pid))]
         try:
             for _ in range(toggles):
                 join = pb.JoinTableRequest(table_id=created.table_id, request_id=uuid.uuid4().hex, player_name="b")
@@ -248,24 +251,17 @@ async def lagging(server: Server, toggles: int) -> dict[str, float | str]:
                     kind = event.WhichOneof("payload")
                     if kind == "snapshot":
                         restarts += 1
+                        if restarts % _LAGGING_SAMPLE == 0:
+                            samples.append((restarts, _rss_kib(server.pid)))
                         if not event.snapshot.seats[1].occupied:
                             break
                     elif kind == "seat_left":
                         break
-                if warm is None and restarts >= _LAGGING_WARM_UP:
-                    warm = restarts, _rss_kib(server.pid), time.perf_counter()
         except (grpc.aio.AioRpcError, TimeoutError, AttributeError) as error:
-            ended = f"{call.code().name if call.done() else type(error).__name__} after {restarts} restarts"
+            how = (await call.code()).name if call.done() else type(error).__name__
+            ended = f"ended {how} after {restarts} restarts"
         call.cancel()
-    if warm is None or restarts == warm[0]:
-        return {"restarts": restarts, "ended": ended, "ms": math.nan, "kib": math.nan}
-    elapsed = time.perf_counter() - warm[2]
-    return {
-        "restarts": restarts,
-        "ended": ended,
-        "ms": elapsed * 1000 / (restarts - warm[0]),
-        "kib": (_rss_kib(server.pid) - warm[1]) / (restarts - warm[0]),
-    }
+    return restarts, ended, (time.perf_counter() - started) / max(restarts, 1), samples
 
 
 def main() -> None:
@@ -315,12 +311,9 @@ def _measure_lagging(args: argparse.Namespace) -> None:
             servers.append(stack.enter_context(referee_process("before", store.url, flags, args.before)))
         print(f"a seat's stream while a player joins and leaves {args.lagging} times (--stream-backlog 1):")
         for server in servers:
-            measured = asyncio.run(lagging(server, args.lagging))
-            print(
-                f"  {server.name:12} {measured['restarts']:>6} restarts, call {measured['ended']}; "
-                f"{measured['ms']:.1f} ms between restarts, {measured['kib']:+.2f} KiB of RSS per restart "
-                f"after the first {_LAGGING_WARM_UP}"
-            )
+            restarts, ended, seconds, samples = asyncio.run(lagging(server, args.lagging))
+            print(f"  {server.name}: {restarts} restarts, the call {ended}; {seconds * 1000:.1f} ms a restart")
+            print("    RSS by restarts: " + ", ".join(f"{count:,}: {kib / 1024:.1f} MiB" for count, kib in samples))
 
 
 async def _measure(servers: list[Server], args: argparse.Namespace, games: Iterator) -> None:
