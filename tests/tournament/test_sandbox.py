@@ -267,7 +267,8 @@ class TestConfinedTournament:
             redis_url=redis_url,
             referee_keys={"targets": []},
             concurrency=4,
-            clock={"decision_s": 3, "first_decision_s": 20},  # a process starting on a busy machine
+            # A process starting, and playing, on a busy machine: no timeout may tell against confinement.
+            clock={"decision_s": 3, "first_decision_s": 20, "time_bank_s": 30},
         )
         add_sandbox(path, memory_mib=256)
         config = load_config(path)
