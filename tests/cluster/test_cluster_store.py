@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio
 from redis.crc import key_slot
 
-from dizhu.store import NotReplicated, SaveOutcome, TableStore, answer_id
+from dizhu.store import Answer, Change, NotReplicated, SaveOutcome, TableStore, answer_id
 from dizhu.store.keys import INDEX_SHARDS, index_keys, index_shard
 from tests.cluster.local_cluster import LocalCluster
 
@@ -55,16 +55,18 @@ class TestEveryCall:
         loaded = await store.load(TABLE, ALICE, "c-1")
         assert (loaded.state, loaded.version, loaded.answer, loaded.sequence) == (b"s1", 1, b"made", 2)
         assert (await store.load(TABLE, ALICE, None)).answer is None
-        saved = await store.save(TABLE, 1, 2, b"s2", [b"e2"], ALICE, "m-1", b"moved", records=[("replay:1", b"R")])
+        saved = await store.save(
+            Change(TABLE, 1, 2, b"s2", [b"e2"], Answer(ALICE, "m-1", b"moved"), records=[("replay:1", b"R")])
+        )
         assert (saved.outcome, saved.first_sequence) == (SaveOutcome.SAVED, 3)
-        again = await store.save(TABLE, 1, 2, b"other", [], ALICE, "m-1", b"other")
+        again = await store.save(Change(TABLE, 1, 2, b"other", [], Answer(ALICE, "m-1", b"other")))
         assert (again.outcome, again.answer) == (SaveOutcome.DUPLICATE, b"moved")
-        stale = await store.save(TABLE, 1, 2, b"other", [], ALICE, "m-2", b"other")
+        stale = await store.save(Change(TABLE, 1, 2, b"other", [], Answer(ALICE, "m-2", b"other")))
         assert (stale.outcome, stale.version) == (SaveOutcome.CONFLICT, 2)
         assert await store.read_record(TABLE, "replay:1") == b"R"
         assert await store.read_events(TABLE, 1) == [(2, b"e1"), (3, b"e2")]
         assert (await store.oldest_sequence(TABLE), await store.last_sequence(TABLE)) == (1, 3)
-        finished = await store.save(TABLE, 2, 3, b"s3", [], ALICE, "m-3", b"done", finished=True)
+        finished = await store.save(Change(TABLE, 2, 3, b"s3", [], Answer(ALICE, "m-3", b"done"), finished=True))
         assert finished.outcome is SaveOutcome.SAVED
         await store.delete(TABLE)
         assert (await store.load(TABLE, ALICE, None)).state is None
@@ -78,7 +80,7 @@ class TestEveryCall:
         reader = asyncio.create_task(store.read_events(TABLE, 1, block_ms=5000))
         await asyncio.sleep(0.1)
         assert not reader.done()
-        await store.save(TABLE, 1, 2, b"s2", [b"next"], ALICE, None, None)
+        await store.save(Change(TABLE, 1, 2, b"s2", [b"next"], Answer(ALICE)))
         assert await asyncio.wait_for(reader, 5) == [(2, b"next")]
         assert await store.read_events(TABLE, 2, block_ms=10) == []
         assert _key_lookups(cluster) == asked
@@ -87,25 +89,27 @@ class TestEveryCall:
         tables = [f"table-{n}" for n in range(40)]
         assert len({index_shard(table) for table in tables}) > INDEX_SHARDS // 2
         for n, table in enumerate(tables):
-            await store.index_deadline(table, 1, 1_000 + n)
-        assert await store.due_tables(1_000 + 39) == [(table, 1_000 + n) for n, table in enumerate(tables)]
-        assert await store.due_tables(1_000 + 4, limit=3) == [(table, 1_000 + n) for n, table in enumerate(tables[:3])]
-        assert await store.defer_deadline("table-0", 1, 9_000)
-        assert ("table-0", 9_000) not in await store.due_tables(5_000)
+            await store.indexes.index_deadline(table, 1, 1_000 + n)
+        assert await store.indexes.due_tables(1_000 + 39) == [(table, 1_000 + n) for n, table in enumerate(tables)]
+        assert await store.indexes.due_tables(1_000 + 4, limit=3) == [
+            (table, 1_000 + n) for n, table in enumerate(tables[:3])
+        ]
+        assert await store.indexes.defer_deadline("table-0", 1, 9_000)
+        assert ("table-0", 9_000) not in await store.indexes.due_tables(5_000)
 
     async def test_activity_quota_and_memory(self, store: TableStore, cluster: LocalCluster) -> None:
-        await store.mark_active("a", 10)
-        await store.mark_active("b", 20)
-        assert await store.inactive_tables(15) == [("a", 10)]
-        await store.forget_activity("a")
-        assert await store.inactive_tables(100) == [("b", 20)]
+        await store.indexes.mark_active("a", 10)
+        await store.indexes.mark_active("b", 20)
+        assert await store.indexes.inactive_tables(15) == [("a", 10)]
+        await store.indexes.forget_activity("a")
+        assert await store.indexes.inactive_tables(100) == [("b", 20)]
         await _create(store, "t-open")
         await _create(store, "t-done")
-        await store.save("t-done", 1, 2, b"s", [], ALICE, None, None, finished=True)
+        await store.save(Change("t-done", 1, 2, b"s", [], Answer(ALICE), finished=True))
         for table in ("t-open", "t-done", "t-gone"):
-            assert await store.reserve_table("owner", table, 3, 1)
-        assert not await store.reserve_table("owner", "t-4", 3, 1)
-        assert await store.release_finished("owner") == 1  # the pipeline read tables on several nodes
+            assert await store.indexes.reserve_table("owner", table, 3, 1)
+        assert not await store.indexes.reserve_table("owner", "t-4", 3, 1)
+        assert await store.indexes.release_finished("owner") == 1  # the pipeline read tables on several nodes
         fullest = cluster.primary_nodes()[1]
         fullest.client().config_set("maxmemory", "500mb")
         try:
@@ -144,11 +148,11 @@ class TestEveryCall:
     ) -> None:
         await redis_client.zadd("dizhu:{clock}:deadlines", {"old": 1_000, "hinted": 2_000})
         await redis_client.hset("dizhu:{clock}:versions", "old", 7)
-        assert await store.adopt_unsharded_indexes() == 2
-        assert await store.due_tables(5_000) == [("old", 1_000), ("hinted", 2_000)]
-        assert not await store.index_deadline("old", 6, 9_000)  # its version came along
+        assert await store.indexes.adopt_unsharded_indexes() == 2
+        assert await store.indexes.due_tables(5_000) == [("old", 1_000), ("hinted", 2_000)]
+        assert not await store.indexes.index_deadline("old", 6, 9_000)  # its version came along
         assert await redis_client.exists("dizhu:{clock}:deadlines", "dizhu:{clock}:versions") == 0
-        assert await store.adopt_unsharded_indexes() == 0
+        assert await store.indexes.adopt_unsharded_indexes() == 0
 
 
 class TestReplicaDurability:
@@ -157,7 +161,7 @@ class TestReplicaDurability:
     ) -> None:
         store = TableStore(redis_client, replicas=1)
         await _create(store)
-        saved = await store.save(TABLE, 1, 2, b"s2", [b"e"], ALICE, "m-1", b"moved")
+        saved = await store.save(Change(TABLE, 1, 2, b"s2", [b"e"], Answer(ALICE, "m-1", b"moved")))
         assert saved.outcome is SaveOutcome.SAVED
         replica = cluster.replica_of(cluster.node_of(store.keys(TABLE).state)).client()
         replica.execute_command("READONLY")

@@ -40,7 +40,7 @@ from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.process import create_server
 from dizhu.referee import errors as referee_errors
-from dizhu.store import TableStore
+from dizhu.store import Answer, Change, TableStore
 from dizhu.v1 import cards_pb2, errors_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 from tests.grpc.grpc_helpers import (
@@ -489,7 +489,7 @@ async def _(world: World) -> Produced:
 @produces("INTERNAL", "a table the store holds corrupted")
 async def _(world: World) -> Produced:
     table = await world.table()
-    saved = await world.store.save(table.table_id, 1, 2, b'{"v": 1, "oops": true}', [], "anon", None, None)
+    saved = await world.store.save(Change(table.table_id, 1, 2, b'{"v": 1, "oops": true}', [], Answer("anon")))
     assert saved.outcome.value == "SAVED"
     error = await fails(world.tables.Bid(bid_request(table, 2, 1, request_id="req-corrupt"), metadata=table.seat(0)))
     return Produced(error, table.table_id)

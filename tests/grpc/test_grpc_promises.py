@@ -427,18 +427,18 @@ class TestTheClockIsToldOfEveryDeadline:
         table = await create_table(tables, THREE, seeds=[SEED], first_dealer=0, clock_settings=clock)
         whenever = 2**62
         first = table.created.table.turn_deadline.ToMilliseconds()
-        assert await store.due_tables(whenever) == [(table.table_id, first)]
+        assert await store.indexes.due_tables(whenever) == [(table.table_id, first)]
         moved = await tables.Bid(
             pb.BidRequest(table_id=table.table_id, request_id=rid(), expected_version=1, amount=1),
             metadata=table.seat(0),
         )
         second = moved.table.turn_deadline.ToMilliseconds()
         assert second < first  # a decision of 600 s, begun after the first of 900 s
-        assert await store.due_tables(whenever) == [(table.table_id, second)]
+        assert await store.indexes.due_tables(whenever) == [(table.table_id, second)]
         versions = index_keys("dizhu", index_shard(table.table_id)).versions  # the table's index shard
         assert await redis_client.hexists(versions, table.table_id)
         await tables.CloseTable(pb.CloseTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.creator)
-        assert await store.due_tables(whenever) == []
+        assert await store.indexes.due_tables(whenever) == []
         # Forgotten for good: not even the version it was indexed at is kept.
         assert not await redis_client.hexists(versions, table.table_id)
 

@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio
 import structlog
 
-from dizhu.store import TableStore
+from dizhu.store import Answer, Change, TableStore
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 from tests.grpc.grpc_helpers import (
@@ -532,7 +532,7 @@ class TestUnexpectedFailures:
     async def test_a_corrupt_table_is_an_internal_error_that_names_only_an_incident(
         self, tables: TableStub, table: Table, store: TableStore
     ) -> None:
-        saved = await store.save(table.table_id, 1, 2, b'{"v": 1, "oops": true}', [], "anon", None, None)
+        saved = await store.save(Change(table.table_id, 1, 2, b'{"v": 1, "oops": true}', [], Answer("anon")))
         assert saved.outcome.value == "SAVED"
         for call, request_id in (
             (tables.GetTable(pb.GetTableRequest(table_id=table.table_id), metadata=table.seat(0)), None),

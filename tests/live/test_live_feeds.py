@@ -15,7 +15,7 @@ import redis.asyncio
 import structlog
 
 from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, Entry, Subscription, TableFeeds
-from dizhu.store import SUBSCRIBED, Appends, TableStore
+from dizhu.store import SUBSCRIBED, Answer, Appends, Change, TableStore
 from tests.live.live_helpers import SOON_S
 
 TABLE = "feed-1"
@@ -42,12 +42,14 @@ class TestALaggingSubscriber:
         try:
             async with feeds.subscribe(TABLE) as slow, feeds.subscribe(TABLE) as keeping_up:
                 for version in range(1, 6):
-                    await store.save(TABLE, version, version + 1, f"v{version + 1}".encode(), [b"e"], "p", None, None)
+                    await store.save(
+                        Change(TABLE, version, version + 1, f"v{version + 1}".encode(), [b"e"], Answer("p"))
+                    )
                     assert [entry.sequence for entry in await _given(keeping_up, 1)] == [version + 1]
                 given = await _given(slow, 4)
                 assert [entry.sequence for entry in given[:3]] == [2, 3, 4]
                 assert given[3] is LAGGING
-                await store.save(TABLE, 6, 7, b"v7", [b"e"], "p", None, None)
+                await store.save(Change(TABLE, 6, 7, b"v7", [b"e"], Answer("p")))
                 assert [entry.sequence for entry in await _given(keeping_up, 1)] == [7]
                 assert slow.queue.empty()
         finally:
@@ -61,7 +63,7 @@ class TestHeartbeats:
         feeds = TableFeeds(store, heartbeat_s=0.05)
         try:
             async with feeds.subscribe(TABLE) as reading, feeds.subscribe(TABLE) as stuck:
-                await store.save(TABLE, 1, 2, b"v2", [b"e"], "p", None, None)
+                await store.save(Change(TABLE, 1, 2, b"v2", [b"e"], Answer("p")))
                 while (await _given(reading, 1))[0] is HEARTBEAT:  # beats before the event
                     pass
                 # Both were given the event at once, so both fell silent at once: every beat the
@@ -78,7 +80,7 @@ class TestARewrittenHistory:
         self, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
         feeds = TableFeeds(store, heartbeat_s=3600)
-        await store.save(TABLE, 1, 2, b"v2", [b"e"], "p", None, None)
+        await store.save(Change(TABLE, 1, 2, b"v2", [b"e"], Answer("p")))
         try:
             async with feeds.subscribe(TABLE) as following:
                 # The table's history replaced by another of the same length, as a store restored
@@ -86,12 +88,12 @@ class TestARewrittenHistory:
                 keys = store.keys(TABLE)
                 await redis_client.delete(keys.state, keys.events)
                 await store.create(TABLE, b"v1", 1, [b"other"], "creator", None, None)
-                await store.save(TABLE, 1, 2, b"v2", [b"other"], "p", None, None)
+                await store.save(Change(TABLE, 1, 2, b"v2", [b"other"], Answer("p")))
                 with structlog.testing.capture_logs() as logs:
-                    await store.save(TABLE, 2, 3, b"v3", [b"other"], "p", None, None)
+                    await store.save(Change(TABLE, 2, 3, b"v3", [b"other"], Answer("p")))
                     assert await _given(following, 1) == [REWRITTEN]
                     async with feeds.subscribe(TABLE) as newcomer:
-                        await store.save(TABLE, 3, 4, b"v4", [b"other"], "p", None, None)
+                        await store.save(Change(TABLE, 3, 4, b"v4", [b"other"], Answer("p")))
                         (given,) = await _given(newcomer, 1)
                         assert (given.sequence, given.write) == await store.last_event(TABLE)
                         assert given.sequence == 4

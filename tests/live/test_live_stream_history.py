@@ -15,7 +15,6 @@ import functools
 import random
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import grpc
 import redis.asyncio
@@ -23,7 +22,7 @@ import redis.asyncio
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.process import Referee, create_server
-from dizhu.store import Saved, TableStore
+from dizhu.store import Change, Saved, TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 from tests.grpc.grpc_helpers import THREE, RulesStub, Table, TableStub, act, rid, view
@@ -37,15 +36,17 @@ _BEHIND_MS = 60_000
 class _StoreOfASlowClock(TableStore):
     """The store of a referee whose clock reads ``_BEHIND_MS`` earlier than the others'."""
 
-    async def save(self, *args: Any, time_ms: int | None = None, **kwargs: Any) -> Saved:
-        return await super().save(*args, time_ms=None if time_ms is None else time_ms - _BEHIND_MS, **kwargs)
+    async def save(self, change: Change) -> Saved:
+        time_ms = None if change.time_ms is None else change.time_ms - _BEHIND_MS
+        return await super().save(dataclasses.replace(change, time_ms=time_ms))
 
 
 class _StoreOfAFastClock(TableStore):
     """The store of a referee whose clock reads ``_BEHIND_MS`` later than the others'."""
 
-    async def save(self, *args: Any, time_ms: int | None = None, **kwargs: Any) -> Saved:
-        return await super().save(*args, time_ms=None if time_ms is None else time_ms + _BEHIND_MS, **kwargs)
+    async def save(self, change: Change) -> Saved:
+        time_ms = None if change.time_ms is None else change.time_ms + _BEHIND_MS
+        return await super().save(dataclasses.replace(change, time_ms=time_ms))
 
 
 @dataclasses.dataclass

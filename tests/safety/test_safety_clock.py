@@ -289,7 +289,7 @@ class TestForgottenTables:
         )
         assert await self._indexed(redis_client, table.table_id) == 0
         # Another referee indexing the deadline of a version before the close, after it.
-        await server.store.index_deadline(table.table_id, 1, int(time.time() * 1000) - 1_000)
+        await server.store.indexes.index_deadline(table.table_id, 1, int(time.time() * 1000) - 1_000)
         assert not await _an_hour_ahead(server).time_out(table.table_id)
         assert await self._indexed(redis_client, table.table_id) == 0
 
@@ -297,6 +297,6 @@ class TestForgottenTables:
         self, servers: Servers, redis_client: redis.asyncio.Redis
     ) -> None:
         server = await _referee(servers)
-        await server.store.index_deadline("expired-table", 12, int(time.time() * 1000) - 1_000)
+        await server.store.indexes.index_deadline("expired-table", 12, int(time.time() * 1000) - 1_000)
         assert not await _an_hour_ahead(server).time_out("expired-table")
         assert await self._indexed(redis_client, "expired-table") == 0

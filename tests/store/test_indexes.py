@@ -7,7 +7,7 @@ import time
 import pytest
 import redis.asyncio
 
-from dizhu.store import NotReplicated, SaveOutcome, TableStore
+from dizhu.store import Answer, Change, NotReplicated, SaveOutcome, TableStore
 from dizhu.store.keys import INDEX_SHARDS, index_keys, index_shard
 
 TABLE = "t-1"
@@ -31,14 +31,14 @@ class TestShards:
     async def test_due_tables_merges_the_shards_earliest_first_up_to_the_limit(self, store: TableStore) -> None:
         tables = [f"table-{n}" for n in range(30)]
         for n, table in reversed(list(enumerate(tables))):
-            await store.index_deadline(table, 1, 1_000 + n)
-        assert await store.due_tables(2_000) == [(table, 1_000 + n) for n, table in enumerate(tables)]
-        assert [table for table, _ in await store.due_tables(2_000, limit=4)] == tables[:4]
+            await store.indexes.index_deadline(table, 1, 1_000 + n)
+        assert await store.indexes.due_tables(2_000) == [(table, 1_000 + n) for n, table in enumerate(tables)]
+        assert [table for table, _ in await store.indexes.due_tables(2_000, limit=4)] == tables[:4]
 
     async def test_an_entry_is_written_in_its_tables_shard_only(
         self, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
-        await store.index_deadline(TABLE, 2, 5_000)
+        await store.indexes.index_deadline(TABLE, 2, 5_000)
         shard = index_keys("dizhu", index_shard(TABLE))
         assert await redis_client.zscore(shard.deadlines, TABLE) == 5_000
         assert await redis_client.hget(shard.versions, TABLE) == b"2"
@@ -54,12 +54,12 @@ class TestUnshardedIndex:
     ) -> None:
         await redis_client.zadd("dizhu:{clock}:deadlines", {"old": 1_000, "hinted": 2_000})
         await redis_client.hset("dizhu:{clock}:versions", "old", 7)
-        await store.index_deadline("hinted", 3, 2_500)  # written meanwhile by an upgraded process
-        assert await store.adopt_unsharded_indexes() == 2
-        assert await store.due_tables(5_000) == [("old", 1_000), ("hinted", 2_000)]
-        assert not await store.index_deadline("old", 6, 9_000)
+        await store.indexes.index_deadline("hinted", 3, 2_500)  # written meanwhile by an upgraded process
+        assert await store.indexes.adopt_unsharded_indexes() == 2
+        assert await store.indexes.due_tables(5_000) == [("old", 1_000), ("hinted", 2_000)]
+        assert not await store.indexes.index_deadline("old", 6, 9_000)
         assert await redis_client.exists("dizhu:{clock}:deadlines", "dizhu:{clock}:versions") == 0
-        assert await store.adopt_unsharded_indexes() == 0
+        assert await store.indexes.adopt_unsharded_indexes() == 0
 
 
 class TestPresenceDue:
@@ -133,6 +133,8 @@ class TestReplicaDurability:
     async def test_a_conflict_and_a_plain_read_wait_for_nothing(self, redis_client: redis.asyncio.Redis) -> None:
         await TableStore(redis_client).create(TABLE, b"s", 1, [], "p", None, None)
         store = TableStore(redis_client, replicas=1, replica_timeout_ms=20)
-        assert (await store.save(TABLE, 5, 6, b"s", [], "p", "r-2", b"x")).outcome is SaveOutcome.CONFLICT
+        assert (
+            await store.save(Change(TABLE, 5, 6, b"s", [], Answer("p", "r-2", b"x")))
+        ).outcome is SaveOutcome.CONFLICT
         assert (await store.load(TABLE, "p", None)).version == 1
         assert (await store.load(TABLE, "p", "never-answered")).answer is None

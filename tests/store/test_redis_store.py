@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio
 from redis.crc import key_slot
 
-from dizhu.store import Loaded, Saved, SaveOutcome, TableKeys, TableStore, answer_id, table_keys
+from dizhu.store import Answer, Change, Loaded, Saved, SaveOutcome, TableKeys, TableStore, answer_id, table_keys
 from dizhu.store.keys import index_keys, index_shard
 
 TABLE = "t-1"
@@ -36,15 +36,15 @@ async def _save(
 ) -> Saved:
     new = expected + 1
     return await store.save(
-        table,
-        expected,
-        new,
-        f"state-{new}".encode(),
-        [f"v{new}-e{i}".encode() for i in range(events)],
-        principal,
-        request_id,
-        None if request_id is None else f"answer-{request_id}".encode(),
-        finished=finished,
+        Change(
+            table,
+            expected,
+            new,
+            f"state-{new}".encode(),
+            [f"v{new}-e{i}".encode() for i in range(events)],
+            Answer(principal, request_id, None if request_id is None else f"answer-{request_id}".encode()),
+            finished=finished,
+        ),
     )
 
 
@@ -139,7 +139,7 @@ class TestSave:
     async def test_a_repeated_request_id_returns_the_first_answer_and_applies_nothing(self, store: TableStore) -> None:
         await _create(store)
         await _save(store, 1, request_id="r-1")
-        retry = await store.save(TABLE, 2, 3, b"retry", [b"retry"], ALICE, "r-1", b"second answer")
+        retry = await store.save(Change(TABLE, 2, 3, b"retry", [b"retry"], Answer(ALICE, "r-1", b"second answer")))
         assert retry == Saved(SaveOutcome.DUPLICATE, answer=b"answer-r-1", version=2)
         assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2, write=ANY)
 
@@ -162,7 +162,9 @@ class TestSave:
 
     async def test_a_change_decided_on_the_stored_state_and_presence_is_written(self, store: TableStore) -> None:
         await _create(store)
-        saved = await store.save(TABLE, 1, 2, b"state-2", [b"e"], ALICE, "r-1", b"a", decided_on=b"state-1", presence=0)
+        saved = await store.save(
+            Change(TABLE, 1, 2, b"state-2", [b"e"], Answer(ALICE, "r-1", b"a"), decided_on=b"state-1", presence=0)
+        )
         assert saved.outcome is SaveOutcome.SAVED
         assert await store.load(TABLE, ALICE, None) == Loaded(b"state-2", 2, None, sequence=2, write=ANY)
 
@@ -177,7 +179,9 @@ class TestSave:
         await _create(store)
         before = {key: await redis_client.dump(key) for key in await redis_client.keys("*")}
         saved = await store.save(
-            TABLE, 1, 2, b"state-2", [b"e"], ALICE, "r-1", b"a", decided_on=decided_on, presence=presence
+            Change(
+                TABLE, 1, 2, b"state-2", [b"e"], Answer(ALICE, "r-1", b"a"), decided_on=decided_on, presence=presence
+            )
         )
         assert saved == Saved(SaveOutcome.CONFLICT, version=1)
         assert {key: await redis_client.dump(key) for key in await redis_client.keys("*")} == before
@@ -185,7 +189,9 @@ class TestSave:
     async def test_a_duplicate_wins_over_a_change_decided_on_another_state(self, store: TableStore) -> None:
         await _create(store)
         await _save(store, 1, request_id="r-1")
-        retry = await store.save(TABLE, 2, 3, b"x", [b"e"], ALICE, "r-1", b"again", decided_on=b"old", presence=0)
+        retry = await store.save(
+            Change(TABLE, 2, 3, b"x", [b"e"], Answer(ALICE, "r-1", b"again"), decided_on=b"old", presence=0)
+        )
         assert retry == Saved(SaveOutcome.DUPLICATE, answer=b"answer-r-1", version=2)
 
     @pytest.mark.parametrize(("expected", "new"), [(0, 1), (2, 2), (3, 2), (-1, 5)])
@@ -193,7 +199,7 @@ class TestSave:
         self, store: TableStore, expected: int, new: int
     ) -> None:
         with pytest.raises(ValueError, match="versions"):
-            await store.save(TABLE, expected, new, b"s", [], ALICE, None, None)
+            await store.save(Change(TABLE, expected, new, b"s", [], Answer(ALICE)))
 
 
 class TestEvents:
@@ -263,8 +269,8 @@ class TestEventStamps:
     async def test_an_event_written_by_an_earlier_clock_gets_the_previous_events_time(self, store: TableStore) -> None:
         await store.create(TABLE, b"state-1", 1, [b"created"], ALICE, None, None, time_ms=5_000)
         # A second referee whose clock reads earlier (or whose write crossed the first one's).
-        await store.save(TABLE, 1, 2, b"state-2", [b"late-a", b"late-b"], BOB, None, None, time_ms=4_999)
-        await store.save(TABLE, 2, 3, b"state-3", [b"later"], BOB, None, None, time_ms=5_002)
+        await store.save(Change(TABLE, 1, 2, b"state-2", [b"late-a", b"late-b"], Answer(BOB), time_ms=4_999))
+        await store.save(Change(TABLE, 2, 3, b"state-3", [b"later"], Answer(BOB), time_ms=5_002))
         times = [event.time_ms for event in await store.read_entries(TABLE, 0)]
         assert times == [5_000, 5_000, 5_000, 5_002]
 
@@ -353,7 +359,10 @@ class TestConcurrency:
     async def test_of_50_saves_racing_from_one_version_exactly_one_is_saved(self, store: TableStore) -> None:
         await _create(store)
         results = await asyncio.gather(
-            *(store.save(TABLE, 1, 2, f"s{i}".encode(), [f"e{i}".encode()], ALICE, f"r-{i}", b"a") for i in range(50))
+            *(
+                store.save(Change(TABLE, 1, 2, f"s{i}".encode(), [f"e{i}".encode()], Answer(ALICE, f"r-{i}", b"a")))
+                for i in range(50)
+            )
         )
         outcomes = [result.outcome for result in results]
         assert outcomes.count(SaveOutcome.SAVED) == 1
@@ -414,7 +423,7 @@ class TestKeys:
         self, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
         await store.create(TABLE, b"s", 1, [b"e"], "principal-xyz", "secret-request-id-42", b"a")
-        await store.save(TABLE, 1, 2, b"s2", [b"e2"], "principal-xyz", "another-request-id-43", b"a2")
+        await store.save(Change(TABLE, 1, 2, b"s2", [b"e2"], Answer("principal-xyz", "another-request-id-43", b"a2")))
         dump = b""
         for key in await redis_client.keys("*"):
             dump += key + repr(await redis_client.dump(key)).encode()
@@ -446,7 +455,7 @@ class TestKeys:
         with pytest.raises(ValueError, match="invalid"):
             await store.create(table_id, b"s", 1, [], principal, request_id, b"a")
         with pytest.raises(ValueError, match="invalid"):
-            await store.save(table_id, 1, 2, b"s", [], principal, request_id, b"a")
+            await store.save(Change(table_id, 1, 2, b"s", [], Answer(principal, request_id, b"a")))
         assert await redis_client.keys("*") == []
 
     @pytest.mark.parametrize("request_id", ["550e8400-e29b-41d4-a716-446655440000", "a:b.c_d-e", "any ~printable!"])
@@ -523,14 +532,14 @@ class TestRoundTrips:
 class TestRecords:
     async def test_records_are_written_with_the_state_and_read_back_by_name(self, store: TableStore) -> None:
         await _create(store)
-        saved = await store.save(TABLE, 1, 2, b"s2", [b"e"], ALICE, None, None, records=[("replay:1", b"R1")])
+        saved = await store.save(Change(TABLE, 1, 2, b"s2", [b"e"], Answer(ALICE), records=[("replay:1", b"R1")]))
         assert saved.outcome is SaveOutcome.SAVED
         assert await store.read_record(TABLE, "replay:1") == b"R1"
         assert await store.read_record(TABLE, "replay:2") is None
 
     async def test_a_conflicting_save_writes_no_record(self, store: TableStore) -> None:
         await _create(store)
-        saved = await store.save(TABLE, 7, 8, b"s", [], ALICE, None, None, records=[("replay:1", b"R1")])
+        saved = await store.save(Change(TABLE, 7, 8, b"s", [], Answer(ALICE), records=[("replay:1", b"R1")]))
         assert saved.outcome is SaveOutcome.CONFLICT
         assert await store.read_record(TABLE, "replay:1") is None
 
@@ -538,58 +547,58 @@ class TestRecords:
         self, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
         await _create(store)
-        await store.save(TABLE, 1, 2, b"s2", [], ALICE, None, None, finished=True, records=[("replay:1", b"R")])
+        await store.save(Change(TABLE, 1, 2, b"s2", [], Answer(ALICE), finished=True, records=[("replay:1", b"R")]))
         assert 0 < await redis_client.ttl(table_keys("dizhu", TABLE).records) <= store.finished_ttl_s
 
     async def test_events_after_records_keep_their_sequence_numbers(self, store: TableStore) -> None:
         await _create(store, events=1)
-        await store.save(TABLE, 1, 2, b"s2", [b"a", b"b"], ALICE, None, None, records=[("x", b"1"), ("y", b"2")])
+        await store.save(Change(TABLE, 1, 2, b"s2", [b"a", b"b"], Answer(ALICE), records=[("x", b"1"), ("y", b"2")]))
         assert await store.read_events(TABLE, 0) == [(1, b"created-0"), (2, b"a"), (3, b"b")]
 
 
 class TestDeadlines:
     async def test_due_tables_are_those_whose_deadline_has_passed(self, store: TableStore) -> None:
-        await store.index_deadline("a", 1, 1_000)
-        await store.index_deadline("b", 1, 2_000)
-        await store.index_deadline("c", 1, 3_000)
-        assert await store.due_tables(2_500) == [("a", 1_000), ("b", 2_000)]
+        await store.indexes.index_deadline("a", 1, 1_000)
+        await store.indexes.index_deadline("b", 1, 2_000)
+        await store.indexes.index_deadline("c", 1, 3_000)
+        assert await store.indexes.due_tables(2_500) == [("a", 1_000), ("b", 2_000)]
 
     async def test_a_newer_version_replaces_the_deadline_and_none_removes_it(self, store: TableStore) -> None:
-        await store.index_deadline("a", 1, 1_000)
-        assert await store.index_deadline("a", 2, 5_000)
-        assert await store.due_tables(2_000) == []
-        assert await store.index_deadline("a", 3, None)
-        assert await store.due_tables(10_000) == []
+        await store.indexes.index_deadline("a", 1, 1_000)
+        assert await store.indexes.index_deadline("a", 2, 5_000)
+        assert await store.indexes.due_tables(2_000) == []
+        assert await store.indexes.index_deadline("a", 3, None)
+        assert await store.indexes.due_tables(10_000) == []
 
     async def test_an_older_version_never_moves_or_drops_the_deadline(self, store: TableStore) -> None:
-        await store.index_deadline("a", 5, 1_000)
-        assert not await store.index_deadline("a", 4, 9_000)
-        assert not await store.index_deadline("a", 4, None)
-        assert await store.due_tables(1_000) == [("a", 1_000)]
+        await store.indexes.index_deadline("a", 5, 1_000)
+        assert not await store.indexes.index_deadline("a", 4, 9_000)
+        assert not await store.indexes.index_deadline("a", 4, None)
+        assert await store.indexes.due_tables(1_000) == [("a", 1_000)]
 
     async def test_an_early_hint_only_brings_the_deadline_forward(self, store: TableStore) -> None:
-        await store.index_deadline("a", 5, 5_000)
-        assert not await store.index_deadline("a", 6, 9_000, early=True)
-        assert await store.due_tables(6_000) == [("a", 5_000)]
-        assert await store.index_deadline("a", 6, 3_000, early=True)
-        assert await store.due_tables(4_000) == [("a", 3_000)]
+        await store.indexes.index_deadline("a", 5, 5_000)
+        assert not await store.indexes.index_deadline("a", 6, 9_000, early=True)
+        assert await store.indexes.due_tables(6_000) == [("a", 5_000)]
+        assert await store.indexes.index_deadline("a", 6, 3_000, early=True)
+        assert await store.indexes.due_tables(4_000) == [("a", 3_000)]
         # The hint recorded no version: the authoritative write of version 6 still applies.
-        assert await store.index_deadline("a", 6, 9_000)
-        assert await store.due_tables(8_000) == []
+        assert await store.indexes.index_deadline("a", 6, 9_000)
+        assert await store.indexes.due_tables(8_000) == []
 
     async def test_a_final_write_forgets_the_table(self, store: TableStore, redis_client: redis.asyncio.Redis) -> None:
-        await store.index_deadline("a", 5, 1_000)
-        await store.index_deadline("a", 6, None, final=True)
-        assert await store.due_tables(10_000) == []
+        await store.indexes.index_deadline("a", 5, 1_000)
+        await store.indexes.index_deadline("a", 6, None, final=True)
+        assert await store.indexes.due_tables(10_000) == []
         assert await redis_client.hlen(index_keys("dizhu", index_shard("a")).versions) == 0
 
     async def test_a_table_gone_is_forgotten_whatever_version_its_entry_had(
         self, store: TableStore, redis_client: redis.asyncio.Redis
     ) -> None:
         # The clock finds no state (the table expired) and knows no version: 0.
-        await store.index_deadline("a", 5, 1_000)
-        assert await store.index_deadline("a", 0, None, final=True)
-        assert await store.due_tables(10_000) == []
+        await store.indexes.index_deadline("a", 5, 1_000)
+        assert await store.indexes.index_deadline("a", 0, None, final=True)
+        assert await store.indexes.due_tables(10_000) == []
         assert await redis_client.hlen(index_keys("dizhu", index_shard("a")).versions) == 0
 
     async def test_a_version_without_a_deadline_keeps_no_entry(
@@ -597,11 +606,11 @@ class TestDeadlines:
     ) -> None:
         # A round over awaits its settles with no clock running: nothing of it stays in the index,
         # which would outlive the table once it expires.
-        await store.index_deadline("a", 5, 1_000)
-        assert await store.index_deadline("a", 6, None)
+        await store.indexes.index_deadline("a", 5, 1_000)
+        assert await store.indexes.index_deadline("a", 6, None)
         index = index_keys("dizhu", index_shard("a"))
         assert await redis_client.exists(index.versions, index.deadlines) == 0
         # A later write of an older version is one more look for the clock, never a lost deadline.
-        assert await store.index_deadline("a", 7, 9_000)
-        assert not await store.index_deadline("a", 6, None)
-        assert await store.due_tables(10_000) == [("a", 9_000)]
+        assert await store.indexes.index_deadline("a", 7, 9_000)
+        assert not await store.indexes.index_deadline("a", 6, None)
+        assert await store.indexes.due_tables(10_000) == [("a", 9_000)]

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio
 
-from dizhu.store import SUBSCRIBED, Appends, TableStore
+from dizhu.store import SUBSCRIBED, Answer, Appends, Change, TableStore
 from dizhu.store.presence import UNKNOWN
 
 TABLE = "t-notified"
@@ -43,7 +43,7 @@ async def _next(heard: AsyncIterator[tuple[str, int]]) -> tuple[str, int]:
 
 async def _create_and_save(store: TableStore) -> None:
     await store.create(TABLE, b"state-1", 1, [b"created-0", b"created-1"], "alice", None, None)
-    await store.save(TABLE, 1, 2, b"state-2", [b"moved"], "alice", None, None)
+    await store.save(Change(TABLE, 1, 2, b"state-2", [b"moved"], Answer("alice")))
 
 
 class TestAnnouncements:
@@ -66,8 +66,8 @@ class TestAnnouncements:
         _, heard = appends
         await store.create(TABLE, b"state-1", 1, [b"created-0"], "alice", None, None)
         assert await _next(heard) == (TABLE, 1)
-        await store.save(TABLE, 1, 2, b"state-2", [], "alice", None, None)
-        await store.save(TABLE, 2, 3, b"state-3", [b"moved"], "alice", None, None)
+        await store.save(Change(TABLE, 1, 2, b"state-2", [], Answer("alice")))
+        await store.save(Change(TABLE, 2, 3, b"state-3", [b"moved"], Answer("alice")))
         assert await _next(heard) == (TABLE, 2)
 
     async def test_a_table_no_longer_followed_is_not_reported(self, store: TableStore, appends: tuple) -> None:

@@ -149,7 +149,7 @@ async def running_referee(config: ServerConfig) -> AsyncIterator[Referee]:
             replica_timeout_ms=max(1, int(config.replica_timeout_s * 1000)),
         )
         await store.load_scripts()
-        if moved := await store.adopt_unsharded_indexes():
+        if moved := await store.indexes.adopt_unsharded_indexes():
             _log.info("deadline_index_sharded", entries=moved)
         referee = await create_server(config, store)
         try:

@@ -104,7 +104,7 @@ async def run_clock(
     next_sweep = clock.monotonic()
     while not stopping.is_set():
         try:
-            for table_id, _deadline in await store.due_tables(int(clock.time() * 1000)):
+            for table_id, _deadline in await store.indexes.due_tables(int(clock.time() * 1000)):
                 await _apply(janitor, quarantine, table_id)
             if clock.monotonic() >= next_sweep:
                 next_sweep = clock.monotonic() + sweep_interval_s

@@ -56,7 +56,7 @@ class TableJanitor:
         """
         loaded = await self._store.load(table_id, "clock", None)
         if loaded.state is None:
-            await self._store.index_deadline(table_id, loaded.version, None, final=True)
+            await self._store.indexes.index_deadline(table_id, loaded.version, None, final=True)
             return False
         table = self._decoded.decode(table_id, loaded.state, loaded.presence)
         now_ms = self._now_ms()
@@ -65,14 +65,14 @@ class TableJanitor:
             # Not due (the index was early or stale): index this version's deadline instead; a
             # closed table is forgotten (a late write of an older version put it back).
             closed = table.status is TableStatus.CLOSED
-            await self._store.index_deadline(table_id, table.version, table.deadline_ms or None, final=closed)
+            await self._store.indexes.index_deadline(table_id, table.version, table.deadline_ms or None, final=closed)
             return False
         return await self._work.save_timeout(table, outcome, now_ms)
 
     async def quarantine(self, table_id: str, delay_ms: int) -> None:
         """Make the clock look at ``table_id`` again in ``delay_ms`` only: applying its timeout failed."""
         loaded = await self._store.load(table_id, "clock", None)
-        await self._store.defer_deadline(table_id, loaded.version, self._now_ms() + delay_ms)
+        await self._store.indexes.defer_deadline(table_id, loaded.version, self._now_ms() + delay_ms)
 
     async def close_idle(self, limit: int = 100) -> int:
         """Close the tables no client acted at for ``policy.idle_close_ms``; how many were closed.
@@ -85,7 +85,7 @@ class TableJanitor:
         now_ms = self._now_ms()
         before_ms = now_ms - self.policy.idle_close_ms
         closed = 0
-        for table_id, _ in await self._store.inactive_tables(before_ms, limit):
+        for table_id, _ in await self._store.indexes.inactive_tables(before_ms, limit):
             try:
                 closed += await self._close_if_idle(table_id, now_ms, before_ms)
             except Exception as error:
@@ -93,20 +93,20 @@ class TableJanitor:
                     raise
                 # One table that cannot be read must not stop the sweep: look at it again later.
                 _log.error("idle_close_failed", table_id=table_id, exc_info=True)
-                await self._store.mark_active(table_id, now_ms)
+                await self._store.indexes.mark_active(table_id, now_ms)
         return closed
 
     async def _close_if_idle(self, table_id: str, now_ms: int, before_ms: int) -> int:
         loaded = await self._store.load(table_id, "clock", None)
         if loaded.state is None:
-            await self._store.forget_activity(table_id)
+            await self._store.indexes.forget_activity(table_id)
             return 0
         table = self._decoded.decode(table_id, loaded.state, loaded.presence)
         if table.status is TableStatus.CLOSED:
-            await self._work.let_go(table)
+            await self._work.indexing.let_go(table)
             return 0
         if table.active_ms >= before_ms:
-            await self._store.mark_active(table_id, table.active_ms)
+            await self._store.indexes.mark_active(table_id, table.active_ms)
             return 0
         if not await self._work.save_clock_change(table, abandon(table, now_ms), now_ms):
             return 0

@@ -64,7 +64,7 @@ class TableReads:
         """Up to ``count`` open tables from position ``start`` of the activity index (the most
         recently active first), and whether the index may hold more after them. Entries of
         tables closed or gone meanwhile are skipped (they leave the index as they close)."""
-        listed = await self._store.active_tables(start, count)
+        listed = await self._store.indexes.active_tables(start, count)
         found = [await self.table(table_id) for table_id in listed]
         still_open = [table for table in found if table is not None and table.status is not TableStatus.CLOSED]
         return still_open, len(listed) == count

@@ -20,7 +20,8 @@ and hold no token (``dizhu.service.answers``).
 
 Besides, the unit of work keeps tables from living forever (:class:`TablePolicy`): it counts each
 creator's open tables, refuses new tables when Redis is nearly full and keeps only the latest
-rounds' replays; the clock's changes (timeouts, closing tables nobody acts at any more:
+rounds' replays; what each write tells the store's indexes is :mod:`dizhu.service.table_indexing`'s.
+The clock's changes (timeouts, closing tables nobody acts at any more:
 :mod:`dizhu.service.janitor`) are written through it too. The reads are
 :mod:`dizhu.service.table_reads`'s.
 """
@@ -28,7 +29,6 @@ rounds' replays; the clock's changes (timeouts, closing tables nobody acts at an
 from __future__ import annotations
 
 import base64
-import collections
 import dataclasses
 import hashlib
 import time
@@ -42,7 +42,7 @@ from dizhu.config import ServerConfig
 from dizhu.referee import encode
 from dizhu.referee.auth import Principal, Role, resolve
 from dizhu.referee.commands import Context, Created, Mint, Outcome, timeout
-from dizhu.referee.errors import QuotaExceeded, RefereeError, RequestIdReused, StoreFull, TableNotFound, Unavailable
+from dizhu.referee.errors import RefereeError, RequestIdReused, StoreFull, TableNotFound, Unavailable
 from dizhu.referee.events import RoundEnded
 from dizhu.referee.signing import SigningKeys
 from dizhu.referee.table import TableState, TableStatus
@@ -54,7 +54,8 @@ from dizhu.service.identifiers import valid_request_id, valid_table_id
 from dizhu.service.metadata import Credentials
 from dizhu.service.metrics import TIMEOUTS
 from dizhu.service.presence import Presence, mark_presence
-from dizhu.store import Saved, SaveOutcome, TableStore
+from dizhu.service.table_indexing import TableIndexing
+from dizhu.store import Answer, Change, Saved, SaveOutcome, TableStore
 
 __all__ = ["TablePolicy", "UnitOfWork"]
 
@@ -62,10 +63,6 @@ ResponseT = TypeVar("ResponseT", bound=Message)
 #: Each timeout is told under the clock's name, whichever applied it: the clock task or a request.
 _clock_log = structlog.get_logger("dizhu.clock")
 _MAX_ATTEMPTS = 16
-#: A client action is written to the activity index at most this often per table.
-_ACTIVITY_GRANULARITY_MS: Final = 60_000
-#: How long a creator over its open-table quota is told to wait.
-_QUOTA_RETRY_MS: Final = 60_000
 #: How long a creation refused for want of memory is told to wait.
 _STORE_FULL_RETRY_MS: Final = 5_000
 #: The declared settings, for a policy made without a configuration.
@@ -139,9 +136,10 @@ class UnitOfWork:
         self.policy = policy or TablePolicy.of()
         self._now = now
         self._decoded = decoded
-        #: When this process last indexed each table's activity (bounded like the decoded tables).
-        self._marked: collections.OrderedDict[str, int] = collections.OrderedDict()
-        self._cache_size = decoded.size
+        #: What each write tells the store's indexes (the janitor lets closed tables go through it too).
+        self.indexing = TableIndexing(
+            store.indexes, max_open_tables=self.policy.max_open_tables, remembered=decoded.size
+        )
         self.presence = presence
 
     def _now_ms(self) -> int:
@@ -152,84 +150,51 @@ class UnitOfWork:
         before: TableState,
         outcome: Outcome,
         now_ms: int,
-        principal: str,
-        request_id: str | None,
-        answer: bytes | None,
+        answer: Answer,
         *,
         by_client: bool,
         announced: int | None,
         decided_on: bytes | None = None,
     ) -> Saved:
-        """One compare-and-set of ``outcome`` over ``before``: state, events, round records, answer.
+        """One compare-and-set of ``outcome`` over ``before``: state, events, round records, ``answer``.
 
         ``announced``: the seats announced connected that the change was decided with (None:
         unknown). ``decided_on``: the stored state ``before`` was decoded from, when the change
         was decided without reading it (then the write also checks it and ``announced``).
-        Then the indexes: the turn clock's; for a closed table, the activity index and its
-        creator's quota let go of it; for a client's change, the activity index is refreshed.
+        The indexes are told before and after the write (:class:`TableIndexing`).
         """
         after = outcome.table
-        clocked = bool(after.settings.clock.decision_ms)
-        closing = after.status is TableStatus.CLOSED
-        if clocked and after.deadline_ms:
-            # Before the write, the deadline may only be made earlier (never later, never
-            # dropped): if this process dies right after the write, the clock still looks in
-            # time. An early entry only makes the clock look once more.
-            await self._store.index_deadline(after.table_id, after.version, after.deadline_ms, early=True)
+        await self.indexing.before_write(after)
         ended = [event for event in outcome.events if isinstance(event, RoundEnded) and event.replay]
         kept = self.policy.replays_per_table  # the latest rounds' replays; the one that many before goes
         data = encode(after)
-        saved = await self._store.save(
+        change = Change(
             after.table_id,
             before.version,
             after.version,
             data,
             self._events(outcome, now_ms),
-            principal,
-            request_id,
             answer,
-            finished=closing,
+            finished=after.status is TableStatus.CLOSED,
             records=[(f"replay:{event.result.round}", self.signing.sign(event.replay).encode()) for event in ended],
             drop_records=[f"replay:{event.result.round - kept}" for event in ended if event.result.round > kept],
             decided_on=decided_on,
             presence=None if decided_on is None else announced,
             time_ms=now_ms,
         )
+        saved = await self._store.save(change)
         if saved.outcome is not SaveOutcome.SAVED:
             return saved
         self._decoded.keep(after.table_id, data, after, announced)
-        if clocked:
-            await self._store.index_deadline(after.table_id, after.version, after.deadline_ms or None, final=closing)
-        if closing:
-            await self.let_go(after)
-        elif by_client:
-            await self._mark_active(after.table_id, now_ms)
+        await self.indexing.written(after, now_ms, by_client=by_client)
         return saved
-
-    async def let_go(self, table: TableState) -> None:
-        """A closed table no longer counts as open: nor as active, nor against its creator's quota."""
-        self._marked.pop(table.table_id, None)
-        await self._store.forget_activity(table.table_id)
-        if table.owner:
-            await self._store.release_table(table.owner, table.table_id)
-
-    async def _mark_active(self, table_id: str, now_ms: int) -> None:
-        """Index a client's action, at most once a minute per table and process (the state holds the truth)."""
-        marked = self._marked.get(table_id)
-        if marked is not None and now_ms - marked < _ACTIVITY_GRANULARITY_MS:
-            return
-        await self._store.mark_active(table_id, now_ms)
-        self._marked[table_id] = now_ms
-        self._marked.move_to_end(table_id)
-        if len(self._marked) > self._cache_size:
-            self._marked.popitem(last=False)
 
     async def save_clock_change(self, before: TableState, outcome: Outcome, now_ms: int) -> bool:
         """Write the clock's change ``outcome`` over ``before`` (no caller, no answer); True if written.
 
         False when the table moved on meanwhile: another process or a client acted first.
         """
-        saved = await self._save(before, outcome, now_ms, "clock", None, None, by_client=False, announced=None)
+        saved = await self._save(before, outcome, now_ms, Answer("clock"), by_client=False, announced=None)
         return saved.outcome is SaveOutcome.SAVED
 
     async def save_timeout(self, before: TableState, outcome: Outcome, now_ms: int) -> bool:
@@ -321,9 +286,7 @@ class UnitOfWork:
                 table,
                 outcome,
                 now_ms,
-                answer_principal,
-                request_id,
-                sealed,
+                Answer(answer_principal, request_id, sealed),
                 by_client=True,
                 announced=announced,
                 decided_on=data,
@@ -366,7 +329,7 @@ class UnitOfWork:
         created = build(table_id, now_ms, minting)
         response = respond(created)
         if owner:
-            await self._reserve(owner, table_id, now_ms)
+            await self.indexing.reserve(owner, table_id, now_ms)
         data = encode(created.outcome.table)
         try:
             saved = await self._store.create(
@@ -381,31 +344,13 @@ class UnitOfWork:
             )
         except BaseException:
             if owner:
-                await self._store.release_table(owner, table_id)
+                await self.indexing.release(owner, table_id)
             raise
         if saved.outcome is SaveOutcome.SAVED:
             table = created.outcome.table
             self._decoded.keep(table_id, data, table, 0)  # a new table has announced no one yet
-            await self._mark_active(table_id, now_ms)
-            if table.deadline_ms:
-                await self._store.index_deadline(table_id, table.version, table.deadline_ms)
+            await self.indexing.created(table, now_ms)
             return response
         if saved.outcome is SaveOutcome.DUPLICATE and saved.answer is not None:
             return answers.open(saved.answer, print_, table_id, self.keys)
         raise RequestIdReused("this request_id already created a table whose answer is no longer kept")
-
-    async def _reserve(self, owner: str, table_id: str, now_ms: int) -> None:
-        """Count a new table against ``owner``'s quota; QUOTA_EXCEEDED if it is full."""
-        most = self.policy.max_open_tables
-        if await self._store.reserve_table(owner, table_id, most, now_ms):
-            return
-        # Full: a reservation whose release was lost (a process died meanwhile) may be stale.
-        if await self._store.release_finished(owner) < most and await self._store.reserve_table(
-            owner, table_id, most, now_ms
-        ):
-            return
-        raise QuotaExceeded(
-            f"this client has {most} open tables, as many as it may; close one first",
-            retry_after_ms=_QUOTA_RETRY_MS,
-            metadata={"limit": "open_tables", "max": str(most)},
-        )

@@ -1,12 +1,15 @@
 """Where tables live: state, event streams and recorded answers in Redis.
 
-``TableStore`` is the whole API; the key layout is in :mod:`dizhu.store.keys`, the Lua
-scripts in :mod:`dizhu.store.scripts`, connecting to one Redis or a Redis Cluster in
-:mod:`dizhu.store.connection`, the guarantees in docs/store.md.
+``TableStore`` keeps the tables (its ``save`` writes a :class:`Change`), its ``indexes``
+(:class:`TableIndexes`) the deadlines, activity and quotas beside them; the key layout is
+in :mod:`dizhu.store.keys`, the Lua scripts in :mod:`dizhu.store.scripts`, connecting to one
+Redis or a Redis Cluster in :mod:`dizhu.store.connection`, the guarantees in docs/store.md.
 """
 
 from __future__ import annotations
 
+from dizhu.store.changes import Answer, Change
+from dizhu.store.indexes import TableIndexes
 from dizhu.store.keys import (
     TableKeys,
     answer_id,
@@ -17,11 +20,14 @@ from dizhu.store.keys import (
 )
 from dizhu.store.notifications import SUBSCRIBED, Appends
 from dizhu.store.presence import PresenceOutcome, PresenceStore, PresenceUpdate
-from dizhu.store.redis_store import Loaded, MemoryUse, NotReplicated, Saved, SaveOutcome, StoredEvent, TableStore
+from dizhu.store.replies import Loaded, MemoryUse, Saved, SaveOutcome, StoredEvent
+from dizhu.store.table_store import NotReplicated, TableStore
 
 __all__ = [
     "SUBSCRIBED",
+    "Answer",
     "Appends",
+    "Change",
     "Loaded",
     "MemoryUse",
     "NotReplicated",
@@ -31,6 +37,7 @@ __all__ = [
     "SaveOutcome",
     "Saved",
     "StoredEvent",
+    "TableIndexes",
     "TableKeys",
     "TableStore",
     "answer_id",

@@ -1,17 +1,17 @@
-"""The table store: each table's state, event stream and recorded answers in Redis.
+"""The table store: each table's state, event stream, records and recorded answers in Redis.
 
 The store knows bytes and integers only -- no game, no protobuf. Every referee process holds
 its own :class:`TableStore` over the same Redis, and the store makes their writes safe:
 
 - :meth:`TableStore.save` is one ``EVALSHA`` that checks the request id (idempotency), then
   the expected version (compare-and-set), and only then writes the state, appends the events
-  and records the answer -- all or nothing, never interleaved with another writer.
+  and records the answer -- all or nothing, never interleaved with another writer. What it
+  writes is one :class:`~dizhu.store.changes.Change`.
 - :meth:`TableStore.load` is one round trip, and reads state and answer atomically.
 
-Beside the tables it keeps indexes of its own, apart from the tables' keys: the turn clock's
-deadlines (in :data:`~dizhu.store.keys.INDEX_SHARDS` shards, each under a hash tag of its
-own), when each table last saw a client act (to close abandoned tables), and each creator's
-open tables (a quota).
+Beside the tables, its :attr:`TableStore.indexes` (:class:`~dizhu.store.indexes.TableIndexes`)
+keep the turn clock's deadlines, each table's last client action and each creator's open
+tables, apart from the tables' keys.
 
 It runs on one Redis server or on a Redis Cluster (:mod:`dizhu.store.connection`). With
 ``replicas`` > 0 a write is acknowledged only once that many replicas hold it (``WAIT``):
@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from redis.commands.core import AsyncScript
 
 from dizhu.store import scripts
+from dizhu.store.changes import Answer, Change
 from dizhu.store.connection import (
     NotReplicated,
     StoreClient,
@@ -38,17 +39,8 @@ from dizhu.store.connection import (
     run_on_key_node,
     write_and_wait,
 )
-from dizhu.store.keys import (
-    INDEX_SHARDS,
-    IndexKeys,
-    TableKeys,
-    answer_id,
-    index_keys,
-    index_shard,
-    table_keys,
-    validate_principal,
-    validate_table_id,
-)
+from dizhu.store.indexes import TableIndexes
+from dizhu.store.keys import TableKeys, answer_id, table_keys, validate_principal
 from dizhu.store.notifications import Appends
 from dizhu.store.presence import PresenceStore
 from dizhu.store.replies import (
@@ -59,13 +51,23 @@ from dizhu.store.replies import (
     StoredEvent,
     reply_bytes,
     reply_int,
-    reply_text,
     saved_of,
     stream_event,
     xread_entries,
 )
 
-__all__ = ["Loaded", "MemoryUse", "NotReplicated", "SaveOutcome", "Saved", "StoredEvent", "TableStore"]
+__all__ = [
+    "Answer",
+    "Change",
+    "Loaded",
+    "MemoryUse",
+    "NotReplicated",
+    "SaveOutcome",
+    "Saved",
+    "StoredEvent",
+    "TableIndexes",
+    "TableStore",
+]
 
 DAY_S: Final = 24 * 60 * 60
 # The highest sub-id of a stream id: "<n>-<MAX>" is the last id any entry of sequence n can have.
@@ -115,8 +117,6 @@ class TableStore:
         table_keys(prefix, "x")  # validates the prefix now rather than at the first call
         self._redis = redis
         self._prefix = prefix
-        self._indexes = [index_keys(prefix, shard) for shard in range(INDEX_SHARDS)]
-        self._activity_key = f"{prefix}:{{idle}}:active"
         self.finished_ttl_s: Final = finished_ttl_s
         self.answer_ttl_s: Final = answer_ttl_s
         self.events_maxlen: Final = events_maxlen
@@ -126,9 +126,10 @@ class TableStore:
         self._load = redis.register_script(scripts.LOAD)
         self._create = redis.register_script(scripts.CREATE)
         self._save = redis.register_script(scripts.SAVE)
-        self._deadline = redis.register_script(scripts.DEADLINE)
-        self._defer = redis.register_script(scripts.DEFER)
-        self._reserve = redis.register_script(scripts.RESERVE)
+        #: The deadline, activity and quota indexes of the same tables.
+        self.indexes: Final = TableIndexes(
+            redis, prefix=prefix, replicas=replicas, replica_timeout_ms=replica_timeout_ms
+        )
 
     def appends(self) -> Appends:
         """A subscriber that hears when the streams of chosen tables grow (:mod:`dizhu.store.notifications`)."""
@@ -142,36 +143,14 @@ class TableStore:
         """The keys of ``table_id`` (raises :class:`ValueError` on a malformed id)."""
         return _known_table_keys(self._prefix, table_id)
 
-    def _index(self, table_id: str) -> IndexKeys:
-        """The index shard holding ``table_id``'s entries."""
-        return self._indexes[index_shard(table_id)]
-
     async def load_scripts(self) -> None:
         """Load the scripts into the server now (optional: they load on first use anyway).
 
         Call it at start-up to check the connection and spare the first requests a
         ``NOSCRIPT`` round trip.
         """
-        for script in (self._load, self._create, self._save, self._deadline, self._defer, self._reserve):
+        for script in (self._load, self._create, self._save, *self.indexes.scripts):
             script.sha = await self._redis.script_load(script.script)
-
-    async def adopt_unsharded_indexes(self) -> int:
-        """Move the entries of the one-key deadline index that older versions kept into the shards.
-
-        Safe while other processes run (each entry goes through the version-ordered
-        ``DEADLINE`` script); idempotent; how many entries moved. Call it at start-up.
-        """
-        old_deadlines, old_versions = f"{self._prefix}:{{clock}}:deadlines", f"{self._prefix}:{{clock}}:versions"
-        entries: list[Any] = await self._redis.zrange(old_deadlines, 0, -1, withscores=True)
-        for member, score in entries:
-            table_id = reply_text(member)
-            version = reply_int(await self._redis.hget(old_versions, table_id))
-            await self._deadline(
-                keys=self._deadline_keys(table_id), args=[table_id, version, int(score), "0", "0" if version else "1"]
-            )
-            await self._redis.zrem(old_deadlines, table_id)
-            await self._redis.hdel(old_versions, table_id)
-        return len(entries)
 
     async def load(self, table_id: str, principal: str, request_id: str | None) -> Loaded:
         """Read the table and the answer recorded for ``(principal, request_id)``: one round trip.
@@ -230,7 +209,7 @@ class TableStore:
             version,
             state,
             self.events_maxlen,
-            *self._answer_args(principal, request_id, answer, self.answer_ttl_s),
+            *self._answer_args(Answer(principal, request_id, answer), self.answer_ttl_s),
             "" if time_ms is None else time_ms,
             *events,
         ]
@@ -262,46 +241,28 @@ class TableStore:
         if acknowledged < self.replicas:
             raise NotReplicated(f"{acknowledged} of {self.replicas} replicas confirmed the table's writes in time")
 
-    def _answer_args(
-        self, principal: str, request_id: str | None, answer: bytes | None, ttl_s: int
-    ) -> list[bytes | str | int]:
+    def _answer_args(self, answer: Answer, ttl_s: int) -> list[bytes | str | int]:
         """The scripts' answer arguments: id ("" for none), whether to record, answer, TTL (ms), cap."""
-        if request_id is None:
-            validate_principal(principal)
+        if answer.request_id is None:
+            validate_principal(answer.principal)
             return ["", "0", b"", 0, self.answers_per_table]
-        recording = "1" if answer is not None else "0"
-        return [answer_id(principal, request_id), recording, answer or b"", ttl_s * 1000, self.answers_per_table]
+        recording = "1" if answer.data is not None else "0"
+        answer_key = answer_id(answer.principal, answer.request_id)
+        return [answer_key, recording, answer.data or b"", ttl_s * 1000, self.answers_per_table]
 
-    async def save(
-        self,
-        table_id: str,
-        expected_version: int,
-        new_version: int,
-        state: bytes,
-        events: Sequence[bytes],
-        principal: str,
-        request_id: str | None,
-        answer: bytes | None,
-        *,
-        finished: bool = False,
-        records: Sequence[tuple[str, bytes]] = (),
-        drop_records: Sequence[str] = (),
-        decided_on: bytes | None = None,
-        presence: int | None = None,
-        time_ms: int | None = None,
-    ) -> Saved:
-        """Replace the state if the stored version is ``expected_version``: one ``EVALSHA``.
+    async def save(self, change: Change) -> Saved:
+        """Replace the state if the stored version is ``change.expected_version``: one ``EVALSHA``.
 
-        In order: if ``(principal, request_id)`` has an answer → ``DUPLICATE`` with it; if the
-        table is missing or its version is not ``expected_version`` → ``CONFLICT``; else writes
-        ``state`` at ``new_version``, keeps each ``(name, data)`` of ``records`` in the
-        table's records hash (see :meth:`read_record`) and deletes those named in
+        In order: if the answer's ``(principal, request_id)`` has an answer → ``DUPLICATE`` with
+        it; if the table is missing or its version is not ``expected_version`` → ``CONFLICT``;
+        else writes ``state`` at ``new_version``, keeps each ``(name, data)`` of ``records`` in
+        the table's records hash (see :meth:`read_record`) and deletes those named in
         ``drop_records``, appends ``events`` after the table's last sequence (the stream
-        trimmed to about ``events_maxlen``), records ``answer`` and returns ``SAVED``.
+        trimmed to about ``events_maxlen``), records the answer and returns ``SAVED``.
 
         An answer is kept ``answer_ttl_s`` (no longer than the table, once finished), and a
-        table keeps at most its ``answers_per_table`` latest answers. ``finished=True`` makes
-        every key of the table expire after ``finished_ttl_s``; ``False`` removes any such expiry.
+        table keeps at most its ``answers_per_table`` latest answers. ``finished`` makes every
+        key of the table expire after ``finished_ttl_s``; not finished removes any such expiry.
 
         ``decided_on`` and ``presence``, for a change decided without reading the table first:
         ``CONFLICT`` too unless the stored state is exactly ``decided_on`` and the seats last
@@ -310,95 +271,36 @@ class TableStore:
         ``time_ms``, the writer's clock, is the events' time, moved up to the table's previous
         event's if that is later (``None``: Redis' clock): see :class:`StoredEvent`.
         """
-        if not 0 < expected_version < new_version:
-            raise ValueError(f"versions must grow from a positive one, not {expected_version} → {new_version}")
-        keys = self.keys(table_id)
+        if not 0 < change.expected_version < change.new_version:
+            raise ValueError(
+                f"versions must grow from a positive one, not {change.expected_version} → {change.new_version}"
+            )
+        keys = self.keys(change.table_id)
+        finished = change.finished
         answer_ttl_s = min(self.answer_ttl_s, self.finished_ttl_s) if finished else self.answer_ttl_s
         args: list[bytes | str | int] = [
-            expected_version,
-            new_version,
-            state,
+            change.expected_version,
+            change.new_version,
+            change.state,
             self.events_maxlen,
-            *self._answer_args(principal, request_id, answer, answer_ttl_s),
+            *self._answer_args(change.answer, answer_ttl_s),
             self.finished_ttl_s if finished else 0,
-            len(records),
-            len(drop_records),
-            b"" if decided_on is None else decided_on,
-            "" if presence is None else presence,
-            "" if time_ms is None else time_ms,
+            len(change.records),
+            len(change.drop_records),
+            b"" if change.decided_on is None else change.decided_on,
+            "" if change.presence is None else change.presence,
+            "" if change.time_ms is None else change.time_ms,
         ]
-        for name, data in records:
+        for name, data in change.records:
             args += [name, data]
-        args += drop_records
-        args += events
+        args += change.drop_records
+        args += change.events
         script_keys = [keys.state, keys.events, keys.records, keys.answers, keys.answered]
         return await self._write(self._save, keys, script_keys, args)
 
     async def read_record(self, table_id: str, name: str) -> bytes | None:
         """A record kept by :meth:`save` (``None`` if there is none, or it expired)."""
         return reply_bytes(await self._redis.hget(self.keys(table_id).records, name))
-
-    async def index_deadline(
-        self, table_id: str, version: int, deadline_ms: int | None, *, final: bool = False, early: bool = False
-    ) -> bool:
-        """Index the turn deadline of ``table_id`` at ``version`` (None: it has none) for :meth:`due_tables`.
-
-        The index is a sorted set in each of its shards (``<prefix>:{clock:<n>}:deadlines``,
-        with the indexed versions beside it; the table's shard is
-        :func:`~dizhu.store.keys.index_shard`), written apart from the table's own keys: it
-        says where to look, the table's state holds the real deadline, and whoever acts on a
-        due table checks it with the same compare-and-set as a move. An older version never
-        overwrites a newer one. ``final`` forgets the table (closed or gone). ``early`` is a
-        hint written before the state: it may only make the indexed deadline earlier. With
-        ``replicas``, an entry (not a hint) is waited for like a move, up to the timeout, but
-        a replica's silence fails nothing: the move it follows is acknowledged already. True
-        if the index changed.
-        """
-        script_keys = self._deadline_keys(table_id)
-        args: list[bytes | str | int] = [
-            table_id,
-            version,
-            deadline_ms or 0,
-            "1" if final else "0",
-            "1" if early else "0",
-        ]
-        if self.replicas and not early:
-            changed, _ = await write_and_wait(
-                self._redis,
-                self._deadline,
-                script_keys,
-                args,
-                replicas=self.replicas,
-                timeout_ms=self.replica_timeout_ms,
-            )
-        else:
-            changed = await self._deadline(keys=script_keys, args=args)
-        return bool(changed)
-
-    def _deadline_keys(self, table_id: str) -> list[str]:
-        index = self._index(table_id)
-        return [index.deadlines, index.versions]
-
-    async def defer_deadline(self, table_id: str, version: int, until_ms: int) -> bool:
-        """Make the clock look at ``table_id`` again at ``until_ms`` (it failed on ``version``).
-
-        Only an indexed deadline of that version or an older one moves; True if it did.
-        """
-        moved = await self._defer(keys=self._deadline_keys(table_id), args=[table_id, version, until_ms])
-        return bool(moved)
-
-    async def due_tables(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
-        """Tables whose indexed deadline is at or before ``now_ms``: ``(table_id, deadline_ms)``, earliest first.
-
-        Reads every shard in one pipeline (on a cluster, one round trip per node, in parallel):
-        at most ``limit`` entries, the earliest of each shard's earliest ``limit``.
-        """
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for index in self._indexes:
-                pipe.zrangebyscore(index.deadlines, 0, now_ms, start=0, num=limit, withscores=True)
-            shards: list[list[Any]] = await pipe.execute()
-        entries = sorted((int(score), reply_text(member)) for entries in shards for member, score in entries)
-        return [(table_id, deadline_ms) for deadline_ms, table_id in entries[:limit]]
 
     async def read_events(
         self, table_id: str, after_sequence: int, count: int = 1000, block_ms: int | None = None
@@ -443,58 +345,6 @@ class TableStore:
         seq, write = await self._redis.hmget(self.keys(table_id).state, ["seq", "write"])
         return reply_int(seq), reply_int(write)
 
-    async def mark_active(self, table_id: str, active_ms: int) -> None:
-        """Index when a client last acted at ``table_id`` (see :meth:`inactive_tables`)."""
-        await self._redis.zadd(self._activity_key, {validate_table_id(table_id): active_ms})
-
-    async def inactive_tables(self, before_ms: int, limit: int = 100) -> list[tuple[str, int]]:
-        """Tables whose indexed activity is before ``before_ms``: ``(table_id, active_ms)``, oldest first."""
-        entries: list[Any] = await self._redis.zrangebyscore(
-            self._activity_key, 0, f"({before_ms}", start=0, num=limit, withscores=True
-        )
-        return [(reply_text(member), int(score)) for member, score in entries]
-
-    async def active_tables(self, start: int, count: int) -> list[str]:
-        """``count`` tables of the activity index from position ``start``, the most recently active first."""
-        members: list[Any] = await self._redis.zrevrange(self._activity_key, start, start + count - 1)
-        return [reply_text(member) for member in members]
-
-    async def forget_activity(self, table_id: str) -> None:
-        """Drop ``table_id`` from the activity index (it is closed, or gone)."""
-        await self._redis.zrem(self._activity_key, validate_table_id(table_id))
-
-    def _quota_key(self, owner: str) -> str:
-        return f"{self._prefix}:{{quota}}:open:{validate_principal(owner)}"
-
-    async def reserve_table(self, owner: str, table_id: str, limit: int, now_ms: int) -> bool:
-        """Count ``table_id`` as one of ``owner``'s open tables, unless it has ``limit`` already.
-
-        True if it is counted (also when it already was: a retried create).
-        """
-        counted = await self._reserve(keys=[self._quota_key(owner)], args=[validate_table_id(table_id), limit, now_ms])
-        return bool(counted)
-
-    async def release_table(self, owner: str, table_id: str) -> None:
-        """``table_id`` no longer counts as one of ``owner``'s open tables."""
-        await self._redis.zrem(self._quota_key(owner), validate_table_id(table_id))
-
-    async def release_finished(self, owner: str) -> int:
-        """Stop counting ``owner``'s tables that are finished or gone; how many still count.
-
-        For a reservation whose release was lost (a process died between closing a table and
-        releasing it): one pipelined read of every counted table.
-        """
-        key = self._quota_key(owner)
-        members = [reply_text(member) for member in await self._redis.zrange(key, 0, -1)]
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for table_id in members:
-                pipe.hmget(self.keys(table_id).state, ["version", "fin"])
-            states = await pipe.execute()
-        gone = [table_id for table_id, (version, fin) in zip(members, states, strict=True) if version is None or fin]
-        if gone:
-            await self._redis.zrem(key, *gone)
-        return len(members) - len(gone)
-
     async def memory(self) -> MemoryUse:
         """How full Redis is (``INFO memory``); on a cluster, its fullest primary."""
         uses = [
@@ -506,11 +356,7 @@ class TableStore:
     async def delete(self, table_id: str) -> None:
         """Delete every key of the table, answers included, and its index entries (tests and admin)."""
         keys = self.keys(table_id)
-        index = self._index(table_id)
-        await self._redis.zrem(index.deadlines, table_id)
-        await self._redis.hdel(index.versions, table_id)
-        await self._redis.zrem(index.presence_due, table_id)
-        await self._redis.zrem(self._activity_key, table_id)
+        await self.indexes.forget(table_id)
         await self._redis.delete(
             keys.state, keys.events, keys.records, keys.answers, keys.answered, keys.presence, keys.sync
         )
