@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from dizhu.config import ServerConfig, add_server_arguments, config_from_args
 from dizhu.config.declaration import declared_settings
 from dizhu.config.docs_table import BEGIN, END, settings_tables
 from dizhu.config.settings import GROUPS
+from dizhu.store import TableStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,3 +55,13 @@ class TestSettingsDeclaredOnce:
         for name in set(_declared()) - made_up:
             assert getattr(config, name) == getattr(ServerConfig(), name), name
         assert config.signing_key.startswith(b"-----BEGIN PRIVATE KEY-----")
+
+    def test_the_stores_own_defaults_are_the_declared_ones(self) -> None:
+        """The store stands below the settings (it cannot read them): its defaults are checked against them."""
+        defaults = ServerConfig()
+        parameters = inspect.signature(TableStore).parameters
+        for name in ("key_prefix", "finished_ttl_s", "answer_ttl_s", "events_maxlen", "answers_per_table"):
+            parameter = parameters["prefix" if name == "key_prefix" else name]
+            assert parameter.default == getattr(defaults, name), name
+        assert parameters["replicas"].default == defaults.store_replicas
+        assert parameters["replica_timeout_ms"].default == int(defaults.replica_timeout_s * 1000)

@@ -34,10 +34,14 @@ from collections.abc import AsyncIterator
 
 import structlog
 
+from dizhu.config import ServerConfig
 from dizhu.service.loop_failures import LoopFailures
 from dizhu.store import SUBSCRIBED, StoredEvent, TableStore
 
 __all__ = ["HEARTBEAT", "LAGGING", "REWRITTEN", "Entry", "Subscription", "TableFeeds"]
+
+#: The declared settings, for the defaults of a piece made without a configuration.
+_DEFAULTS = ServerConfig()
 
 _log = structlog.get_logger("dizhu.feeds")
 #: A stored event; ``LAGGING`` when the subscriber fell too far behind; ``HEARTBEAT`` when it
@@ -98,7 +102,13 @@ class _Feed:
 class TableFeeds:
     """The feeds of one referee process (see the module docstring)."""
 
-    def __init__(self, store: TableStore, *, heartbeat_s: float = 20.0, queue_limit: int = 1000) -> None:
+    def __init__(
+        self,
+        store: TableStore,
+        *,
+        heartbeat_s: float = _DEFAULTS.heartbeat_s,
+        queue_limit: int = _DEFAULTS.stream_backlog,
+    ) -> None:
         self._store = store
         self._heartbeat_s = heartbeat_s
         self._queue_limit = queue_limit

@@ -11,6 +11,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
+from dizhu.config import ServerConfig
 from dizhu.referee.signing import SigningKeys
 from dizhu.referee.tokens import TokenKeys
 from dizhu.service.decoded_tables import DecodedTables
@@ -21,6 +22,9 @@ from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store import TableStore
 
 __all__ = ["TableWork"]
+
+#: The declared settings, for the defaults of a piece made without a configuration.
+_DEFAULTS = ServerConfig()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -49,8 +53,8 @@ class TableWork:
         policy: TablePolicy | None = None,
         now: Callable[[], float] = time.time,
         cache_size: int = 4096,
-        presence_window_s: float = 30.0,
-        presence_lease_s: float = 15.0,
+        presence_window_s: float = _DEFAULTS.presence_window_s,
+        presence_lease_s: float = _DEFAULTS.presence_lease_s,
     ) -> TableWork:
         """The pieces over ``store``, all reading the time from ``now`` (seconds since the epoch)."""
         decoded = DecodedTables(cache_size)
