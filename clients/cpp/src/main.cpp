@@ -43,6 +43,12 @@ using dizhu::v1::TableView;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
+// The retry policy every dizhu client follows, a gRPC service config: retry_policy.json, which
+// CMake reads from the Python SDK into this literal.
+const char* const kRetryPolicy =
+#include "retry_policy.inc"
+    ;
+
 // How long a failed call is sent again, and a lost stream opened again, before the bot gives up:
 // long enough to ride out a referee's restart (a minute is the horizon of every example bot).
 constexpr milliseconds kRetryHorizon(90000);
@@ -145,6 +151,8 @@ class Referee {
     arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
     arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
     arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+    // gRPC sends a call that failed on one of the policy's codes again by itself, before Call sees it.
+    arguments.SetServiceConfigJSON(kRetryPolicy);
     channel_ = grpc::CreateCustomChannel(target, credentials, arguments);
     tables_ = dizhu::v1::TableService::NewStub(channel_);
     rules_ = dizhu::v1::RulesService::NewStub(channel_);
