@@ -1,5 +1,6 @@
 package dizhu.bot;
 
+import com.google.gson.Gson;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.BadRequest;
@@ -20,6 +21,9 @@ import io.grpc.stub.AbstractStub;
 import io.grpc.stub.MetadataUtils;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.Map;
@@ -56,7 +60,20 @@ final class Referee implements AutoCloseable {
       }
       credentials = builder.build();
     }
-    channel = Grpc.newChannelBuilder(target, credentials).build();
+    // The retry policy every dizhu client follows: grpc-java sends a call that failed on one of
+    // its codes again by itself, before call() below sees the failure.
+    channel = Grpc.newChannelBuilder(target, credentials).defaultServiceConfig(retryPolicy()).enableRetry().build();
+  }
+
+  /** retry_policy.json (a gRPC service config), which the build copies into the jar from the Python SDK. */
+  private static Map<String, ?> retryPolicy() throws IOException {
+    try (InputStream json = Referee.class.getResourceAsStream("/retry_policy.json")) {
+      if (json == null) {
+        throw new IOException("retry_policy.json is missing from the jar");
+      }
+      Map<String, ?> config = new Gson().fromJson(new InputStreamReader(json, StandardCharsets.UTF_8), Map.class);
+      return config;
+    }
   }
 
   /** Acts with this seat token from now on: `authorization: Bearer <token>` on every call. */
