@@ -153,7 +153,7 @@ class TestTheLobby:
             await expect(page.locator("[data-testid=open-table]").first).to_be_visible(timeout=STEP_MS)
             created = await creator.create_table()
             # Found without Refresh (the first page lists the newest tables first).
-            await expect(page.locator(f"[data-table={created.table_id}]")).to_be_visible(timeout=STEP_MS)
+            await expect(page.locator(f'[data-table="{created.table_id}"]')).to_be_visible(timeout=STEP_MS)
 
     async def test_a_create_refused_for_the_name_leaves_no_table_behind(
         self, page_referee: WebReferee, browser: Browser

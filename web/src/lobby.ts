@@ -135,11 +135,16 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
   const openTables = h("ul", { class: "open-tables", "data-testid": "open-tables" });
   const more = h("button", { type: "button", "data-testid": "more-tables", hidden: true }, "More tables");
   let nextPage = "";
-  /** Whether more than the first page is shown: then the list is refreshed only when asked. */
+  /** Whether more than the first page is shown (or asked for): then the list is refreshed only when asked. */
   let expanded = false;
+  /** The latest listing asked for: an answer to an earlier one (a refresh overtaken by More tables) is dropped. */
+  let asked = 0;
   async function listTables(first: boolean): Promise<void> {
+    const listing = ++asked;
+    if (!first) expanded = true;
     try {
       const page = await tables.listTables({ pageToken: first ? "" : nextPage, pageSize: TABLES_PER_PAGE });
+      if (listing !== asked) return;
       expanded = !first;
       if (first) fill(openTables);
       nextPage = page.nextPageToken;
