@@ -121,7 +121,7 @@ class _Run:
         async with open_channel(target, self.credentials) as channel:
             while self.max_games is None or self.claimed < self.max_games:
                 self.claimed += 1
-                claim = await self.store.claim(self.runner, self.config.lease_s)
+                claim = await self._claim()
                 if claim is None:
                     self.claimed -= 1
                     if (await self.store.progress()).finished:
@@ -130,6 +130,18 @@ class _Run:
                     await asyncio.sleep(min(1.0, self.config.lease_s / 4))
                     continue
                 await self._play(claim, channel, target)
+
+    async def _claim(self) -> Claim | None:
+        """The next game, if any: a runner stopped while Redis grants it gives it back at once."""
+        claiming = asyncio.ensure_future(self.store.claim(self.runner, self.config.lease_s))
+        try:
+            return await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # the claim's own failure: nothing was granted
+                granted = await claiming
+                if granted is not None:
+                    await self.store.release(granted)
+            raise
 
     async def _play(self, claim: Claim, channel: grpc.aio.Channel, target: str) -> None:
         game = self.schedule[claim.game]
