@@ -96,7 +96,7 @@ def _run_clock(table: TableState, until: Callable[[TableState], bool]) -> tuple[
     for _ in range(1000):
         if until(table):
             return table, events
-        timed = timeout(table, table.deadline_ms)
+        timed = timeout(table, table.turn.deadline_ms)
         events += timed.events
         table = timed.table
     raise AssertionError("the clock never got there")
@@ -213,8 +213,8 @@ class TestCreation:
         settings = TableSettings(VARIANTS["3p"], redeal_cap=2, round_limit=5)
         created = create_table("t-1", settings, [SEED], ["a"], T0, str, owner="alice", unattended_limit=3)
         table = created.outcome.table
-        assert (table.created_ms, table.updated_ms, table.active_ms) == (T0, T0, T0)
-        assert (table.owner, table.unattended_limit) == ("alice", 3)
+        assert (table.created_ms, table.updated_ms, table.upkeep.active_ms) == (T0, T0, T0)
+        assert (table.upkeep.owner, table.upkeep.unattended_limit) == ("alice", 3)
         assert (table.match.redeal_cap, table.match.round_limit) == (2, 5)
         assert created.outcome.events == (ev.SeatJoined(0, "a"),)
 
@@ -240,7 +240,7 @@ class TestTheTablesEachCommandLeaves:
         table = _table()
         closed = close(table, Context(CREATOR, T0 + 40))
         assert (closed.table.status, closed.table.close_reason) == (TableStatus.CLOSED, CloseReason.CLOSED_BY_CREATOR)
-        assert (closed.table.version, closed.table.updated_ms, closed.table.active_ms) == (2, T0 + 40, T0 + 40)
+        assert (closed.table.version, closed.table.updated_ms, closed.table.upkeep.active_ms) == (2, T0 + 40, T0 + 40)
 
     def test_abandoning_closes_an_idle_table_without_counting_as_a_clients_act(self) -> None:
         table = _table()
@@ -248,7 +248,7 @@ class TestTheTablesEachCommandLeaves:
         after = abandoned.table
         assert abandoned.changed
         assert (after.status, after.close_reason, after.version) == (TableStatus.CLOSED, CloseReason.ABANDONED, 2)
-        assert (after.updated_ms, after.active_ms) == (T0 + 99, table.active_ms)
+        assert (after.updated_ms, after.upkeep.active_ms) == (T0 + 99, table.upkeep.active_ms)
         assert after.last_result is not None
         assert after.last_result.round == 1
         assert [type(event).__name__ for event in abandoned.events][-1] == "TableClosed"
@@ -269,17 +269,17 @@ class TestTheTablesEachCommandLeaves:
 
     def test_a_move_records_how_long_it_took_and_spends_the_bank_beyond_the_allowance(self) -> None:
         table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, bank_ms=5000))
-        started = table.turn_started_ms
+        started = table.turn.started_ms
         late = bid(table, _as(0, now_ms=started + 1300), 1).table
         assert late.timings[-1] == Timing(started + 1300, 1300, False)
-        assert late.banks_ms == (4700, 5000, 5000)  # 300 ms beyond its 1000
-        at_once = bid(late, _as(1, now_ms=late.turn_started_ms), 2).table
-        assert at_once.timings[-1] == Timing(late.turn_started_ms, 0, False)
-        assert at_once.banks_ms == late.banks_ms
+        assert late.turn.banks_ms == (4700, 5000, 5000)  # 300 ms beyond its 1000
+        at_once = bid(late, _as(1, now_ms=late.turn.started_ms), 2).table
+        assert at_once.timings[-1] == Timing(late.turn.started_ms, 0, False)
+        assert at_once.turn.banks_ms == late.turn.banks_ms
 
     def test_a_bid_stamps_the_seats_act(self) -> None:
         after = bid(_table(), _as(0, now_ms=T0 + 7), 1).table
-        assert (after.version, after.updated_ms, after.active_ms) == (2, T0 + 7, T0 + 7)
+        assert (after.version, after.updated_ms, after.upkeep.active_ms) == (2, T0 + 7, T0 + 7)
 
 
 def _with_free_seats(*free: int) -> TableState:
@@ -323,14 +323,15 @@ class TestJoin:
 
 class TestLeave:
     def test_leaving_mid_auction_abandons_the_round_frees_the_seat_and_counts_as_attending(self) -> None:
-        table = dataclasses.replace(_table(), unattended_rounds=3)
+        table = _table()
+        table = dataclasses.replace(table, upkeep=dataclasses.replace(table.upkeep, unattended_rounds=3))
         left = leave(table, _as(1, now_ms=T0 + 9))
         after = left.table
         assert left.events[0] == ev.SeatLeft(1, "p1")
         assert not after.seats[1].occupied
         assert after.status is TableStatus.WAITING
-        assert after.unattended_rounds == 0, "a seat leaving is a client's act: the round was attended"
-        assert (after.version, after.updated_ms, after.active_ms) == (2, T0 + 9, T0 + 9)
+        assert after.upkeep.unattended_rounds == 0, "a seat leaving is a client's act: the round was attended"
+        assert (after.version, after.updated_ms, after.upkeep.active_ms) == (2, T0 + 9, T0 + 9)
 
     def test_a_stale_version_is_refused(self) -> None:
         refused = _refused(StaleState, lambda: leave(_table(), _as(1, version=5)))
@@ -359,38 +360,38 @@ class TestTheClock:
         for _ in range(5):
             assert table.round is not None
             counted[table.round.turn] += 1
-            table = timeout(table, table.deadline_ms).table
-        assert table.timeouts == tuple(counted)
+            table = timeout(table, table.turn.deadline_ms).table
+        assert table.turn.timeouts == tuple(counted)
         assert max(counted) == 2
 
     def test_auto_play_leads_the_lowest_single_and_follows_with_a_pass(self) -> None:
         playing = bid(_table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000)), _as(0), 3).table
         assert playing.round is not None
-        led = timeout(playing, playing.deadline_ms)
+        led = timeout(playing, playing.turn.deadline_ms)
         (lead,) = [event for event in led.events if isinstance(event, ev.CardsPlayed)]
         assert (lead.seat, len(lead.cards), lead.timed_out) == (0, 1, True)
         assert lead.cards[0].rank == min(card.rank for card in playing.round.hands[0])
         assert led.table.round is not None
         assert (lead.cards_left, lead.stake, lead.trick_closed) == (19, led.table.round.stake, False)
-        followed = timeout(led.table, led.table.deadline_ms)
+        followed = timeout(led.table, led.table.turn.deadline_ms)
         (follow,) = [event for event in followed.events if isinstance(event, ev.CardsPlayed)]
         assert (follow.seat, follow.cards, follow.timed_out, follow.trick_closed) == (1, (), True, False)
-        closed = timeout(followed.table, followed.table.deadline_ms)
+        closed = timeout(followed.table, followed.table.turn.deadline_ms)
         (last,) = [event for event in closed.events if isinstance(event, ev.CardsPlayed)]
         assert (last.seat, last.trick_closed) == (2, True)
 
     def test_a_timeout_empties_the_bank_and_leaves_the_round_unattended_where_a_bid_attends_it(self) -> None:
         table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000, bank_ms=5000))
-        assert table.attended is False
-        timed = timeout(table, table.deadline_ms)
+        assert table.upkeep.attended is False
+        timed = timeout(table, table.turn.deadline_ms)
         assert timed.events[0] == ev.BidMade(0, 0, True, next_seat=1)
-        assert (timed.table.banks_ms, timed.table.attended) == ((0, 5000, 5000), False)
-        assert timed.table.active_ms == table.active_ms  # the clock's act is no client's
-        started = timed.table.turn_started_ms
+        assert (timed.table.turn.banks_ms, timed.table.upkeep.attended) == ((0, 5000, 5000), False)
+        assert timed.table.upkeep.active_ms == table.upkeep.active_ms  # the clock's act is no client's
+        started = timed.table.turn.started_ms
         late = bid(timed.table, _as(1, now_ms=started + 1000 + 5000 + 1), 1)
         assert late.events[0] == ev.BidMade(1, 1, False, next_seat=2)
-        assert (late.table.banks_ms, late.table.attended) == ((0, 0, 5000), True)
-        taken = bid(late.table, _as(2, now_ms=late.table.turn_started_ms), 3)
+        assert (late.table.turn.banks_ms, late.table.upkeep.attended) == ((0, 0, 5000), True)
+        taken = bid(late.table, _as(2, now_ms=late.table.turn.started_ms), 3)
         assert [type(event).__name__ for event in taken.events][:2] == ["BidMade", "LandlordChosen"]
 
     def test_a_round_a_seat_attended_leaves_the_next_one_unattended_until_a_seat_acts(self) -> None:
@@ -399,11 +400,14 @@ class TestTheClock:
 
         clocked = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
         attended = bid(clocked, _as(0), 3).table  # a seat's own act; the clock makes the rest
-        assert attended.attended
+        assert attended.upkeep.attended
         second = until_round_ends(attended, 1)
-        assert (second.unattended_rounds, second.attended) == (0, False)  # round 2 has seen no seat act yet
+        assert (second.upkeep.unattended_rounds, second.upkeep.attended) == (
+            0,
+            False,
+        )  # round 2 has seen no seat act yet
         third = until_round_ends(second, 2)
-        assert third.unattended_rounds == 1  # the clock made every decision of round 2
+        assert third.upkeep.unattended_rounds == 1  # the clock made every decision of round 2
 
     def test_a_deal_thrown_in_after_a_seat_passed_is_dealt_again_as_the_same_attended_round(self) -> None:
         created = _created(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
@@ -421,7 +425,7 @@ class TestTheClock:
         assert (again.round, again.deal_number) == (1, 2)
         assert table.round is not None
         assert again.face_up_seat == table.round.turn
-        assert (table.round_number, table.deal_number, table.attended) == (1, 2, True)
+        assert (table.round_number, table.deal_number, table.upkeep.attended) == (1, 2, True)
 
     def test_a_table_the_clock_alone_played_for_its_unattended_limit_closes_as_abandoned(self) -> None:
         table, events = _run_clock(
@@ -432,7 +436,7 @@ class TestTheClock:
         assert [event.result.round for event in rounds] == [1, 2]  # closed after the second, not the third
         (closed,) = [event for event in events if isinstance(event, ev.TableClosed)]
         assert closed.reason is CloseReason.ABANDONED
-        assert (table.status, table.close_reason, table.unattended_rounds) == (
+        assert (table.status, table.close_reason, table.upkeep.unattended_rounds) == (
             TableStatus.CLOSED,
             CloseReason.ABANDONED,
             2,
@@ -442,51 +446,51 @@ class TestTheClock:
 
     def test_forfeit_in_play_loses_the_round_for_the_seats_side_without_counting_as_its_act(self) -> None:
         playing = bid(_forfeiting(), _as(0), 3).table  # seat 0 is the landlord, at 3, and leads
-        forfeited = timeout(playing, playing.deadline_ms + 1)
+        forfeited = timeout(playing, playing.turn.deadline_ms + 1)
         after = forfeited.table
         result = after.last_result
         assert result is not None
         assert (result.kind.name, result.forfeited_by, result.round) == ("FARMERS_WON", 0, 1)
         assert result.settlement.deltas[0] == -6
-        assert after.timeouts[0] == 1
-        assert (after.version, after.updated_ms, after.active_ms) == (
+        assert after.turn.timeouts[0] == 1
+        assert (after.version, after.updated_ms, after.upkeep.active_ms) == (
             playing.version + 1,
-            playing.deadline_ms + 1,
-            playing.active_ms,
+            playing.turn.deadline_ms + 1,
+            playing.upkeep.active_ms,
         )
         assert any(isinstance(event, ev.RoundEnded) for event in forfeited.events)
 
     def test_forfeit_in_the_auction_passes(self) -> None:
         table = _forfeiting()
-        passed = timeout(table, table.deadline_ms).table
+        passed = timeout(table, table.turn.deadline_ms).table
         assert passed.status is TableStatus.IN_ROUND
         assert passed.last_result is None
         assert passed.round is not None
         assert passed.round.turn == 1
-        assert passed.timeouts == (1, 0, 0)
+        assert passed.turn.timeouts == (1, 0, 0)
 
     def test_a_table_without_a_clock_is_never_timed_out(self) -> None:
         table = _table()
-        assert table.deadline_ms == 0
+        assert table.turn.deadline_ms == 0
         untouched = timeout(table, T0 + 10**9)
         assert (untouched.table, untouched.events, untouched.changed) == (table, (), False)
 
     def test_the_clock_acts_at_the_deadline_not_a_millisecond_before(self) -> None:
         table = _table(clock=ClockSettings(decision_ms=1000, first_decision_ms=1000))
-        assert table.deadline_ms == T0 + 1000
-        early = timeout(table, table.deadline_ms - 1)
+        assert table.turn.deadline_ms == T0 + 1000
+        early = timeout(table, table.turn.deadline_ms - 1)
         assert (early.table, early.events, early.changed) == (table, (), False)
-        due = timeout(table, table.deadline_ms)
+        due = timeout(table, table.turn.deadline_ms)
         assert due.changed
         assert due.table.version == table.version + 1
-        assert due.table.timeouts == (1, 0, 0)  # seat 0 was to bid: it gets a strike, and passes
+        assert due.table.turn.timeouts == (1, 0, 0)  # seat 0 was to bid: it gets a strike, and passes
 
     def test_the_join_that_fills_the_table_starts_the_first_turn_then(self) -> None:
         waiting = _table(players=2)
         assert waiting.status is TableStatus.WAITING
         joined = join(waiting, _joining(now_ms=T0 + 77), "zoe", None).outcome.table
         assert joined.status is TableStatus.IN_ROUND
-        assert joined.turn_started_ms == T0 + 77
+        assert joined.turn.started_ms == T0 + 77
 
 
 class TestASpringRound:
@@ -533,7 +537,7 @@ class TestSettle:
         assert settled.events == (ev.SeatSettled(1, 1),)
         after = settled.table
         assert after.awaiting_settle == {0, 2}
-        assert (after.version, after.updated_ms, after.active_ms) == (
+        assert (after.version, after.updated_ms, after.upkeep.active_ms) == (
             over.version + 1,
             over.updated_ms + 50,
             over.updated_ms + 50,
@@ -541,8 +545,8 @@ class TestSettle:
 
     def test_a_round_over_runs_no_clock_while_it_waits_for_the_settles(self) -> None:
         over = _round_over()
-        assert (over.deadline_ms, over.timings, over.earlier_deals) == (0, (), ())
-        assert decode(encode(over)).deadline_ms == 0
+        assert (over.turn.deadline_ms, over.timings, over.earlier_deals) == (0, (), ())
+        assert decode(encode(over)).turn.deadline_ms == 0
         untouched = timeout(over, over.updated_ms + 10**9)
         assert (untouched.table, untouched.events, untouched.changed) == (over, (), False)
 
@@ -570,5 +574,5 @@ class TestSettle:
         after = last.table
         assert after.status is TableStatus.IN_ROUND
         assert after.round_number == 2
-        assert (after.turn_started_ms, after.deadline_ms) == (now_ms, now_ms + 2000)
+        assert (after.turn.started_ms, after.turn.deadline_ms) == (now_ms, now_ms + 2000)
         assert last.events[0] == ev.SeatSettled(2, 1)

@@ -161,15 +161,19 @@ class TestStoredFormat:
         assert (match.redeal_cap, match.round_limit) == (4, 7)
         assert state.round is not None
         assert len(state.round.history) == 5
-        assert (state.turn_started_ms, state.deadline_ms) == (1_700_000_008_000, 1_700_000_083_000)
-        assert (state.banks_ms, state.timeouts) == ((41_000, 52_000, 60_000), (0, 2, 1))
+        assert (state.turn.started_ms, state.turn.deadline_ms) == (1_700_000_008_000, 1_700_000_083_000)
+        assert (state.turn.banks_ms, state.turn.timeouts) == ((41_000, 52_000, 60_000), (0, 2, 1))
         assert state.timings[-1] == Timing(1_700_000_002_000, 15_000, True)
         assert [(deal.deal_number, deal.timings) for deal in state.earlier_deals] == [
             (1, (Timing(1_699_999_999_000, 500, False),))
         ]
         assert (state.awaiting_settle, state.close_reason) == (frozenset({0, 2}), CloseReason.ABANDONED)
-        assert (state.active_ms, state.attended, state.unattended_rounds) == (1_700_000_007_000, True, 2)
-        assert (state.unattended_limit, state.owner) == (3, "acme")
+        assert (state.upkeep.active_ms, state.upkeep.attended, state.upkeep.unattended_rounds) == (
+            1_700_000_007_000,
+            True,
+            2,
+        )
+        assert (state.upkeep.unattended_limit, state.upkeep.owner) == (3, "acme")
         result = state.last_result
         assert result is not None
         assert (result.round, result.kind, result.bid, result.winner) == (2, RoundResultKind.FARMERS_WON, 2, 1)
@@ -186,8 +190,12 @@ class TestStoredFormat:
         plain = orjson.loads(_STORED)
         del plain["care"]
         state = decode(orjson.dumps(plain))
-        assert (state.active_ms, state.attended, state.unattended_rounds) == (1_700_000_009_000, True, 0)
-        assert (state.unattended_limit, state.owner) == (0, "")
+        assert (state.upkeep.active_ms, state.upkeep.attended, state.upkeep.unattended_rounds) == (
+            1_700_000_009_000,
+            True,
+            0,
+        )
+        assert (state.upkeep.unattended_limit, state.upkeep.owner) == (0, "")
 
     def test_another_format_is_refused(self) -> None:
         plain = orjson.loads(_STORED)

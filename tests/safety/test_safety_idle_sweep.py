@@ -44,16 +44,20 @@ class TestTheIdleSweep:
         server = await servers.start()
         table = await create_table(server.tables, THREE)
         before = await _stored(server, table.table_id)
-        now_ms = before.active_ms + _HOUR_MS + 1
+        now_ms = before.upkeep.active_ms + _HOUR_MS + 1
         assert await _sweeper(server, now_ms).close_idle() == 1
         after = await _stored(server, table.table_id)
-        assert (after.version, after.updated_ms, after.active_ms) == (before.version + 1, now_ms, before.active_ms)
+        assert (after.version, after.updated_ms, after.upkeep.active_ms) == (
+            before.version + 1,
+            now_ms,
+            before.upkeep.active_ms,
+        )
         assert (await view(server.tables, table)).close_reason == table_pb2.CLOSE_REASON_ABANDONED
 
     async def test_a_table_idle_exactly_the_idle_time_is_spared(self, servers: Servers) -> None:
         server = await servers.start()
         table = await create_table(server.tables, THREE)
-        active_ms = (await _stored(server, table.table_id)).active_ms
+        active_ms = (await _stored(server, table.table_id)).upkeep.active_ms
         assert await _sweeper(server, active_ms + _HOUR_MS).close_idle() == 0
         assert (await view(server.tables, table)).phase == table_pb2.PHASE_AUCTION
 
@@ -62,7 +66,7 @@ class TestTheIdleSweep:
     ) -> None:
         server = await servers.start()
         table = await create_table(server.tables, THREE)
-        active_ms = (await _stored(server, table.table_id)).active_ms
+        active_ms = (await _stored(server, table.table_id)).upkeep.active_ms
         await redis_client.zadd(_ACTIVE, {table.table_id: 1})  # an index that lags behind
         assert await _sweeper(server, active_ms + 60_000).close_idle() == 0
         assert await redis_client.zscore(_ACTIVE, table.table_id) == active_ms

@@ -53,6 +53,8 @@ from dizhu.referee.table import (
     TableState,
     TableStatus,
     TimeoutPolicy,
+    TurnClock,
+    Upkeep,
     evolve,
 )
 from dizhu.referee.timeouts import auto_action
@@ -201,9 +203,7 @@ def create_table(
         match=match,
         created_ms=now_ms,
         updated_ms=now_ms,
-        active_ms=now_ms,
-        unattended_limit=unattended_limit,
-        owner=owner,
+        upkeep=Upkeep(active_ms=now_ms, unattended_limit=unattended_limit, owner=owner),
     )
     events: Events = [ev.SeatJoined(seat, name) for seat, name, _ in seat_tokens]
     if table.is_full:
@@ -213,8 +213,8 @@ def create_table(
 
 def _bump(before: TableState, after: TableState, events: Events, now_ms: int, *, by_client: bool = True) -> Outcome:
     """The change as a new version; a client's change (not the clock's) also marks the table active."""
-    active_ms = now_ms if by_client else after.active_ms
-    return Outcome(evolve(after, version=before.version + 1, updated_ms=now_ms, active_ms=active_ms), tuple(events))
+    upkeep = after.upkeep.active_at(now_ms) if by_client else after.upkeep
+    return Outcome(evolve(after, version=before.version + 1, updated_ms=now_ms, upkeep=upkeep), tuple(events))
 
 
 def _open(table: TableState) -> None:
@@ -266,16 +266,17 @@ def _act(table: TableState, action: Action, now_ms: int, *, timed_out: bool = Fa
     except IllegalAction as refusal:
         raise from_refusal(refusal, refusal_metadata(table, state, refusal, action)) from None
     after = transition.state
-    took = max(0, now_ms - table.turn_started_ms)
-    banks = list(table.banks_ms)
+    turn = table.turn
+    took = max(0, now_ms - turn.started_ms)
+    banks = list(turn.banks_ms)
     if table.settings.clock.decision_ms:
         overflow = max(0, took - allowance_ms(table, state))
         banks[action.seat] = 0 if timed_out else max(0, banks[action.seat] - overflow)
     table = evolve(
         table,
-        banks_ms=tuple(banks),
+        turn=TurnClock(turn.started_ms, turn.deadline_ms, tuple(banks), turn.timeouts),
         timings=(*table.timings, Timing(now_ms, took, timed_out)),
-        attended=table.attended or not timed_out,
+        upkeep=table.upkeep if timed_out else table.upkeep.attended_now(),
     )
     events: Events = []
     trick_closed = any(isinstance(event, RulesTrickClosed) for event in transition.events)
@@ -328,7 +329,9 @@ def leave(table: TableState, ctx: Context) -> Outcome:
     events: Events = [ev.SeatLeft(seat, seats[seat].name)]
     seats[seat] = Seat()
     # Leaving is a seat's own act: the round it ends was attended.
-    after = evolve(table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, attended=True)
+    after = evolve(
+        table, seats=tuple(seats), awaiting_settle=table.awaiting_settle - {seat}, upkeep=table.upkeep.attended_now()
+    )
     if table.status is TableStatus.IN_ROUND and table.round is not None:
         after = forfeit_round(after, seat, "left", events, ctx.now_ms)
     elif table.status is TableStatus.ROUND_OVER:
@@ -365,12 +368,13 @@ def timeout(table: TableState, now_ms: int) -> Outcome:
     seat passes. Either way the seat gets a strike. Not due yet: nothing changes.
     """
     state = table.round
-    if table.status is not TableStatus.IN_ROUND or state is None or not table.deadline_ms or now_ms < table.deadline_ms:
+    turn = table.turn
+    if table.status is not TableStatus.IN_ROUND or state is None or not turn.deadline_ms or now_ms < turn.deadline_ms:
         return Outcome(table, (), changed=False)
     seat = state.turn
-    strikes = list(table.timeouts or (0,) * table.variant.players)
+    strikes = list(turn.timeouts or (0,) * table.variant.players)
     strikes[seat] += 1
-    table = evolve(table, timeouts=tuple(strikes))
+    table = evolve(table, turn=TurnClock(turn.started_ms, turn.deadline_ms, turn.banks_ms, tuple(strikes)))
     if table.settings.clock.policy is TimeoutPolicy.FORFEIT and state.phase is Phase.PLAY:
         events: Events = []
         return _bump(table, forfeit_round(table, seat, "timeout", events, now_ms), events, now_ms, by_client=False)

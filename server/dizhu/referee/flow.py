@@ -10,6 +10,8 @@ booked, recorded as a replay, and followed by the next deal, a wait, or the tabl
 
 from __future__ import annotations
 
+import dataclasses
+
 from dizhu.referee import events as ev
 from dizhu.referee.replay import DealRecord, replay_json
 from dizhu.referee.table import (
@@ -20,6 +22,7 @@ from dizhu.referee.table import (
     RoundResultKind,
     TableState,
     TableStatus,
+    TurnClock,
     evolve,
 )
 from dizhu.rules import (
@@ -103,10 +106,10 @@ def deal_next(table: TableState, events: Events, now_ms: int) -> TableState:
         deal_number=match.redeals + 1,
         status=TableStatus.IN_ROUND,
         awaiting_settle=frozenset(),
-        banks_ms=(bank,) * table.variant.players,
+        turn=dataclasses.replace(table.turn, banks_ms=(bank,) * table.variant.players),
         timings=(),
         # A redeal goes on with the same round; a new round has seen no decision yet.
-        attended=table.attended and match.redeals > 0,
+        upkeep=dataclasses.replace(table.upkeep, attended=table.upkeep.attended and match.redeals > 0),
     )
     return start_turn(started, state, events, now_ms)
 
@@ -120,12 +123,13 @@ def allowance_ms(table: TableState, state: RoundState) -> int:
 
 def start_turn(table: TableState, state: RoundState, events: Events, now_ms: int) -> TableState:
     """The seat to act gets its turn now: set its deadline (with a clock) and announce it."""
+    turn = table.turn
     if not table.settings.clock.decision_ms:
-        return evolve(table, turn_started_ms=now_ms, deadline_ms=0)
-    bank = table.banks_ms[state.turn]
+        return evolve(table, turn=TurnClock(now_ms, 0, turn.banks_ms, turn.timeouts))
+    bank = turn.banks_ms[state.turn]
     deadline = now_ms + allowance_ms(table, state) + bank
     events.append(ev.TurnDeadline(state.turn, deadline, bank))
-    return evolve(table, turn_started_ms=now_ms, deadline_ms=deadline)
+    return evolve(table, turn=TurnClock(now_ms, deadline, turn.banks_ms, turn.timeouts))
 
 
 def reveal_of(table: TableState, state: RoundState, deal_number: int | None = None) -> Reveal:
@@ -176,7 +180,7 @@ def close_table(table: TableState, reason: CloseReason, events: Events) -> Table
         result = result_of(table, table.round, abandon(table.round), RoundResultKind.ABANDONED)
         balances = table.match.balances
         events.append(ev.RoundEnded(result, balances, round_replay(table, table.round, result, balances)))
-        after = evolve(table, last_result=result, deadline_ms=0)
+        after = evolve(table, last_result=result, turn=dataclasses.replace(table.turn, deadline_ms=0))
     after = evolve(after, status=TableStatus.CLOSED, close_reason=reason)
     events.append(ev.TableClosed(reason, table_standings(after)))
     return after
@@ -191,20 +195,21 @@ def conclude(
     ``unattended_limit`` of those in a row, the table closes as abandoned.
     """
     events.append(ev.RoundEnded(result, match.balances, round_replay(table, state, result, match.balances)))
-    unattended = 0 if table.attended else table.unattended_rounds + 1
+    upkeep = table.upkeep
+    unattended = 0 if upkeep.attended else upkeep.unattended_rounds + 1
     after = evolve(
         table,
         match=match,
         last_result=result,
         earlier_deals=(),
         timings=(),
-        deadline_ms=0,
-        unattended_rounds=unattended,
+        turn=dataclasses.replace(table.turn, deadline_ms=0),
+        upkeep=dataclasses.replace(upkeep, unattended_rounds=unattended),
         status=TableStatus.WAITING if table.status is TableStatus.IN_ROUND else table.status,
     )
     if match.is_over:
         return close_table(after, CloseReason.ROUND_LIMIT, events)
-    if table.unattended_limit and unattended >= table.unattended_limit:
+    if upkeep.unattended_limit and unattended >= upkeep.unattended_limit:
         return close_table(after, CloseReason.ABANDONED, events)
     if table.settings.next_round is NextRound.WHEN_ALL_SETTLED:
         seated = frozenset(index for index, seat in enumerate(after.seats) if seat.occupied)

@@ -26,6 +26,8 @@ __all__ = [
     "TableState",
     "TableStatus",
     "TimeoutPolicy",
+    "TurnClock",
+    "Upkeep",
     "evolve",
 ]
 
@@ -148,6 +150,45 @@ class RoundResult:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class TurnClock:
+    """The turn clock of the running deal (all 0 or empty without a clock)."""
+
+    #: When the seat to act got its turn.
+    started_ms: int = 0
+    #: When the seat to act runs out of time, bank included; 0 without a clock.
+    deadline_ms: int = 0
+    #: Each seat's time bank left in the running deal.
+    banks_ms: tuple[int, ...] = ()
+    #: How often each seat's time ran out at this table.
+    timeouts: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Upkeep:
+    """What keeps a table from living forever, and whom it counts against."""
+
+    #: When a client last changed the table (the clock's actions do not count).
+    active_ms: int = 0
+    #: Whether a seat made a decision itself (not the clock) in the running round.
+    attended: bool = False
+    #: Rounds in a row that ended with every decision made by the clock.
+    unattended_rounds: int = 0
+    #: Close the table once that many rounds in a row were unattended; 0: never.
+    unattended_limit: int = 0
+    #: Who created the table, as the service's quotas count it ("" when not counted).
+    owner: str = ""
+
+    # Built directly rather than by dataclasses.replace: every change of a table makes one.
+    def active_at(self, now_ms: int) -> Upkeep:
+        """The upkeep of a table a client changed at ``now_ms``."""
+        return Upkeep(now_ms, self.attended, self.unattended_rounds, self.unattended_limit, self.owner)
+
+    def attended_now(self) -> Upkeep:
+        """The upkeep of a table whose running round a seat acted in itself."""
+        return Upkeep(self.active_ms, True, self.unattended_rounds, self.unattended_limit, self.owner)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class TableState:
     """A table at one version."""
 
@@ -170,28 +211,12 @@ class TableState:
     #: Seats whose Settle the next deal still waits for (``NextRound.WHEN_ALL_SETTLED``).
     awaiting_settle: frozenset[int] = frozenset()
     close_reason: CloseReason | None = None
-    #: When the seat to act got its turn.
-    turn_started_ms: int = 0
-    #: When the seat to act runs out of time, bank included; 0 without a clock.
-    deadline_ms: int = 0
-    #: Each seat's time bank left in the running deal.
-    banks_ms: tuple[int, ...] = ()
-    #: How often each seat's time ran out at this table.
-    timeouts: tuple[int, ...] = ()
+    turn: TurnClock = TurnClock()
     #: The timing of every action of the running deal (parallel to ``round.history``).
     timings: tuple[Timing, ...] = ()
     #: The running round's earlier, thrown-in deals (kept for its replay).
     earlier_deals: tuple[DealRecord, ...] = ()
-    #: When a client last changed the table (the clock's actions do not count).
-    active_ms: int = 0
-    #: Whether a seat made a decision itself (not the clock) in the running round.
-    attended: bool = False
-    #: Rounds in a row that ended with every decision made by the clock.
-    unattended_rounds: int = 0
-    #: Close the table once that many rounds in a row were unattended; 0: never.
-    unattended_limit: int = 0
-    #: Who created the table, as the service's quotas count it ("" when not counted).
-    owner: str = ""
+    upkeep: Upkeep = Upkeep()
 
     @property
     def variant(self) -> Variant:

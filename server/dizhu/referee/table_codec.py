@@ -31,6 +31,8 @@ from dizhu.referee.table import (
     TableState,
     TableStatus,
     TimeoutPolicy,
+    TurnClock,
+    Upkeep,
 )
 from dizhu.rules import VARIANTS, HouseRules, MatchState, Settlement, cards_by_id, from_plain, to_plain
 from dizhu.rules.cards import Card
@@ -130,12 +132,12 @@ _CLOCK_SETTINGS = _Array(
 _SEAT = _Array("name", _Field("token_hash", _hex_or_none, _bytes_or_none), "reserved", record=Seat)
 #: ``match``: the :class:`MatchState`'s running totals (the rest comes from the settings).
 _MATCH: _Array[MatchState] = _Array("dealer", "rounds_played", "redeals", _Field("balances", read=tuple))
-#: ``clock``: the table's turn clock.
-_TURN_CLOCK: _Array[TableState] = _Array(
-    "turn_started_ms", "deadline_ms", _Field("banks_ms", read=tuple), _Field("timeouts", read=tuple)
+#: ``clock``: the table's :class:`TurnClock`.
+_TURN_CLOCK = _Array(
+    "started_ms", "deadline_ms", _Field("banks_ms", read=tuple), _Field("timeouts", read=tuple), record=TurnClock
 )
-#: ``care``: what keeps the table from living forever, and who it counts against.
-_CARE: _Array[TableState] = _Array("active_ms", "attended", "unattended_rounds", "unattended_limit", "owner")
+#: ``care``: the table's :class:`Upkeep`.
+_CARE = _Array("active_ms", "attended", "unattended_rounds", "unattended_limit", "owner", record=Upkeep)
 
 
 def _ids(cards: tuple[Card, ...]) -> list[int]:
@@ -305,24 +307,24 @@ def encode(table: TableState) -> bytes:
         "result": _result_plain(table.last_result),
         "awaiting": sorted(table.awaiting_settle),
         "close": None if table.close_reason is None else table.close_reason.value,
-        "clock": _TURN_CLOCK.write(table),
+        "clock": _TURN_CLOCK.write(table.turn),
         "timings": _growing_json(table, "timings", table.timings, list),
         "earlier": [
             {"n": record.deal_number, "state": to_plain(record.state), "timings": [list(t) for t in record.timings]}
             for record in table.earlier_deals
         ],
-        "care": _CARE.write(table),
+        "care": _CARE.write(table.upkeep),
     }
     # A copy of its exact length: the bytes orjson returns occupy a buffer up to ten times as
     # large, and these are kept (the last state of each table this process wrote).
     return bytes(memoryview(orjson.dumps(plain)))
 
 
-def _care(plain: dict[str, Any]) -> dict[str, Any]:
+def _upkeep(plain: dict[str, Any]) -> Upkeep:
     """The table's upkeep; for tables stored before it was: active since their last change, no limit."""
     if "care" in plain:
-        return _CARE.read(plain["care"])
-    return {"active_ms": plain["updated"], "attended": True, "unattended_rounds": 0, "unattended_limit": 0, "owner": ""}
+        return _CARE.build(plain["care"])
+    return Upkeep(active_ms=plain["updated"], attended=True)
 
 
 def decode(data: bytes) -> TableState:
@@ -362,11 +364,11 @@ def decode(data: bytes) -> TableState:
         last_result=_result_from_plain(plain["result"]),
         awaiting_settle=frozenset(plain["awaiting"]),
         close_reason=None if plain["close"] is None else CloseReason(plain["close"]),
+        turn=_TURN_CLOCK.build(plain["clock"]),
         timings=tuple(Timing(*timing) for timing in plain["timings"]),
         earlier_deals=tuple(
             DealRecord(record["n"], from_plain(record["state"]), tuple(Timing(*t) for t in record["timings"]))
             for record in plain["earlier"]
         ),
-        **_TURN_CLOCK.read(plain["clock"]),
-        **_care(plain),
+        upkeep=_upkeep(plain),
     )

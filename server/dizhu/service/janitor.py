@@ -65,7 +65,9 @@ class TableJanitor:
             # Not due (the index was early or stale): index this version's deadline instead; a
             # closed table is forgotten (a late write of an older version put it back).
             closed = table.status is TableStatus.CLOSED
-            await self._store.indexes.index_deadline(table_id, table.version, table.deadline_ms or None, final=closed)
+            await self._store.indexes.index_deadline(
+                table_id, table.version, table.turn.deadline_ms or None, final=closed
+            )
             return False
         return await self._work.save_timeout(table, outcome, now_ms)
 
@@ -105,8 +107,8 @@ class TableJanitor:
         if table.status is TableStatus.CLOSED:
             await self._work.indexing.let_go(table)
             return 0
-        if table.active_ms >= before_ms:
-            await self._store.indexes.mark_active(table_id, table.active_ms)
+        if table.upkeep.active_ms >= before_ms:
+            await self._store.indexes.mark_active(table_id, table.upkeep.active_ms)
             return 0
         if not await self._work.save_clock_change(table, abandon(table, now_ms), now_ms):
             return 0

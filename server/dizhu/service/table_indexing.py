@@ -44,15 +44,17 @@ class TableIndexing:
 
     async def before_write(self, after: TableState) -> None:
         """Hint the deadline of ``after``, about to be written, so that the clock looks in time."""
-        if after.settings.clock.decision_ms and after.deadline_ms:
+        if after.settings.clock.decision_ms and after.turn.deadline_ms:
             # Never later, never dropped before the write: an early entry only makes the clock look once more.
-            await self._indexes.index_deadline(after.table_id, after.version, after.deadline_ms, early=True)
+            await self._indexes.index_deadline(after.table_id, after.version, after.turn.deadline_ms, early=True)
 
     async def written(self, after: TableState, now_ms: int, *, by_client: bool) -> None:
         """Index ``after``, written: its deadline; a closed table let go; a client's action marked."""
         closing = after.status is TableStatus.CLOSED
         if after.settings.clock.decision_ms:
-            await self._indexes.index_deadline(after.table_id, after.version, after.deadline_ms or None, final=closing)
+            await self._indexes.index_deadline(
+                after.table_id, after.version, after.turn.deadline_ms or None, final=closing
+            )
         if closing:
             await self.let_go(after)
         elif by_client:
@@ -61,15 +63,15 @@ class TableIndexing:
     async def created(self, table: TableState, now_ms: int) -> None:
         """Index a new table, written: active now, and its deadline if its clock runs already."""
         await self.mark_active(table.table_id, now_ms)
-        if table.deadline_ms:
-            await self._indexes.index_deadline(table.table_id, table.version, table.deadline_ms)
+        if table.turn.deadline_ms:
+            await self._indexes.index_deadline(table.table_id, table.version, table.turn.deadline_ms)
 
     async def let_go(self, table: TableState) -> None:
         """A closed table no longer counts as open: nor as active, nor against its creator's quota."""
         self._marked.pop(table.table_id, None)
         await self._indexes.forget_activity(table.table_id)
-        if table.owner:
-            await self._indexes.release_table(table.owner, table.table_id)
+        if table.upkeep.owner:
+            await self._indexes.release_table(table.upkeep.owner, table.table_id)
 
     async def mark_active(self, table_id: str, now_ms: int) -> None:
         """Index a client's action, at most once a minute per table and process (the state holds the truth)."""

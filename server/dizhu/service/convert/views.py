@@ -114,8 +114,8 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         if round_view.phase is Phase.PLAY:
             view.tricks_completed = digest.completed
             view.trick.leader_seat = round_view.turn if digest.leader is None else digest.leader
-        if table.deadline_ms:
-            view.turn_deadline.FromMilliseconds(table.deadline_ms)
+        if table.turn.deadline_ms:
+            view.turn_deadline.FromMilliseconds(table.turn.deadline_ms)
         view.doublings = round_view.doublings
         if round_view.landlord is not None:  # the auction's highest bid is no stake yet (highest_bid says it)
             view.stake = round_view.stake
@@ -123,7 +123,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
             view.MergeFromString(_cards_field(_YOUR_HAND, round_view.hand))
     else:
         _DIGESTS.forget(table.table_id)  # its deal is over: the next view of a running deal starts afresh
-    banks = table.banks_ms if table.settings.clock.decision_ms and running and table.banks_ms else None
+    banks = table.turn.banks_ms if table.settings.clock.decision_ms and running and table.turn.banks_ms else None
     balances = table.match.balances
     view.MergeFromString(
         b"".join(
@@ -133,7 +133,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
                 s.name,
                 hand_sizes[index],
                 balances[index],
-                table.timeouts[index] if table.timeouts else 0,
+                table.turn.timeouts[index] if table.turn.timeouts else 0,
                 None if banks is None else banks[index],
             )
             for index, s in enumerate(table.seats)
@@ -372,5 +372,5 @@ def table_summary(table: TableState) -> table_service_pb2.TableSummary:
         free_seats=sum(not seat.occupied for seat in table.seats),
     )
     summary.created_at.FromMilliseconds(table.created_ms)
-    summary.last_active_at.FromMilliseconds(table.active_ms or table.created_ms)
+    summary.last_active_at.FromMilliseconds(table.upkeep.active_ms or table.created_ms)
     return summary
