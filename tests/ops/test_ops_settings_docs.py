@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _declared() -> list[str]:
     return [declared.name for group in GROUPS for declared in declared_settings(group)]
+
+
+def _said(value: object) -> set[str]:
+    """The ways the docs' prose writes a default: as it is, with thousands separators, in hours or days."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return {str(value)}
+    said = {f"{value:g}", f"{value:,g}", f"{value:.2f}", f"{value:g} s"}
+    for unit, seconds in (("hours", 3600), ("days", 86400)):
+        if value >= seconds and value % seconds == 0:
+            said.add(f"{value / seconds:g} {unit}")
+    return said
 
 
 class TestSettingsDeclaredOnce:
@@ -65,3 +77,17 @@ class TestSettingsDeclaredOnce:
             assert parameter.default == getattr(defaults, name), name
         assert parameters["replicas"].default == defaults.store_replicas
         assert parameters["replica_timeout_ms"].default == int(defaults.replica_timeout_s * 1000)
+
+    def test_the_prose_tables_of_limits_name_each_flag_with_its_variable_and_default(self) -> None:
+        """docs/security.md explains each limit in its own words; its flag, variable and default are declared."""
+        by_flag = {declared.flag: declared for group in GROUPS for declared in declared_settings(group)}
+        rows = [line for line in (ROOT / "docs/security.md").read_text().splitlines() if line.startswith("| ")]
+        checked = 0
+        for row in rows:
+            for flag, env in re.findall(r"`(--[a-z-]+)`(?: \([^)]*\))? / `([A-Z_]+)`", row):
+                declared = by_flag[flag]
+                assert env == declared.env, f"{flag}: the docs say ${env}, the declaration ${declared.env}"
+                if row.count(" / `") == 1 and declared.default is not None:
+                    assert any(said in row for said in _said(declared.default)), row
+                checked += 1
+        assert checked >= 15
