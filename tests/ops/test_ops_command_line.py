@@ -391,6 +391,9 @@ class TestPlayValues:
     def test_a_clock_of_half_a_second_is_played_until_the_input_ends(self) -> None:
         result = dizhu("play", "--clock", "0.5", "--rounds", "1", "--seed", "ab" * 32)
         assert_clean(result, 0, "End of input: you left the table.")
+        # Without --name the person is "guest": never "You (seat 0) deals", read by the other seats too.
+        assert "guest (seat 0" in result.stdout
+        assert "You (seat" not in result.stdout
 
 
 class TestDemoDealer:
