@@ -5,6 +5,12 @@ A person asks for bots in the other seats; :class:`BotHost` joins each one throu
 :class:`~dizhu.client.BotRunner` (a ``WatchTable`` stream per bot), exactly as a bot on
 another machine would. The referee knows nothing of them.
 
+A bot decides in a worker thread (:class:`OffTheLoop`): the process is a referee too, and a
+bot that thinks (``expert`` searches for up to its budget, 100 ms by default) would otherwise
+hold up every request and stream of the process while it does. The thread gives the event
+loop back at each of the interpreter's switches (5 ms by default), so the referee keeps
+serving while a bot thinks.
+
 A process hosts at most ``limit`` bots at once. A bot stops when its table closes, when
 the table is gone, or when nothing has happened at the table for ``idle_s`` seconds (a
 person who walked away from a table that waits for them).
@@ -14,17 +20,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 import grpc
 import structlog
 
-from dizhu.client import BotRunner, DizhuError, TableClient
+from dizhu.client import Bot, BotRunner, DizhuError, TableClient
 from dizhu.client.bots import BOT_KINDS
 from dizhu.client.client import open_channel
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2
 
-__all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots", "NotAllSeated"]
+__all__ = ["BOT_NAMES", "BotHost", "NoRoomForBots", "NotAllSeated", "OffTheLoop"]
+
+_T = TypeVar("_T")
 
 _log = structlog.get_logger("dizhu.bots")
 #: The names bots take, by seat.
@@ -46,6 +57,30 @@ class NotAllSeated(Exception):
         super().__init__(message)
         self.reason = reason
         self.seated = list(seated)
+
+
+async def _in_a_thread(decide: Callable[..., _T | Awaitable[_T]], *arguments: object) -> _T:
+    answer = await asyncio.to_thread(decide, *arguments)
+    return await answer if inspect.isawaitable(answer) else answer
+
+
+class OffTheLoop(Bot):
+    """``bot``, deciding in a worker thread so that the event loop that hosts it keeps serving."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.name = bot.name
+
+    def choose_bid(self, view: table_pb2.TableView) -> Awaitable[int]:
+        return _in_a_thread(self.bot.choose_bid, view)
+
+    def choose_play(
+        self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool
+    ) -> Awaitable[Sequence[cards_pb2.Card]]:
+        return _in_a_thread(self.bot.choose_play, view, legal, can_pass)
+
+    def on_round_over(self, settlement: table_service_pb2.SettleResponse) -> Awaitable[None] | None:
+        return self.bot.on_round_over(settlement)
 
 
 class BotHost:
@@ -111,8 +146,7 @@ class BotHost:
         free = [seat.seat for seat in view.seats if not seat.occupied]
         name = f"{BOT_NAMES[free[0] % len(BOT_NAMES)] if free else 'Bot'} ({kind} bot)"
         joined = await client.join(name)
-        bot = BOT_KINDS[kind](os.urandom(16))
-        runner = BotRunner(bot, client)
+        runner = BotRunner(OffTheLoop(BOT_KINDS[kind](os.urandom(16))), client)
         task = asyncio.create_task(self._play(runner, table_id), name=f"bot-{table_id}-{joined.seat}")
         self._bots.add(task)
         task.add_done_callback(self._bots.discard)
