@@ -23,12 +23,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import random
+import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import redis
@@ -36,7 +39,7 @@ from bench_service import Game, Pace, Timings, create_table, plan_game, play_gam
 
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.testing import ServeProcess, serve_process
-from dizhu.v1 import table_service_pb2_grpc
+from dizhu.v1 import table_service_pb2, table_service_pb2_grpc
 
 #: Moves an abandoned table gets before its players walk away.
 _ABANDONED_MOVES = 6
@@ -78,12 +81,29 @@ class RssSampler:
         self._thread.join()
 
 
-async def _abandon(stub: table_service_pb2_grpc.TableServiceStub, game: Game) -> int:
+async def _play(stub: table_service_pb2_grpc.TableServiceStub, game: Game, *, abandon: bool, watch: bool) -> int:
+    """Play ``game`` (its first moves only if ``abandon``), a seat's stream open meanwhile if ``watch``. (moves)"""
     table = await create_table(stub, game)
-    table.game = Game(game.seed, game.dealer, game.actions[:_ABANDONED_MOVES])
+    if abandon:
+        table.game = Game(game.seed, game.dealer, game.actions[:_ABANDONED_MOVES])
     timings = Timings()
-    await play_game(stub, table, Pace(None), timings)
+    if not watch:
+        await play_game(stub, table, Pace(None), timings)
+        return timings.moves
+    call = stub.WatchTable(table_service_pb2.WatchTableRequest(table_id=table.table_id), metadata=table.tokens[0])
+    reading = asyncio.create_task(_read_all(call))
+    try:
+        await play_game(stub, table, Pace(None), timings)
+    finally:
+        call.cancel()  # the stream closes, as a client that walks away closes it
+        await reading
     return timings.moves
+
+
+async def _read_all(call: grpc.aio.UnaryStreamCall[Any, Any]) -> None:
+    with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+        async for _ in call:
+            pass
 
 
 async def _serve_tables(
@@ -93,6 +113,7 @@ async def _serve_tables(
     abandon_every: int,
     quarter_done: asyncio.Queue[int],
     parts: int = 4,
+    watch_every: int = 0,
 ) -> tuple[int, int]:
     """Play ``games``; put the count of tables done on ``quarter_done`` at each of ``parts``. (moves, abandoned)."""
     channels = [grpc.aio.insecure_channel(target) for target in targets]
@@ -107,13 +128,11 @@ async def _serve_tables(
         while pending:
             index, game = pending.pop()
             stub = stubs[index % len(stubs)]
-            if abandon_every and index % abandon_every == abandon_every - 1:
-                moves += await _abandon(stub, game)
-                abandoned += 1
-            else:
-                timings = Timings()
-                await play_game(stub, await create_table(stub, game), Pace(None), timings)
-                moves += timings.moves
+            abandon = bool(abandon_every) and index % abandon_every == abandon_every - 1
+            # Awaited first: ``moves += await ...`` reads ``moves`` before the await and loses others' moves.
+            played = await _play(stub, game, abandon=abandon, watch=bool(watch_every) and index % watch_every == 0)
+            moves += played
+            abandoned += abandon
             done += 1
             if done in quarters:
                 quarter_done.put_nowait(done)
@@ -124,18 +143,29 @@ async def _serve_tables(
     return moves, abandoned
 
 
+def _probe(pids: list[int], out: Path | None) -> None:
+    """Have each referee append its caches and its allocations' growth to ``out`` (``--tracemalloc``)."""
+    if out is not None:
+        for pid in pids:
+            os.kill(pid, signal.SIGUSR2)
+
+
 def _table_keys(client: redis.Redis) -> int:
     return sum(1 for _ in client.scan_iter(match="*", count=1000))
 
 
 @contextlib.contextmanager
-def _referees(redis_url: str, count: int, finished_ttl_s: int) -> Iterator[list[ServeProcess]]:
+def _referees(
+    redis_url: str, count: int, finished_ttl_s: int, cached_tables: int | None
+) -> Iterator[list[ServeProcess]]:
     flags = ["--log-level", "warning", "--grace", "1", "--finished-ttl", str(finished_ttl_s)]
+    if cached_tables is not None:
+        flags += ["--cached-tables", str(cached_tables)]
     with contextlib.ExitStack() as stack:
         yield [stack.enter_context(serve_process(redis_url, args=flags)) for _ in range(count)]
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=4000)
     parser.add_argument("--processes", type=int, default=2)
@@ -145,13 +175,31 @@ def main() -> None:
     parser.add_argument("--drain", type=float, default=20.0, help="seconds to wait after the load")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--parts", type=int, default=4, help="RSS is read after each part of the tables (default 4)")
+    parser.add_argument("--cached-tables", type=int, help="the referees' --cached-tables (default: theirs)")
+    parser.add_argument("--watch-every", type=int, default=0, help="every Nth table has a stream open while played")
+    parser.add_argument(
+        "--tracemalloc",
+        type=Path,
+        help="trace the referee's allocations; after each part it appends its caches' sizes and the lines "
+        "that grew most to this file (bench/soak_probe)",
+    )
     args = parser.parse_args()
+    if args.tracemalloc is not None:
+        args.tracemalloc.unlink(missing_ok=True)
+        probe = str(Path(__file__).resolve().parent / "soak_probe")
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [probe, os.environ.get("PYTHONPATH", "")]))
+        os.environ |= {"PYTHONTRACEMALLOC": "1", "DIZHU_SOAK_PROBE": str(args.tracemalloc.resolve())}
 
+    return args
+
+
+def main() -> None:
+    args = _arguments()
     rng = random.Random(args.seed)
     games = [plan_game(rng) for _ in range(args.tables)]
     with (
         EmbeddedRedis(appendonly=False) as embedded,
-        _referees(embedded.url, args.processes, args.finished_ttl) as referees,
+        _referees(embedded.url, args.processes, args.finished_ttl, args.cached_tables) as referees,
     ):
         client = redis.Redis.from_url(embedded.url)
         pids = [referee.process.pid for referee in referees]
@@ -159,19 +207,27 @@ def main() -> None:
         rows: list[tuple[str, dict[int, int]]] = []
         with RssSampler(pids) as sampler:
             rows.append(("start", sampler.sample()))
+            _probe(pids, args.tracemalloc)
 
             async def run() -> tuple[int, int, float]:
                 quarters: asyncio.Queue[int] = asyncio.Queue()
                 started = time.perf_counter()
                 load = asyncio.create_task(
                     _serve_tables(
-                        [r.target for r in referees], games, args.concurrency, args.abandon_every, quarters, args.parts
+                        [r.target for r in referees],
+                        games,
+                        args.concurrency,
+                        args.abandon_every,
+                        quarters,
+                        args.parts,
+                        args.watch_every,
                     )
                 )
                 while not load.done() or not quarters.empty():
                     with contextlib.suppress(TimeoutError):
                         done = await asyncio.wait_for(quarters.get(), 0.5)
                         rows.append((f"after {done:,} tables", sampler.sample()))
+                        _probe(pids, args.tracemalloc)
                 moves, abandoned = await load
                 return moves, abandoned, time.perf_counter() - started
 

@@ -38,9 +38,6 @@ __all__ = ["Presence", "StreamLease", "mark_presence", "occupied_mask", "run_pre
 
 _log = structlog.get_logger("dizhu.presence")
 _ATTEMPTS: Final = 4
-#: How many (table, seat) pairs a process remembers having refreshed (to skip redundant writes):
-#: the seats of as many tables as it keeps decoded (forgetting costs one write, never a wrong answer).
-_REMEMBERED: Final = 4 * 4096
 
 
 def occupied_mask(table: TableState) -> int:
@@ -71,16 +68,25 @@ class Presence:
         window_s: float = 30.0,
         lease_s: float = 15.0,
         now: Callable[[], float] = time.time,
+        remembered: int,
     ) -> None:
         self._store = store
         self._read = read
         self.window_s = window_s
         self.lease_s = lease_s
         self._now = now
-        #: When this process last extended each (table, seat)'s call lease (monotonic seconds).
+        #: When this process last extended each (table, seat)'s call lease (monotonic seconds), for
+        #: at most ``remembered`` pairs: the seats of as many tables as it keeps decoded (forgetting
+        #: costs one write, never a wrong answer).
         self._refreshed: dict[tuple[str, int], float] = {}
+        self._remembered = remembered
         #: The streams' leases held by this process.
         self.leases: set[StreamLease] = set()
+
+    @property
+    def refreshes_kept(self) -> int:
+        """How many (table, seat) refreshes this process remembers now (at most ``remembered``)."""
+        return len(self._refreshed)
 
     def now_ms(self) -> int:
         return int(self._now() * 1000)
@@ -149,7 +155,7 @@ class Presence:
         last = self._refreshed.get((table_id, seat))
         if announced >> seat & 1 and last is not None and now - last < self.window_s / 4:
             return False
-        if len(self._refreshed) >= _REMEMBERED:
+        if len(self._refreshed) >= self._remembered:
             self._refreshed.clear()
         self._refreshed[table_id, seat] = now
         return True

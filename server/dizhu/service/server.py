@@ -154,6 +154,7 @@ def build_grpc_server(config: ServerConfig, store: TableStore, *, clock: Clock =
         signing=signing_keys(config),
         policy=TablePolicy.of(config),
         now=clock.time,
+        cache_size=config.cached_tables,
         presence_window_s=config.presence_window_s,
         presence_lease_s=config.presence_lease_s,
     )

@@ -42,6 +42,11 @@ class TableIndexing:
         #: When this process last indexed each table's activity (the oldest forgotten first).
         self._marked: collections.OrderedDict[str, int] = collections.OrderedDict()
 
+    @property
+    def marks_kept(self) -> int:
+        """How many tables' last activity marks this process remembers now (at most ``remembered``)."""
+        return len(self._marked)
+
     async def before_write(self, after: TableState) -> None:
         """Hint the deadline of ``after``, about to be written, so that the clock looks in time."""
         if after.settings.clock.decision_ms and after.turn.deadline_ms:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from dizhu.referee.auth import Principal, Role, resolve
 from dizhu.referee.errors import TableNotFound
 from dizhu.referee.table import TableState, TableStatus
+from dizhu.rules import VARIANTS
 from dizhu.service.decoded_tables import DecodedTables
 from dizhu.service.identifiers import valid_table_id
 from dizhu.service.metadata import Credentials
@@ -21,6 +22,10 @@ from dizhu.service.presence import Presence, occupied_mask
 from dizhu.store import TableStore
 
 __all__ = ["Snapshot", "TableReads"]
+
+
+#: The most seats a table has: a table's presence refreshes are remembered per seat.
+_MOST_SEATS = max(variant.players for variant in VARIANTS.values())
 
 
 class Snapshot(NamedTuple):
@@ -52,7 +57,12 @@ class TableReads:
         self._decoded = decoded
         #: Who is at which table (SeatView.connected); see :mod:`dizhu.service.presence`.
         self.presence = Presence(
-            store.presence(), self.table, window_s=presence_window_s, lease_s=presence_lease_s, now=now
+            store.presence(),
+            self.table,
+            window_s=presence_window_s,
+            lease_s=presence_lease_s,
+            now=now,
+            remembered=_MOST_SEATS * decoded.size,
         )
 
     async def table(self, table_id: str) -> TableState | None:

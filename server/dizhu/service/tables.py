@@ -52,7 +52,7 @@ class TableWork:
         signing: SigningKeys | None = None,
         policy: TablePolicy | None = None,
         now: Callable[[], float] = time.time,
-        cache_size: int = 4096,
+        cache_size: int = _DEFAULTS.cached_tables,
         presence_window_s: float = _DEFAULTS.presence_window_s,
         presence_lease_s: float = _DEFAULTS.presence_lease_s,
     ) -> TableWork:

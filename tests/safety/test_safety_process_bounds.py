@@ -1,0 +1,43 @@
+"""Every per-table memory of a referee process holds at most ``--cached-tables`` tables' worth
+(docs/scaling.md, "Every bound of a referee process"), however many more tables it serves.
+
+A referee with a small bound serves five times as many tables, each left in play after a few
+moves (the worst case: nothing is let go of as a table closes); then the decoded tables, the
+activity marks and the seats' presence refreshes are each at their bound, not beyond it.
+"""
+
+from __future__ import annotations
+
+import random
+
+from dizhu.process import Referee
+from tests.support.grpc_calls import PLAYERS, THREE, act, create_table
+from tests.support.safety import Servers
+
+_BOUND = 8
+_TABLES = 5 * _BOUND
+_MOST_SEATS = max(PLAYERS.values())
+
+
+def _kept(referee: Referee) -> dict[str, int]:
+    tables = referee.grpc.tables
+    return {
+        "decoded tables": len(tables.decoded),
+        "activity marks": tables.changes.indexing.marks_kept,
+        "presence refreshes": tables.reads.presence.refreshes_kept,
+    }
+
+
+async def test_each_per_table_memory_stays_at_its_bound_after_many_more_tables(servers: Servers) -> None:
+    server = await servers.start(cached_tables=_BOUND, limits="off")
+    rng = random.Random(5)
+    for _ in range(_TABLES):
+        table = await create_table(server.tables, THREE)
+        for _ in range(3):  # a call from every seat: each refreshes its seat's presence
+            await act(server.tables, server.rules, table, rng)
+
+    kept = _kept(server.referee)
+    assert kept["decoded tables"] == _BOUND, kept
+    assert kept["activity marks"] == _BOUND, kept
+    # Forgotten all at once when full: anywhere up to a full table's seats per table, never above.
+    assert 0 < kept["presence refreshes"] <= _MOST_SEATS * _BOUND, kept
