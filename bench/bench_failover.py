@@ -2,12 +2,12 @@
 
 For each durability setting of ``dizhu serve`` -- ``primary`` (a move is acknowledged once
 Redis's primary has it) and ``replica`` (once a replica has it too: ``WAIT``) -- on a fresh
-local Redis Cluster (3 primaries, 1 replica each, ``tests/cluster/local_cluster.py``):
+local Redis Cluster (3 primaries, 1 replica each, ``tests/support/local_cluster.py``):
 
 - **latency**: complete 3p rounds on ``--tables`` concurrent tables through one referee
   (bench_service.py's planned games): moves/s and latency, the two settings side by side;
 - **failovers**: ``--failovers`` times, games on ``--tables`` tables through two referees,
-  careful clients (``tests/cluster/resilient_play.py``: ``UNAVAILABLE`` is retried, same
+  careful clients (``tests/support/resilient_play.py``: ``UNAVAILABLE`` is retried, same
   request id, on the other referee); a primary holding a table is killed (``SIGKILL``), its
   replica takes over, the killed node comes back as a replica. Counted afterwards from
   every table's own record: acknowledged decisions that are missing (lost), decisions
@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the tests package, for its cluster helpers
 from dizhu.store.keys import table_keys  # noqa: E402
 from dizhu.v1 import table_service_pb2_grpc  # noqa: E402
-from tests.cluster.local_cluster import LocalCluster  # noqa: E402 -- after the path to the tests' helpers
-from tests.cluster.resilient_play import Record, Referees, create_tables, lost_moves, play_through, read_log  # noqa: E402
+from tests.support.local_cluster import LocalCluster  # noqa: E402 -- after the path to the tests' helpers
+from tests.support.resilient_play import Record, Referees, create_tables, lost_moves, play_through, read_log  # noqa: E402
 
 SETTINGS = ("primary", "replica")
 

@@ -1,7 +1,7 @@
 """Scale-out benchmark: moves/s and streams with 1, 2 and 4 referee processes, on one Redis and on a cluster.
 
 For each store -- one Redis server, and a Redis Cluster of 3 primaries with a replica each
-(``tests/cluster/local_cluster.py``), both with their append-only file on -- and each number
+(``tests/support/local_cluster.py``), both with their append-only file on -- and each number
 of ``dizhu serve`` processes, two loads run, from this process:
 
 - **moves**: complete 3p rounds, planned here with the rules core (bench_service.py), on
@@ -43,7 +43,7 @@ from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the tests package, for its cluster helper
-from tests.cluster.local_cluster import LocalCluster  # noqa: E402 -- after the path to the tests' helper
+from tests.support.local_cluster import LocalCluster  # noqa: E402 -- after the path to the tests' helper
 
 
 @dataclass

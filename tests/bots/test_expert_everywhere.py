@@ -19,7 +19,7 @@ from dizhu.expert.bot import ExpertBot
 from dizhu.tournament import load_config, run_tournament
 from dizhu.tournament.config import BUNDLED_BOTS
 from dizhu.v1 import table_pb2
-from tests.tournament.tournament_helpers import write_tournament
+from tests.support.tournaments import write_tournament
 
 #: Quick and untimed: a few sampled deals per decision, no clock (the tests never depend on timing).
 QUICK = "expert:60s,4deals"

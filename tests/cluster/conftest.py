@@ -1,6 +1,6 @@
 """Fixtures of the Redis Cluster tests: a real local cluster, and the service's fixtures over it.
 
-``cluster`` (session) is a :class:`local_cluster.LocalCluster` -- 3 primaries with a replica
+``cluster`` (session) is a :class:`tests.support.local_cluster.LocalCluster` -- 3 primaries with a replica
 each, from the same ``redis-server`` binary as the other tests -- started once per session
 (per xdist worker) and torn down at its end. Here ``redis_url`` names one of its nodes and
 ``redis_client`` is a flushed ``RedisCluster`` client, so the gRPC and live-table fixtures
@@ -19,9 +19,9 @@ import redis.asyncio
 from dizhu.config import ServerConfig
 from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
-from tests.cluster.local_cluster import LocalCluster
 from tests.grpc import conftest as _grpc
-from tests.live.live_helpers import Referees
+from tests.support.live import Referees
+from tests.support.local_cluster import LocalCluster
 
 # The gRPC tests' fixtures, resolved here against the cluster's redis_client.
 store = _grpc.store

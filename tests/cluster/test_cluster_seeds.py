@@ -16,7 +16,7 @@ from dizhu.cli import build_parser
 from dizhu.config import config_from_args
 from dizhu.testing import serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
-from tests.cluster.local_cluster import LocalCluster
+from tests.support.local_cluster import LocalCluster
 
 FLAGS = ["--redis-cluster", "--redis-wait", "5", "--log-level", "warning", "--grace", "1"]
 

@@ -12,7 +12,7 @@ from redis.crc import key_slot
 
 from dizhu.store import Answer, Change, NotReplicated, SaveOutcome, TableStore, answer_id
 from dizhu.store.keys import INDEX_SHARDS, index_keys, index_shard
-from tests.cluster.local_cluster import LocalCluster
+from tests.support.local_cluster import LocalCluster
 
 TABLE = "t-1"
 ALICE = "seat-0"

@@ -34,9 +34,9 @@ from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.store.keys import table_keys
 from dizhu.testing import free_port
 from dizhu.v1 import table_pb2, table_service_pb2
-from tests.cluster.local_cluster import LocalCluster
-from tests.cluster.resilient_play import Record, Referees, create_tables, lost_moves, play_through, read_log, summary
-from tests.grpc.grpc_helpers import THREE, create_table, decide, error_info, rid, send, view
+from tests.support.grpc_calls import THREE, create_table, decide, error_info, rid, send, view
+from tests.support.local_cluster import LocalCluster
+from tests.support.resilient_play import Record, Referees, create_tables, lost_moves, play_through, read_log, summary
 
 #: The referees' flags: quiet logs, a short grace, quick answers from a replica that stays silent.
 QUIET = ["--log-level", "warning", "--grace", "2"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 
 from dizhu.v1 import table_pb2
-from tests.cluster.local_cluster import LocalCluster
-from tests.cluster.resilient_play import (
+from tests.support.local_cluster import LocalCluster
+from tests.support.resilient_play import (
     GIVE_UP_S,
     RETRIED_ACROSS_RESTARTS,
     Follower,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dizhu.conformance import FAMILIES, KitError, find_kit
-from tests.conformance.conformance_helpers import KIT, ROOT, edit_json, kit_copy
+from tests.support.conformance_kit import KIT, ROOT, edit_json, kit_copy
 
 GENERATOR = ROOT / "scripts" / "gen_conformance"
 #: Reasons no request sequence can bring about from a healthy referee: faults, of its store or its own.

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from dizhu.conformance import FAMILIES, NativeEngineMissing, load_engine
-from tests.conformance.conformance_helpers import KIT, ROOT
+from tests.support.conformance_kit import KIT, ROOT
 
 RANKS = ["3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "A", "2", "BJ", "RJ"]
 RANK = {symbol: index for index, symbol in enumerate(RANKS)}

@@ -23,7 +23,7 @@ from dizhu.rules import (
     start_round,
 )
 from dizhu.rules import deal as seeded_deal
-from tests.conformance.conformance_helpers import KIT
+from tests.support.conformance_kit import KIT
 
 
 def _lines(state: RoundState, depth: int, counts: list[int], ply: int = 0) -> None:

@@ -16,7 +16,7 @@ from dizhu.conformance import Kit
 from dizhu.conformance.protocol_runner import run_protocol
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.testing import serve_process
-from tests.conformance.conformance_helpers import KIT, edit_json, kit_copy
+from tests.support.conformance_kit import KIT, edit_json, kit_copy
 
 PROFILES: dict[str, list[str]] = KIT.load("protocol/cases.json")["profiles"]
 

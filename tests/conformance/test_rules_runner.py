@@ -23,7 +23,7 @@ from dizhu.conformance import (
     load_engine,
     run_rules,
 )
-from tests.conformance.conformance_helpers import (
+from tests.support.conformance_kit import (
     KIT,
     ReversedMovesEngine,
     StakeAddingEngine,
@@ -212,13 +212,13 @@ class TestTheAdapterInterface:
             [
                 sys.executable,
                 *("-m", "dizhu.cli", "conformance", "rules", "--json", "--family", "classify"),
-                *("--engine", "conformance_helpers:TrioWithSingleBlindEngine"),
+                *("--engine", "conformance_kit:TrioWithSingleBlindEngine"),
             ],
             capture_output=True,
             text=True,
             timeout=120,
             check=False,
-            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "support")},
         )
         assert done.returncode == 1, done.stderr
         report = json.loads(done.stdout)
@@ -231,7 +231,7 @@ class TestTheAdapterInterface:
         }
 
     def test_an_instance_is_an_entry_point_too(self) -> None:
-        engine = load_engine("tests.conformance.conformance_helpers:ENGINE_INSTANCE")
+        engine = load_engine("tests.support.conformance_kit:ENGINE_INSTANCE")
         assert engine.name == "reversed"
 
     def test_a_stdio_engine_error_fails_its_cases_and_an_engine_that_exits_fails_the_rest(self) -> None:

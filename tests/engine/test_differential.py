@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import random
 
-from tests.engine.differential import Report, known_divergences, run
+from tests.support.differential import Report, known_divergences, run
 
 #: Positions per run (docs/engine.md), split between a fixed seed and a rotating one: about
 #: half a minute of one core in all.

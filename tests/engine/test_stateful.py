@@ -28,7 +28,7 @@ from dizhu.rules import (
     settle,
     start_round,
 )
-from tests.engine.differential import apply_to_both, native_state, python_state, start_native_round
+from tests.support.differential import apply_to_both, native_state, python_state, start_native_round
 
 
 class BothEngines(RuleBasedStateMachine):

@@ -12,7 +12,7 @@ from dizhu.config import ServerConfig
 from dizhu.process import create_server
 from dizhu.store import TableStore, table_keys
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
-from tests.grpc.grpc_helpers import create_table, refused, rid
+from tests.support.grpc_calls import create_table, refused, rid
 
 pb = table_service_pb2
 

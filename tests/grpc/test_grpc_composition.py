@@ -10,8 +10,8 @@ from dizhu.config import ServerConfig
 from dizhu.process import create_server
 from dizhu.store import TableStore
 from dizhu.v1 import table_service_pb2_grpc
-from tests.grpc.grpc_helpers import THREE, create_table
-from tests.live.live_helpers import watch
+from tests.support.grpc_calls import THREE, create_table
+from tests.support.live import watch
 
 #: Far more than a call takes: a time this far ahead can only be the given clock's.
 _AHEAD_S = 3600.0

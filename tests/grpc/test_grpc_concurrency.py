@@ -10,7 +10,7 @@ from dizhu.service.event_codec import decode_event
 from dizhu.store import TableStore
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import FOUR, SEED, THREE, TableStub, bid_to_play, create_table, error_info, rid, view
+from tests.support.grpc_calls import FOUR, SEED, THREE, TableStub, bid_to_play, create_table, error_info, rid, view
 
 
 class TestConflictingRequests:

@@ -43,7 +43,7 @@ from dizhu.referee import errors as referee_errors
 from dizhu.store import Answer, Change, TableStore
 from dizhu.v1 import cards_pb2, errors_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     SEED,
     THREE,
     RulesStub,
@@ -61,7 +61,7 @@ from tests.grpc.grpc_helpers import (
     rid,
     view,
 )
-from tests.redis_servers import redis_of_each_version
+from tests.support.redis_servers import redis_of_each_version
 
 #: Run against each supported Redis version (tests/conftest.py).
 redis_url = redis_of_each_version()

@@ -26,7 +26,7 @@ from dizhu.process import create_server
 from dizhu.store import TableStore
 from dizhu.v1 import errors_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, TableStub, bad_request, card, create_table, error_info, rid
+from tests.support.grpc_calls import THREE, TableStub, bad_request, card, create_table, error_info, rid
 
 ROOT = Path(__file__).resolve().parents[2]
 ERRORS_PROTO = (ROOT / "proto" / "dizhu" / "v1" / "errors.proto").read_text()

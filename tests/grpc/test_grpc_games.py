@@ -12,7 +12,7 @@ import pytest
 from dizhu.rules import VARIANTS, deal
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     THREE,
     RulesStub,

@@ -9,7 +9,7 @@ from dizhu.service.event_codec import decode_event
 from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, events_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import SEED, THREE, Table, TableStub, bid_to_play, create_table, refused, rid, view
+from tests.support.grpc_calls import SEED, THREE, Table, TableStub, bid_to_play, create_table, refused, rid, view
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import grpc
 
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import FOUR, THREE, TableStub, as_seat, create_table, refused, rid
+from tests.support.grpc_calls import FOUR, THREE, TableStub, as_seat, create_table, refused, rid
 
 
 async def _every_page(tables: TableStub, page_size: int) -> list[list[pb.TableSummary]]:

@@ -19,7 +19,7 @@ from dizhu.process import Referee
 from dizhu.referee import table_codec
 from dizhu.service.convert import views
 from dizhu.v1 import cards_pb2, table_pb2
-from tests.grpc.grpc_helpers import FOUR, THREE, RulesStub, TableStub, act, create_table, play_until_closed, view
+from tests.support.grpc_calls import FOUR, THREE, RulesStub, TableStub, act, create_table, play_until_closed, view
 
 
 def _kept(referee: Referee, table_id: str) -> dict[str, bool]:

@@ -29,7 +29,7 @@ from dizhu.store import TableStore
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     SEED,
     THREE,
     RulesStub,
@@ -48,7 +48,7 @@ from tests.grpc.grpc_helpers import (
     rid,
     view,
 )
-from tests.redis_servers import REDIS_VERSIONS, redis_server_binary
+from tests.support.redis_servers import REDIS_VERSIONS, redis_server_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 FAILED = grpc.StatusCode.FAILED_PRECONDITION

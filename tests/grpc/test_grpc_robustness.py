@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import rules_service_pb2 as rpb
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, RulesStub, Table, TableStub, card_id, create_table, error_info, rid, view
+from tests.support.grpc_calls import THREE, RulesStub, Table, TableStub, card_id, create_table, error_info, rid, view
 
 _ASCII = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
 _U32 = st.integers(0, 2**32 - 1)

@@ -19,7 +19,7 @@ from google.protobuf import duration_pb2
 from dizhu.referee.replay import verify
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     SEED,
     THREE,

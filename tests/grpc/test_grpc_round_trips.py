@@ -21,7 +21,7 @@ from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import SEED, THREE, Table, TableStub, create_table, error_info, rid, view
+from tests.support.grpc_calls import SEED, THREE, Table, TableStub, create_table, error_info, rid, view
 
 #: Seat leases that no test outlives: no lease is due for renewal, so every script run is a move's.
 _QUIET_PRESENCE = {"presence_window_s": 3600.0, "presence_lease_s": 1800.0}

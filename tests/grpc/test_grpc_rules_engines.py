@@ -15,7 +15,7 @@ from dizhu import engine
 from dizhu.rules import FOUR_PLAYER, THREE_PLAYER, Variant, legal_moves, make_deck
 from dizhu.v1 import cards_pb2
 from dizhu.v1 import rules_service_pb2 as rpb
-from tests.grpc.grpc_helpers import card
+from tests.support.grpc_calls import card
 
 _LIST_LEGAL_MOVES = "/dizhu.v1.RulesService/ListLegalMoves"
 _VARIANTS = ((THREE_PLAYER, cards_pb2.VARIANT_THREE_PLAYER), (FOUR_PLAYER, cards_pb2.VARIANT_FOUR_PLAYER))

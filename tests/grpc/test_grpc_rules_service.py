@@ -6,7 +6,7 @@ import pytest
 
 from dizhu.v1 import cards_pb2
 from dizhu.v1 import rules_service_pb2 as rpb
-from tests.grpc.grpc_helpers import FOUR, THREE, RulesStub, card, cards_in, invalid
+from tests.support.grpc_calls import FOUR, THREE, RulesStub, card, cards_in, invalid
 
 R = cards_pb2
 K = cards_pb2

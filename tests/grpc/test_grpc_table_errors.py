@@ -14,7 +14,7 @@ import structlog
 from dizhu.store import Answer, Change, TableStore
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     SEED,
     THREE,

@@ -40,7 +40,7 @@ from dizhu.rules.random_play import random_action
 from dizhu.service import convert
 from dizhu.service.convert.cards import card_id
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     SEED,
     THREE,

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio
 
-from tests.live.live_helpers import Referees
+from tests.support.live import Referees
 
 
 @pytest.fixture

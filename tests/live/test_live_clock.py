@@ -14,8 +14,8 @@ import grpc
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, cards_in, refused, rid, view
-from tests.live.live_helpers import (
+from tests.support.grpc_calls import THREE, cards_in, refused, rid, view
+from tests.support.live import (
     SOON_S,
     Bots,
     Event,

@@ -19,8 +19,8 @@ from dizhu.service.feeds import TableFeeds
 from dizhu.service.metadata import Credentials
 from dizhu.service.tables import TableWork
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, rid
-from tests.live.live_helpers import Event, Node, Referees, Watcher, create, kind, millis, watch
+from tests.support.grpc_calls import THREE, rid
+from tests.support.live import Event, Node, Referees, Watcher, create, kind, millis, watch
 
 #: How far the other referee's clock is off: far more than any call takes.
 SKEW_S = 5.0

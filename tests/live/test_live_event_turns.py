@@ -18,7 +18,7 @@ import pytest
 
 from dizhu.rules import FOUR_PLAYER, THREE_PLAYER
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     THREE,
     Dealt,
@@ -32,7 +32,7 @@ from tests.grpc.grpc_helpers import (
     send,
     view,
 )
-from tests.live.live_helpers import Event, Node, Referees, Watcher, create, kind, watch
+from tests.support.live import Event, Node, Referees, Watcher, create, kind, watch
 
 _DOUBLING_KINDS = (cards_pb2.COMBINATION_KIND_BOMB, cards_pb2.COMBINATION_KIND_ROCKET)
 _MIN_DOUBLING_BOMB = {THREE: THREE_PLAYER.min_doubling_bomb_size, FOUR: FOUR_PLAYER.min_doubling_bomb_size}

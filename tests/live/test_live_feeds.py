@@ -16,7 +16,7 @@ import structlog
 
 from dizhu.service.feeds import HEARTBEAT, LAGGING, REWRITTEN, Entry, Subscription, TableFeeds
 from dizhu.store import SUBSCRIBED, Answer, Appends, Change, TableStore
-from tests.live.live_helpers import SOON_S
+from tests.support.live import SOON_S
 
 TABLE = "feed-1"
 

@@ -19,8 +19,8 @@ import redis.asyncio
 from dizhu.testing import serve_process
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, Table, as_seat, rid
-from tests.live.live_helpers import SOON_S, Node, Referees, Watcher, create, full_log, kind, utc_now_ms, watch
+from tests.support.grpc_calls import THREE, Table, as_seat, rid
+from tests.support.live import SOON_S, Node, Referees, Watcher, create, full_log, kind, utc_now_ms, watch
 
 FAST = {"presence_window_s": 0.5, "presence_lease_s": 3.0}
 #: A window of an hour: a seat that called stays connected for the whole test.

@@ -23,7 +23,7 @@ import pytest
 from dizhu.referee.replay import verify
 from dizhu.v1 import cards_pb2, replay_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     THREE,
     Decision,
@@ -36,7 +36,7 @@ from tests.grpc.grpc_helpers import (
     send,
     view,
 )
-from tests.live.live_helpers import Bots, Node, Referees, clock, create, full_log, kind, run_cli
+from tests.support.live import Bots, Node, Referees, clock, create, full_log, kind, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 Document = dict[str, Any]

@@ -12,7 +12,7 @@ import grpc
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     THREE,
     Table,
     act,
@@ -23,7 +23,7 @@ from tests.grpc.grpc_helpers import (
     rid,
     view,
 )
-from tests.live.live_helpers import Event, Node, Referees, create, full_log, kind, watch
+from tests.support.live import Event, Node, Referees, create, full_log, kind, watch
 
 
 def _of(events: list[Event], name: str) -> list[Event]:

@@ -26,9 +26,9 @@ from dizhu.referee.signing import Authenticity, PublicKey, SigningKeys, new_priv
 from dizhu.rules import parse_cards
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, Table, bid_to_play, rid, view
-from tests.live.live_helpers import Node, Referees, clock, create, run_cli
 from tests.live.test_live_replays import _play_to_close, _replays
+from tests.support.grpc_calls import THREE, Table, bid_to_play, rid, view
+from tests.support.live import Node, Referees, clock, create, run_cli
 
 Document = dict[str, Any]
 

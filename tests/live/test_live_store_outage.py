@@ -19,8 +19,8 @@ import structlog
 from prometheus_client import REGISTRY
 
 from dizhu.embedded_redis import EmbeddedRedis
-from tests.grpc.grpc_helpers import THREE, referee_over_its_own_redis
-from tests.live.live_helpers import SOON_S, create, watch
+from tests.support.grpc_calls import THREE, referee_over_its_own_redis
+from tests.support.live import SOON_S, create, watch
 
 _LOOPS = ("clock", "presence_sweep", "feed_notifications")
 

@@ -18,8 +18,8 @@ import grpc
 from dizhu.testing import serve_process
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, TableStub, as_seat, rid
-from tests.live.live_helpers import SOON_S, Event, Referees, create, kind
+from tests.support.grpc_calls import THREE, TableStub, as_seat, rid
+from tests.support.live import SOON_S, Event, Referees, create, kind
 
 
 async def _until_snapshot(call: grpc.aio.UnaryStreamCall) -> list[Event]:  # type: ignore[type-arg]

@@ -25,9 +25,9 @@ from dizhu.process import Referee, create_server
 from dizhu.store import Change, Saved, TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, RulesStub, Table, TableStub, act, rid, view
-from tests.live.live_helpers import SOON_S, Event, Referees, Watcher, create, kind, millis, watch
-from tests.redis_servers import redis_server_binary
+from tests.support.grpc_calls import THREE, RulesStub, Table, TableStub, act, rid, view
+from tests.support.live import SOON_S, Event, Referees, Watcher, create, kind, millis, watch
+from tests.support.redis_servers import redis_server_binary
 
 #: How far behind the second referee's clock runs.
 _BEHIND_MS = 60_000

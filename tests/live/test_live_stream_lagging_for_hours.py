@@ -22,8 +22,8 @@ import sys
 import grpc
 
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, as_seat, rid
-from tests.live.live_helpers import SOON_S, Event, Node, Referees, create, kind
+from tests.support.grpc_calls import THREE, as_seat, rid
+from tests.support.live import SOON_S, Event, Node, Referees, create, kind
 
 #: Restarts driven in one call: past the ~960 the recursion allowed.
 RESTARTS = 2_000

@@ -22,8 +22,8 @@ from dizhu.service.admission import Admission, AdmissionLimits
 from dizhu.testing import free_port, serve_process
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.v1 import table_service_pb2_grpc
-from tests.grpc.grpc_helpers import THREE, Table, TableStub, as_seat, error_info
-from tests.live.live_helpers import SOON_S, create
+from tests.support.grpc_calls import THREE, Table, TableStub, as_seat, error_info
+from tests.support.live import SOON_S, create
 
 #: Open streams a connection may hold: each round opens exactly this many.
 PER_CONNECTION = 20

@@ -17,8 +17,8 @@ from dizhu.service.metadata import Credentials
 from dizhu.service.watch import watch
 from dizhu.v1 import events_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, rid
-from tests.live.live_helpers import Node, Referees, create, kind
+from tests.support.grpc_calls import THREE, rid
+from tests.support.live import Node, Referees, create, kind
 
 
 @contextlib.asynccontextmanager

@@ -18,7 +18,7 @@ import redis.asyncio
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     THREE,
     act,
@@ -28,7 +28,7 @@ from tests.grpc.grpc_helpers import (
     rid,
     view,
 )
-from tests.live.live_helpers import (
+from tests.support.live import (
     Event,
     Node,
     Referees,

@@ -17,8 +17,8 @@ import pytest
 
 from dizhu.v1 import cards_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import FOUR, PLAYERS, THREE, act, cards_in, view
-from tests.live.live_helpers import Event, Referees, card_paths, create, full_log, kind, watch
+from tests.support.grpc_calls import FOUR, PLAYERS, THREE, act, cards_in, view
+from tests.support.live import Event, Referees, card_paths, create, full_log, kind, watch
 
 #: Fields that reveal a deal that is over (checked apart: the deal must be over by then).
 _REVEALS = ("deal_thrown_in.reveal.", "round_ended.reveal.", "snapshot.last_reveal.")

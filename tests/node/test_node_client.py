@@ -24,8 +24,8 @@ import pytest
 import trustme
 
 from dizhu.testing import serve_process
-from tests.shared_builds import npm_ci
-from tests.tls_helpers import issue
+from tests.support.shared_builds import npm_ci
+from tests.support.tls import issue
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"

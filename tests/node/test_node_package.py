@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from dizhu.testing import serve_process
-from tests.shared_builds import exclusive, npm_ci
+from tests.support.shared_builds import exclusive, npm_ci
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"

@@ -583,7 +583,7 @@ class TestServeStartsOrSaysWhy:
 
         from dizhu.testing import serve_process
         from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
-        from tests.grpc.grpc_helpers import create_table, play_round
+        from tests.support.grpc_calls import create_table, play_round
 
         async def one_of_two_rounds(target: str) -> str:
             async with grpc.aio.insecure_channel(target) as channel:

@@ -19,7 +19,7 @@ import pexpect
 import trustme
 
 from dizhu.testing import serve_process
-from tests.tls_helpers import issue
+from tests.support.tls import issue
 
 SEED = "ab" * 32
 TIMEOUT_S = 60

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 import pytest
 
 from dizhu.testing import serve_process
-from tests.polyglot import polyglot_builds
-from tests.polyglot.polyglot_tables import API_KEY
-from tests.shared_builds import npm_ci
+from tests.support import polyglot_builds
+from tests.support.polyglot_tables import API_KEY
+from tests.support.shared_builds import npm_ci
 
 NODE_CLIENT = polyglot_builds.CLIENTS / "node"
 

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from dizhu.v1 import table_pb2
-from tests.polyglot.polyglot_tables import (
+from tests.support.polyglot_tables import (
     PLAY_TIMEOUT_S,
     closed_view,
     created_table,

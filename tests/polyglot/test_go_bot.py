@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.polyglot.polyglot_builds import BUF, BUILD, ROOT
+from tests.support.polyglot_builds import BUF, BUILD, ROOT
 
 
 def test_go_stubs_generate_without_managed_mode_or_import_path_flags(go_bot: list[str], tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from tests.polyglot.polyglot_builds import CLIENTS
+from tests.support.polyglot_builds import CLIENTS
 
 POM = CLIENTS / "java" / "pom.xml"
 NS = {"m": "http://maven.apache.org/POM/4.0.0"}

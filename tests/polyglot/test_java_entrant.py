@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dizhu.tournament import load_config, run_tournament
-from tests.polyglot.polyglot_tables import API_KEY
-from tests.tournament.tournament_helpers import write_tournament
+from tests.support.polyglot_tables import API_KEY
+from tests.support.tournaments import write_tournament
 
 
 async def test_the_persistent_java_entrant_plays_every_game_in_one_process(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dizhu.tournament import cli
 from dizhu.v1 import table_pb2
-from tests.polyglot.polyglot_tables import API_KEY, closed_view, create_table, play
+from tests.support.polyglot_tables import API_KEY, closed_view, create_table, play
 
 
 def test_a_4p_table_with_one_bot_of_each_language_is_played_to_the_end(

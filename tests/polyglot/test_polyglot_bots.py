@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from dizhu.v1 import table_pb2
-from tests.polyglot.polyglot_tables import closed_view, create_table, play
+from tests.support.polyglot_tables import closed_view, create_table, play
 
 LANGUAGES = ["go", "java", "rust", "cpp"]
 

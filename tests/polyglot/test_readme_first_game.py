@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.polyglot.polyglot_builds import CLIENTS
-from tests.polyglot.polyglot_tables import API_KEY, PLAY_TIMEOUT_S
+from tests.support.polyglot_builds import CLIENTS
+from tests.support.polyglot_tables import API_KEY, PLAY_TIMEOUT_S
 
 #: Where each README's build leaves the bot, relative to its folder.
 BUILT_AT = {

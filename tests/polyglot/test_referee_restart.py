@@ -16,7 +16,7 @@ import uuid
 
 from dizhu.testing import free_port, serve_process
 from dizhu.v1 import table_pb2
-from tests.polyglot.polyglot_tables import (
+from tests.support.polyglot_tables import (
     API_KEY,
     closed_view,
     create_table,

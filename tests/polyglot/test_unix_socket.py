@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dizhu.testing import serve_process
 from dizhu.v1 import table_pb2
-from tests.polyglot.polyglot_tables import API_KEY, closed_view, create_table, finish, split_into_tables, start_seats
+from tests.support.polyglot_tables import API_KEY, closed_view, create_table, finish, split_into_tables, start_seats
 
 
 def test_every_client_plays_through_a_referee_on_a_unix_socket(

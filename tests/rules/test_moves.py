@@ -29,7 +29,7 @@ from dizhu.rules import (
     pick_cards,
     try_classify,
 )
-from tests.rules.strategies import (
+from tests.support.rule_strategies import (
     Counts,
     Play,
     Reading,

@@ -33,7 +33,7 @@ from dizhu.rules import (
 )
 from dizhu.rules.random_play import random_round
 from dizhu.rules.serialization import action_to_plain
-from tests.rules.helpers import scenario_round
+from tests.support.rounds import scenario_round
 
 # Once per rules engine: rounds read and generate their plays with the engine in use.
 pytestmark = pytest.mark.usefixtures("each_engine")

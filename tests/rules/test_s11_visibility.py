@@ -21,7 +21,7 @@ from dizhu.rules import (
     view_for,
 )
 from dizhu.rules.random_play import random_round
-from tests.rules.helpers import arranged_round, bid, cards_in, make_landlord, play, scenario_round
+from tests.support.rounds import arranged_round, bid, cards_in, make_landlord, play, scenario_round
 
 
 def viewers(variant: Variant) -> list[int | None]:

@@ -24,7 +24,7 @@ from dizhu.rules import (
     parse_ranks,
 )
 from dizhu.rules.cards import sorted_cards
-from tests.rules.strategies import hands, variants
+from tests.support.rule_strategies import hands, variants
 
 R = Rank
 

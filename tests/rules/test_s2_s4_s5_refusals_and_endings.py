@@ -24,7 +24,7 @@ from dizhu.rules import (
     new_match,
     record_round,
 )
-from tests.rules.helpers import arranged_round, bid, cards_of, make_landlord, play, refusal_message, scenario_round
+from tests.support.rounds import arranged_round, bid, cards_of, make_landlord, play, refusal_message, scenario_round
 
 # Once per rules engine: a play's refusal depends on its reading, computed by each engine.
 pytestmark = pytest.mark.usefixtures("each_engine")

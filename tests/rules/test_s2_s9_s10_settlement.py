@@ -29,7 +29,7 @@ from dizhu.rules import (
     standings,
 )
 from dizhu.rules.random_play import random_round
-from tests.rules.helpers import arranged_round, bid, make_landlord, play, scenario_round
+from tests.support.rounds import arranged_round, bid, make_landlord, play, scenario_round
 
 SPRING = HouseRules(spring=True)
 

@@ -24,7 +24,7 @@ from dizhu.rules import (
     start_round,
     view_for,
 )
-from tests.rules.helpers import arranged_round, bid, make_landlord, refusal
+from tests.support.rounds import arranged_round, bid, make_landlord, refusal
 
 
 class TestFirstBidder:

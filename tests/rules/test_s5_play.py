@@ -29,7 +29,7 @@ from dizhu.rules import (
     legal_plays,
     pick_cards,
 )
-from tests.rules.helpers import (
+from tests.support.rounds import (
     SCENARIOS,
     advance,
     arranged_round,

@@ -35,7 +35,7 @@ from dizhu.rules import (
     parse_ranks,
     try_classify,
 )
-from tests.rules.strategies import (
+from tests.support.rule_strategies import (
     ALL_RANKS,
     VARIANT_LIST,
     Counts,

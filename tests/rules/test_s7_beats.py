@@ -23,7 +23,7 @@ from dizhu.rules import (
     parse_cards,
     parse_ranks,
 )
-from tests.rules.strategies import Play, catalogue, plays, spec_beats, variants
+from tests.support.rule_strategies import Play, catalogue, plays, spec_beats, variants
 
 K = CombinationKind
 

@@ -39,7 +39,7 @@ from dizhu.rules.tables import (
     Table,
     chain_mask,
 )
-from tests.rules.strategies import catalogue
+from tests.support.rule_strategies import catalogue
 
 # Once per rules engine: the play tables are built by each engine.
 pytestmark = pytest.mark.usefixtures("each_engine")

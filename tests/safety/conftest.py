@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio
 
-from tests.safety.safety_helpers import Servers
+from tests.support.safety import Servers
 
 
 @pytest.fixture

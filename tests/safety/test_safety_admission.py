@@ -23,8 +23,8 @@ from dizhu.client import RateLimited, TableClient, TableNotFound
 from dizhu.service.admission import RateLimiter, client_of_peer
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, create_table, error_info, refused, rid
-from tests.safety.safety_helpers import Server, Servers, exhausted, retry_delay_ms, status_details
+from tests.support.grpc_calls import THREE, create_table, error_info, refused, rid
+from tests.support.safety import Server, Servers, exhausted, retry_delay_ms, status_details
 
 _SLOW = 0.001  # tokens per second: a bucket that does not refill within a test
 

@@ -28,9 +28,9 @@ from dizhu.store import TableStore
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.testing import free_port
 from dizhu.v1 import table_pb2, table_service_pb2
-from tests.grpc.grpc_helpers import THREE, Table, create_table, view
-from tests.live.live_helpers import SOON_S, clock, full_log, kind, millis
-from tests.safety.safety_helpers import Server, Servers
+from tests.support.grpc_calls import THREE, Table, create_table, view
+from tests.support.live import SOON_S, clock, full_log, kind, millis
+from tests.support.safety import Server, Servers
 
 _CORRUPT = b'{"v": 1, "not a table": true}'
 

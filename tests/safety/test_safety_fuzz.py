@@ -26,8 +26,8 @@ from dizhu.referee import decode
 from dizhu.referee.replay import verify
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2, table_service_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import DOMAIN, FOUR, THREE, Decision, Table, create_table, decide, error_info, send
-from tests.safety.safety_helpers import Server, Servers
+from tests.support.grpc_calls import DOMAIN, FOUR, THREE, Decision, Table, create_table, decide, error_info, send
+from tests.support.safety import Server, Servers
 
 SEED = 20261130
 CALLS = 2500

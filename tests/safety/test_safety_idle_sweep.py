@@ -18,8 +18,8 @@ from dizhu.service.tables import TableWork
 from dizhu.service.unit_of_work import TablePolicy
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, create_table, rid, view
-from tests.safety.safety_helpers import Server, Servers
+from tests.support.grpc_calls import THREE, create_table, rid, view
+from tests.support.safety import Server, Servers
 
 _HOUR_MS = 3600 * 1000
 _ACTIVE = "dizhu:{idle}:active"

@@ -15,8 +15,8 @@ from dizhu.rules.cards import cards_by_id
 from dizhu.service import convert
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import FOUR, SEED, THREE, bad_request, create_table, error_info, invalid, rid, view
-from tests.safety.safety_helpers import Server, Servers
+from tests.support.grpc_calls import FOUR, SEED, THREE, bad_request, create_table, error_info, invalid, rid, view
+from tests.support.safety import Server, Servers
 
 _THREE_ACE = cards_pb2.Card(rank=cards_pb2.RANK_ACE, suit=cards_pb2.SUIT_SPADES)
 

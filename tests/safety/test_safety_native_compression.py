@@ -22,7 +22,7 @@ import h2.events
 import pytest
 
 from dizhu.v1 import table_service_pb2 as pb
-from tests.safety.safety_helpers import Servers
+from tests.support.safety import Servers
 
 GET_TABLE = "/dizhu.v1.TableService/GetTable"
 _REQUEST = pb.GetTableRequest(table_id="no-such-table").SerializeToString()

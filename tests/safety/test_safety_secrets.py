@@ -16,8 +16,8 @@ from dizhu.store import table_keys
 from dizhu.testing import free_port, serve_process
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import THREE, TableStub, as_seat, create_table, refused, rid, view
-from tests.safety.safety_helpers import SECRET_1, SECRET_2, Servers
+from tests.support.grpc_calls import THREE, TableStub, as_seat, create_table, refused, rid, view
+from tests.support.safety import SECRET_1, SECRET_2, Servers
 
 
 async def _everything_in(client: redis.asyncio.Redis) -> bytes:

@@ -27,9 +27,9 @@ from dizhu.service.unit_of_work import TablePolicy
 from dizhu.store.keys import index_keys, index_shard
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import SEED, THREE, Table, create_table, refused, rid, view
-from tests.live.live_helpers import SOON_S, Bots, clock, watch
-from tests.safety.safety_helpers import Server, Servers, exhausted, retry_delay_ms
+from tests.support.grpc_calls import SEED, THREE, Table, create_table, refused, rid, view
+from tests.support.live import SOON_S, Bots, clock, watch
+from tests.support.safety import Server, Servers, exhausted, retry_delay_ms
 
 _HOUR_MS = 3600 * 1000
 

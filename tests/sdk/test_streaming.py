@@ -16,7 +16,7 @@ from dizhu.client import BotRunner, Decision, HeuristicBot, RandomBot, Streaming
 from dizhu.client.client import CardsLike
 from dizhu.config import ServerConfig, add_server_arguments, config_from_args
 from dizhu.v1 import cards_pb2, events_pb2, table_pb2, table_service_pb2
-from tests.sdk.failover import two_referees
+from tests.support.failover import two_referees
 
 
 async def _collect(client: TableClient, after_sequence: int | None = None) -> list[events_pb2.TableEvent]:

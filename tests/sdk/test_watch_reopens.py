@@ -19,7 +19,7 @@ import pytest
 
 from dizhu.client import DizhuError, RetryPolicy, SequenceOutOfRange, TableClient, TableNotFound, Unavailable
 from dizhu.v1 import events_pb2
-from tests.sdk.failover import two_referees
+from tests.support.failover import two_referees
 
 Reopenings = list[tuple[DizhuError, int | None]]
 

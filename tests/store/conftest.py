@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio
 
 from dizhu.store import TableStore
-from tests.redis_servers import redis_of_each_version
+from tests.support.redis_servers import redis_of_each_version
 
 StoreFactory = Callable[..., TableStore]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
-from tests.redis_servers import with_worker_db
+from tests.support.redis_servers import with_worker_db
 
 
 def _database(url: str) -> int:

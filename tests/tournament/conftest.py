@@ -1,6 +1,6 @@
 """Fixtures of the tournament tests: a real ``dizhu serve`` referee over the tests' Redis, Node.js.
 
-(The tournament files and faulty entrants they play with are in ``tournament_helpers``.)
+(The tournament files and faulty entrants they play with are in ``tests.support.tournaments``.)
 
 The referee is a separate process (``dizhu.testing.serve_process``) requiring an API key,
 as an organiser's external referee would; every tournament gets a fresh name and key
@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 
 from dizhu.testing import serve_process
-from tests.shared_builds import npm_ci
-from tests.tournament.tournament_helpers import API_KEY, NODE_CLIENT
+from tests.support.shared_builds import npm_ci
+from tests.support.tournaments import API_KEY, NODE_CLIENT
 
 
 @pytest.fixture(scope="module")

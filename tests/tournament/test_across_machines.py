@@ -29,7 +29,7 @@ from typing import Any
 import redis
 import yaml
 
-from tests.tournament.tournament_helpers import API_KEY, ROOT
+from tests.support.tournaments import API_KEY, ROOT
 
 MANIFESTS = ROOT / "deploy" / "k8s" / "tournament"
 #: Short enough for a test, the same for the single runner and the several.

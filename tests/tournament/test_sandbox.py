@@ -31,7 +31,7 @@ from dizhu.tournament.sandbox import (
     environment,
     launcher_arguments,
 )
-from tests.tournament.sandbox_helpers import (
+from tests.support.sandbox import (
     add_sandbox,
     entrant_folder,
     processes_with,
@@ -39,7 +39,7 @@ from tests.tournament.sandbox_helpers import (
     require_bubblewrap,
     runner_cgroups,
 )
-from tests.tournament.tournament_helpers import BOTS, toml_value, write_tournament
+from tests.support.tournaments import BOTS, toml_value, write_tournament
 
 SPEC = SandboxSpec(memory_mib=100, processes=20, cpu_s=2.5, open_files=50, file_size_mib=3, tmp_mib=7)
 SYSTEM = [("/usr", None), ("/bin", "usr/bin")]

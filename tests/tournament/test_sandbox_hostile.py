@@ -26,7 +26,7 @@ import pytest
 
 from dizhu.testing import serve_process
 from dizhu.tournament import load_config, run_tournament
-from tests.tournament.sandbox_helpers import (
+from tests.support.sandbox import (
     HOSTILE,
     add_sandbox,
     entrant_folder,
@@ -34,7 +34,7 @@ from tests.tournament.sandbox_helpers import (
     require_bubblewrap,
     runner_cgroups,
 )
-from tests.tournament.tournament_helpers import API_KEY, write_tournament
+from tests.support.tournaments import API_KEY, write_tournament
 
 INTRUDERS = ("stdio-intruder", "grpc-intruder")
 BUNDLED = [

@@ -21,8 +21,8 @@ from dizhu.referee.signing import parse_public_keys
 from dizhu.testing import serve_process
 from dizhu.tournament import cli, load_config, run_tournament, write_results
 from dizhu.tournament.runner import summary_lines
-from tests.tls_helpers import issue
-from tests.tournament.tournament_helpers import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
+from tests.support.tls import issue
+from tests.support.tournaments import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
 
 BUNDLED = [
     {"name": "heuristic", "bot": "heuristic"},

@@ -21,7 +21,7 @@ import redis
 from dizhu.referee.replay import verify
 from dizhu.referee.signing import Authenticity, SigningKeys, parse_public_keys, replay_digest
 from dizhu.tournament import load_config
-from tests.tournament.tournament_helpers import faulty_bot, write_tournament
+from tests.support.tournaments import faulty_bot, write_tournament
 
 BUNDLED = [
     {"name": "heuristic", "bot": "heuristic"},

@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
-from tests.web.web_helpers import WebReferee, start_web_referee
+from tests.support.web import WebReferee, start_web_referee
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -44,7 +44,7 @@ def _chromium() -> str:
 async def module_chromium() -> AsyncIterator[Browser]:
     """Debian's chromium, headless (Playwright's own browser builds are never downloaded), one per
     module: starting Playwright's driver and a browser costs two CPU seconds, a fresh context a
-    tenth of that. Its tests run in the module's event loop (``web_helpers.BROWSER_MODULE``)."""
+    tenth of that. Its tests run in the module's event loop (``tests.support.web.BROWSER_MODULE``)."""
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
         try:
@@ -71,6 +71,6 @@ async def web_referee(redis_url: str) -> AsyncIterator[WebReferee]:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def page_referee(redis_url: str) -> AsyncIterator[WebReferee]:
-    """``web_referee`` for a ``web_helpers.BROWSER_MODULE``: in the module's event loop, where its browser is."""
+    """``web_referee`` for a ``tests.support.web.BROWSER_MODULE``: in the module's event loop, where its browser is."""
     async with start_web_referee(redis_url) as started:
         yield started

@@ -37,8 +37,8 @@ from playwright.async_api import (
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
-from tests.shared_builds import npm_ci
-from tests.web.web_helpers import BROWSER_MODULE, WebReferee, shown_box
+from tests.support.shared_builds import npm_ci
+from tests.support.web import BROWSER_MODULE, WebReferee, shown_box
 
 pytestmark = BROWSER_MODULE
 

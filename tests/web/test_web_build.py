@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared_builds import npm_ci
+from tests.support.shared_builds import npm_ci
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "server" / "dizhu" / "web" / "static"

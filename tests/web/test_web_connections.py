@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from dizhu.v1 import table_service_pb2 as pb
-from tests.web.web_helpers import SOON_S, WebReferee, start_web_referee
+from tests.support.web import SOON_S, WebReferee, start_web_referee
 
 SHORT_S = 0.5
 TRICKLE_S = 0.05

@@ -17,7 +17,7 @@ from dizhu.client import NotYourTurn, TableClient
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.web.client import ProtocolType, error_info
-from tests.web.web_helpers import SOON_S, WebReferee
+from tests.support.web import SOON_S, WebReferee
 
 SEED = bytes(range(32))
 NAMES = ["ann", "bob", "cyd"]
@@ -342,7 +342,7 @@ class TestWatchTable:
         assert error_info(refused.value).reason == "TABLE_NOT_FOUND"
 
     async def test_open_streams_end_unavailable_when_the_referee_stops(self, redis_url: str) -> None:
-        from tests.web.web_helpers import start_web_referee
+        from tests.support.web import start_web_referee
 
         async with start_web_referee(redis_url) as started:
             async with started.native() as creator:

@@ -31,7 +31,7 @@ import grpc
 import pytest
 
 from dizhu.v1 import rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     FOUR,
     THREE,
     Decision,
@@ -46,9 +46,9 @@ from tests.grpc.grpc_helpers import (
     send,
     view,
 )
-from tests.live.live_helpers import Event, kind, watch
-from tests.shared_builds import npm_ci
-from tests.web.web_helpers import WebReferee
+from tests.support.live import Event, kind, watch
+from tests.support.shared_builds import npm_ci
+from tests.support.web import WebReferee
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"

@@ -24,6 +24,7 @@ from google.rpc import status_pb2
 
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.web.encodings import MAX_GZIP_MEMBERS, Unreadable, compressed_bound, inflate
+from tests.support.web import SOON_S, WebReferee
 from tests.web.test_web_hostile import (
     GET_TABLE,
     LIMIT,
@@ -34,7 +35,6 @@ from tests.web.test_web_hostile import (
     _frame,
     _grpc_web_status,
 )
-from tests.web.web_helpers import SOON_S, WebReferee
 
 EMPTY_MEMBER = gzip.compress(b"")
 #: Empty gzip members filling the 1 MiB the transport reads (the report's body).

@@ -18,7 +18,7 @@ from google.rpc import error_details_pb2, status_pb2
 from dizhu.v1 import cards_pb2
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.web.encodings import Unreadable, request_compressions
-from tests.web.web_helpers import SOON_S, WebReferee
+from tests.support.web import SOON_S, WebReferee
 
 LIMIT = 64 * 1024
 #: Far more than the limit once decompressed, yet under the 1 MiB the transport reads.

@@ -22,8 +22,8 @@ from playwright.async_api import Browser, FilePayload, Page, ViewportSize, expec
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import cards_pb2, table_pb2
+from tests.support.web import BROWSER_MODULE, SOON_S, WebReferee, shown_box
 from tests.web.test_browser import _two_unlike_cards
-from tests.web.web_helpers import BROWSER_MODULE, SOON_S, WebReferee, shown_box
 
 pytestmark = BROWSER_MODULE
 

@@ -15,9 +15,9 @@ from playwright.async_api import Browser, Dialog, Page, ViewportSize, expect
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import table_pb2
+from tests.support.web import BROWSER_MODULE, WebReferee, shown_box
 from tests.web.test_browser import _two_unlike_cards
 from tests.web.test_web_pages import _bid_to_the_play, _lowest_single, _move, _play_the_round_out, _seated_table
-from tests.web.web_helpers import BROWSER_MODULE, WebReferee, shown_box
 
 pytestmark = BROWSER_MODULE
 

@@ -18,10 +18,10 @@ from urllib.parse import unquote
 import pytest
 
 from dizhu.v1 import table_service_pb2 as pb
+from tests.support.web import SOON_S, WebReferee
 from tests.web.test_web_connections import _read_until_closed
 from tests.web.test_web_gzip_work import _refusal
 from tests.web.test_web_hostile import GET_TABLE, WATCH_TABLE, _frame
-from tests.web.web_helpers import SOON_S, WebReferee
 
 _REQUEST = pb.GetTableRequest(table_id="no-such-table").SerializeToString()
 _FLAGGED = _frame(gzip.compress(_REQUEST), flags=1)

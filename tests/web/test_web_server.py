@@ -11,7 +11,7 @@ from connectrpc.errors import ConnectError
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.web.web_helpers import WebReferee, start_web_referee, view_once_the_bots_play
+from tests.support.web import WebReferee, start_web_referee, view_once_the_bots_play
 
 _PREFLIGHT = {
     "origin": "http://elsewhere.test",

@@ -23,8 +23,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from dizhu.client import TableClient, open_channel, tls_credentials
 from dizhu.v1 import table_pb2
-from tests.tls_helpers import issue
-from tests.web.web_helpers import SOON_S, WebReferee, start_web_referee, view_once_the_bots_play
+from tests.support.tls import issue
+from tests.support.web import SOON_S, WebReferee, start_web_referee, view_once_the_bots_play
 
 _GRPC_WEB = {"content-type": "application/grpc-web+proto"}
 #: An empty GetTableRequest, framed for gRPC-Web.

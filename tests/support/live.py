@@ -30,7 +30,7 @@ from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import cards_pb2, events_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import (
+from tests.support.grpc_calls import (
     THREE,
     Decision,
     RulesStub,

@@ -15,7 +15,7 @@ from dizhu.config import ServerConfig
 from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_service_pb2_grpc
-from tests.grpc.grpc_helpers import DOMAIN, RulesStub, TableStub, error_info
+from tests.support.grpc_calls import DOMAIN, RulesStub, TableStub, error_info
 
 _STORE_OPTIONS = ("finished_ttl_s", "answer_ttl_s", "events_maxlen", "answers_per_table")
 #: Secrets for tests (at least 32 characters each).

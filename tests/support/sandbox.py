@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.tournament.tournament_helpers import ROOT, toml_value
+from tests.support.tournaments import ROOT, toml_value
 
-HOSTILE = Path(__file__).resolve().parent / "hostile"
+HOSTILE = ROOT / "tests" / "tournament" / "hostile"
 
 
 def python_paths() -> list[str]:

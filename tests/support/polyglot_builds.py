@@ -3,7 +3,7 @@
 Each is built with its language's ordinary toolchain, into ``build/polyglot/<language>``
 (gitignored), where the toolchain's own caching keeps a second build of unchanged sources
 to a few seconds (the Rust one takes minutes the first time: it is built once per CI run).
-A file lock (``tests.shared_builds``) serialises the builds of parallel test workers. A
+A file lock (``tests.support.shared_builds``) serialises the builds of parallel test workers. A
 missing toolchain fails the test with the way to install it; it never skips.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared_builds import exclusive
+from tests.support.shared_builds import exclusive
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "clients"

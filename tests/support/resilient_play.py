@@ -30,7 +30,7 @@ import grpc
 from dizhu.testing import ServeProcess, free_port, serve_process
 from dizhu.v1 import events_pb2, rules_service_pb2_grpc, table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
-from tests.grpc.grpc_helpers import Decision, Table, TableStub, as_seat, cards_in, decide, rid, send
+from tests.support.grpc_calls import Decision, Table, TableStub, as_seat, cards_in, decide, rid, send
 
 T = TypeVar("T")
 #: Failures a client retries with the same request (the call may not have been applied).
@@ -307,7 +307,7 @@ def consecutive(events: Sequence[events_pb2.TableEvent]) -> bool:
 
 async def create_tables(endpoint: Endpoint, count: int, *, round_limit: int) -> list[Table]:
     """``count`` 3-player tables with every seat assigned."""
-    from tests.grpc.grpc_helpers import THREE, create_table
+    from tests.support.grpc_calls import THREE, create_table
 
     return [await create_table(endpoint.tables, THREE, round_limit=round_limit) for _ in range(count)]
 

@@ -75,5 +75,5 @@ class StakeAddingEngine(CoreEngine):
         return {**found, "stake": stake, "deltas": deltas}
 
 
-#: An engine as a module attribute (``--engine conformance_helpers:ENGINE_INSTANCE``), not a class.
+#: An engine as a module attribute (``--engine conformance_kit:ENGINE_INSTANCE``), not a class.
 ENGINE_INSTANCE = ReversedMovesEngine()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-BOTS = Path(__file__).resolve().parent / "bots"
+BOTS = ROOT / "tests" / "tournament" / "bots"
 NODE_CLIENT = ROOT / "clients" / "node"
 API_KEY = "tournament-test-key"
 
