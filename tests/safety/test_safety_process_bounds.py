@@ -3,14 +3,23 @@
 
 A referee with a small bound serves five times as many tables, each left in play after a few
 moves (the worst case: nothing is let go of as a table closes); then the decoded tables, the
-activity marks and the seats' presence refreshes are each at their bound, not beyond it.
+activity marks and the seats' presence refreshes are each at their bound, not beyond it; and
+the process-wide caches of running deals (encoded lists, view digests), bounded as ``dizhu
+serve`` bounds them for its process, are at theirs.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
+import pytest
+
+from dizhu.config import ServerConfig
 from dizhu.process import Referee
+from dizhu.referee import table_codec
+from dizhu.service.convert import views
+from dizhu.service.tables import bound_process_caches
 from tests.support.grpc_calls import PLAYERS, THREE, act, create_table
 from tests.support.safety import Servers
 
@@ -25,9 +34,20 @@ def _kept(referee: Referee) -> dict[str, int]:
         "decoded tables": len(tables.decoded),
         "activity marks": tables.changes.indexing.marks_kept,
         "presence refreshes": tables.reads.presence.refreshes_kept,
+        "encoded lists": len(table_codec._GROWING),
+        "view digests": len(views._DIGESTS),
     }
 
 
+@pytest.fixture
+def process_bound() -> Iterator[None]:
+    """This test process's caches bounded as ``dizhu serve --cached-tables 8`` bounds its own, then as before."""
+    bound_process_caches(_BOUND)
+    yield
+    bound_process_caches(ServerConfig().cached_tables)
+
+
+@pytest.mark.usefixtures("process_bound")
 async def test_each_per_table_memory_stays_at_its_bound_after_many_more_tables(servers: Servers) -> None:
     server = await servers.start(cached_tables=_BOUND, limits="off")
     rng = random.Random(5)
@@ -39,5 +59,6 @@ async def test_each_per_table_memory_stays_at_its_bound_after_many_more_tables(s
     kept = _kept(server.referee)
     assert kept["decoded tables"] == _BOUND, kept
     assert kept["activity marks"] == _BOUND, kept
+    assert kept["encoded lists"] == kept["view digests"] == _BOUND // 2, kept
     # Forgotten all at once when full: anywhere up to a full table's seats per table, never above.
     assert 0 < kept["presence refreshes"] <= _MOST_SEATS * _BOUND, kept

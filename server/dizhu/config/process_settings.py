@@ -140,12 +140,12 @@ class ProcessSettings(SettingsGroup):
     )
     #: All are followed on one Redis connection.
     max_watched_tables: int = setting(10_000, "tables one process may stream at once", values=COUNT)
-    #: Every per-table memory of a process follows it (docs/scaling.md, "The capacity model"):
-    #: its presence refreshes and activity marks, as many tables' worth.
+    #: Every per-table memory of a process follows it (docs/scaling.md, "Every bound of a referee process").
     cached_tables: int = setting(
         4096,
-        "tables one process keeps decoded, with their seats' presence refreshes and activity marks; "
-        "the least recently used beyond it are read again from Redis",
+        "tables one process keeps decoded, with their seats' presence refreshes and activity marks, and half "
+        "as many running deals' encoded lists and view digests; the least recently used beyond it are read "
+        "again from Redis",
         values=COUNT,
     )
     redis_wait_s: float = setting(

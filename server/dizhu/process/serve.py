@@ -18,6 +18,7 @@ from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.process.assembly import running_referee
 from dizhu.referee.signing import new_private_key
 from dizhu.service.startup import StartupError, start_metrics
+from dizhu.service.tables import bound_process_caches
 from dizhu.service.tls import CertificateFiles
 
 __all__ = ["run", "run_workers"]
@@ -71,6 +72,7 @@ async def run(config: ServerConfig, *, warn: bool = True) -> None:
         start_metrics(config.metrics_port)
     if warn:
         _warn_about_exposure(config)
+    bound_process_caches(config.cached_tables)
     async with running_referee(config) as referee:
         # What start-up built (modules, stubs, the rules core's tables) lives as long as the
         # process: out of the collector's sight, and young objects collected less often (each

@@ -41,7 +41,7 @@ from dizhu.rules.serialization import action_to_plain
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["decode", "encode"]
+__all__ = ["decode", "encode", "keep_growing_lists_of"]
 
 RecordT = TypeVar("RecordT", bound="DataclassInstance")
 
@@ -242,6 +242,12 @@ class _GrowingLists:
     def forget(self, table_id: str) -> None:
         self._tables.pop(table_id, None)
 
+    def resize(self, size: int) -> None:
+        """Keep at most ``size`` tables' lists from now on (the least recently written go)."""
+        self._size = size
+        while len(self._tables) > size:
+            self._tables.popitem(last=False)
+
     def json(self, table_id: str, name: str, items: tuple[Any, ...], plain: Any) -> orjson.Fragment:
         lists = self._tables.get(table_id)
         if lists is None:
@@ -265,6 +271,11 @@ class _GrowingLists:
 
 #: Process-wide, as the tables' states are: bounded by tables with a deal running, never by tables served.
 _GROWING = _GrowingLists()
+
+
+def keep_growing_lists_of(tables: int) -> None:
+    """Keep the growing lists of at most ``tables`` tables in this process (2,048 unless set)."""
+    _GROWING.resize(tables)
 
 
 def _growing_json(table: TableState, name: str, items: tuple[Any, ...], plain: Any) -> Any:

@@ -13,7 +13,9 @@ from collections.abc import Callable
 
 from dizhu.config import ServerConfig
 from dizhu.referee.signing import SigningKeys
+from dizhu.referee.table_codec import keep_growing_lists_of
 from dizhu.referee.tokens import TokenKeys
+from dizhu.service.convert.views import keep_digests_of
 from dizhu.service.decoded_tables import DecodedTables
 from dizhu.service.janitor import TableJanitor
 from dizhu.service.presence import Presence
@@ -21,7 +23,7 @@ from dizhu.service.table_reads import TableReads
 from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
 from dizhu.store import TableStore
 
-__all__ = ["TableWork"]
+__all__ = ["TableWork", "bound_process_caches"]
 
 #: The declared settings, for the defaults of a piece made without a configuration.
 _DEFAULTS = ServerConfig()
@@ -63,3 +65,13 @@ class TableWork:
         )
         changes = UnitOfWork(store, decoded, reads.presence, keys=keys, signing=signing, policy=policy, now=now)
         return cls(reads, changes, TableJanitor(store, changes, decoded, now=now), decoded)
+
+
+def bound_process_caches(cached_tables: int) -> None:
+    """Bound this process's caches of running deals (encoded lists, view digests) by ``--cached-tables``.
+
+    Half as many as the decoded tables: kept for tables whose deal is running only. Process-wide, so
+    set by ``dizhu serve`` for its process, not by each referee that tests start in theirs.
+    """
+    keep_growing_lists_of(max(1, cached_tables // 2))
+    keep_digests_of(max(1, cached_tables // 2))

@@ -44,7 +44,7 @@ from dizhu.service.convert.results import CLOSE_REASONS, reveal_to_proto, settle
 from dizhu.service.convert.settings import shown_settings
 from dizhu.v1 import table_pb2, table_service_pb2
 
-__all__ = ["table_view"]
+__all__ = ["keep_digests_of", "table_view"]
 
 _YOUR_HAND = table_pb2.TableView.DESCRIPTOR.fields_by_name["your_hand"].number
 _KITTY = table_pb2.TableView.DESCRIPTOR.fields_by_name["kitty"].number
@@ -332,6 +332,12 @@ class _RoundDigests:
     def forget(self, table_id: str) -> None:
         self._digests.pop(table_id, None)
 
+    def resize(self, size: int) -> None:
+        """Keep at most ``size`` digests from now on (the least recently used go)."""
+        self._size = size
+        while len(self._digests) > size:
+            self._digests.popitem(last=False)
+
     def of(self, table: TableState) -> _RoundDigest:
         digest = self._digests.get(table.table_id)
         if digest is None or not digest.extends(table):
@@ -350,6 +356,11 @@ class _RoundDigests:
 
 
 _DIGESTS = _RoundDigests()
+
+
+def keep_digests_of(tables: int) -> None:
+    """Keep the round digests of at most ``tables`` tables in this process (2,048 unless set)."""
+    _DIGESTS.resize(tables)
 
 
 def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
