@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ops.test_ops_command_line import FAILED, assert_clean, dizhu
+from tests.support.command_line import FAILED, assert_clean, dizhu
 from tests.support.local_cluster import LocalCluster
 
 QUICKLY = ["--redis-wait", "5", "--address", "127.0.0.1:0"]

@@ -14,7 +14,7 @@ from dizhu.env import DouDizhuEnv
 from dizhu.env.bot import PolicyBot
 from dizhu.env.opponents import BotOpponent, bundled_bot
 from dizhu.testing import local_referee
-from tests.env.test_referee_parity import create_seeded_table, hashed_policy
+from tests.support.env_referee import create_seeded_table, hashed_policy
 
 
 def bots_for(kinds: list[str], game: int) -> list[Bot]:

@@ -30,50 +30,22 @@ from tests.support.grpc_calls import (
     Table,
     bid_to_play,
     cards_in,
-    decide,
     refused,
     rid,
     send,
     view,
 )
 from tests.support.live import Bots, Node, Referees, clock, create, full_log, kind, run_cli
+from tests.support.replays import play_a_step, play_to_close, round_replays
 
 ROOT = Path(__file__).resolve().parents[2]
 Document = dict[str, Any]
 
 
-async def _step(
-    node: Node, table: Table, rng: random.Random, pass_p: float = 0.55, seat: int | None = None
-) -> table_pb2.TableView:
-    """One decision by the seat to act (``seat`` if known); in the auction it passes often, so deals get thrown in."""
-    if seat is None:
-        seat = (await view(node.tables, table)).turn_seat
-    mine = await view(node.tables, table, seat)
-    decision = await decide(node.rules, mine, rng)
-    if mine.phase == table_pb2.PHASE_AUCTION and rng.random() < pass_p:
-        decision = Decision(amount=0)
-    response = await send(node.tables, table, seat, mine.version, decision)
-    return response.table
-
-
-async def _play_to_close(node: Node, table: Table, rng: random.Random) -> None:
-    current = await view(node.tables, table)
-    while current.phase != table_pb2.PHASE_CLOSED:
-        current = await _step(node, table, rng, seat=current.turn_seat)
-
-
-async def _replays(node: Node, table: Table) -> list[pb.GetReplayResponse]:
-    rounds = (await view(node.tables, table)).last_settlement.round
-    return [
-        await node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=number))
-        for number in range(1, rounds + 1)
-    ]
-
-
 async def _one_round(node: Node, seed: int, variant: cards_pb2.Variant = THREE) -> str:
     table = await create(node.tables, variant, round_limit=1)
-    await _play_to_close(node, table, random.Random(seed))
-    return (await _replays(node, table))[0].json
+    await play_to_close(node, table, random.Random(seed))
+    return (await round_replays(node, table))[0].json
 
 
 class TestGetReplay:
@@ -163,14 +135,14 @@ class TestVerifyMany:
         documents: list[Document] = []
 
         async def collect(table: Table) -> None:
-            for response in await _replays(node, table):
+            for response in await round_replays(node, table):
                 result = verify(response.json)
                 assert result.ok, (response.replay.round, result.problems)
                 documents.append(json.loads(response.json))
 
         rng = random.Random(99 + variant)
         table = await create(node.tables, variant, round_limit=6)
-        await _play_to_close(node, table, rng)
+        await play_to_close(node, table, rng)
         await collect(table)
         # A void round (everybody passes up to the cap), then a played round.
         void = await create(node.tables, variant, round_limit=2, max_redeals=1)
@@ -178,14 +150,14 @@ class TestVerifyMany:
         for _ in range(2 * players):
             public = await view(node.tables, void)
             await send(node.tables, void, public.turn_seat, public.version, Decision(amount=0))
-        await _play_to_close(node, void, rng)
+        await play_to_close(node, void, rng)
         await collect(void)
         # Forfeits by leaving during play (the landlord, a farmer), and an abandon in the auction.
         for leaver_offset in (0, 1):
             forfeited = await create(node.tables, variant, round_limit=1)
             playing = await bid_to_play(node.tables, forfeited)
             for _ in range(rng.randrange(0, 6)):
-                playing = await _step(node, forfeited, rng)
+                playing = await play_a_step(node, forfeited, rng)
             leaver = (playing.landlord_seat + leaver_offset) % players
             await node.tables.LeaveTable(
                 pb.LeaveTableRequest(table_id=forfeited.table_id, request_id=rid()), metadata=forfeited.seat(leaver)
@@ -429,8 +401,8 @@ class TestCardOrder:
 
         node = await referees.start()
         table = await create(node.tables, FOUR, round_limit=1)
-        await _play_to_close(node, table, random.Random(31))
-        response = (await _replays(node, table))[0]
+        await play_to_close(node, table, random.Random(31))
+        response = (await round_replays(node, table))[0]
         document = json.loads(response.json)
         for entry, dealt in zip(document["deals"], response.replay.deals, strict=True):
             for text, hand in zip(entry["hands"], dealt.hands, strict=True):
@@ -471,7 +443,7 @@ class TestCommandLine:
     ) -> None:
         node = await referees.start()
         table = await create(node.tables, THREE, round_limit=1)
-        await _play_to_close(node, table, random.Random(23))
+        await play_to_close(node, table, random.Random(23))
         text = (await node.tables.GetReplay(pb.GetReplayRequest(table_id=table.table_id, round=1))).json
         code, fetched = await run_cli("replay", table.table_id, "1", "--target", f"127.0.0.1:{node.referee.port}")
         assert code == 0, fetched

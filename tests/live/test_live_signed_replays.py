@@ -26,9 +26,9 @@ from dizhu.referee.signing import Authenticity, PublicKey, SigningKeys, new_priv
 from dizhu.rules import parse_cards
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
-from tests.live.test_live_replays import _play_to_close, _replays
 from tests.support.grpc_calls import THREE, Table, bid_to_play, rid, view
 from tests.support.live import Node, Referees, clock, create, run_cli
+from tests.support.replays import play_to_close, round_replays
 
 Document = dict[str, Any]
 
@@ -43,8 +43,8 @@ async def _keys(node: Node) -> tuple[PublicKey, ...]:
 
 async def _round(node: Node, seed: int, *, clock_settings: table_pb2.ClockSettings | None = None) -> str:
     table = await create(node.tables, THREE, round_limit=1, clock_settings=clock_settings)
-    await _play_to_close(node, table, random.Random(seed))
-    return (await _replays(node, table))[0].json
+    await play_to_close(node, table, random.Random(seed))
+    return (await round_replays(node, table))[0].json
 
 
 def _edited(text: str, change: Callable[[Document], None]) -> str:
@@ -110,7 +110,7 @@ class TestGetRefereeKeys:
         old_pem = new_private_key()
         old = await referees.start(signing_key=old_pem)
         table = await create(old.tables, THREE, round_limit=1)
-        await _play_to_close(old, table, random.Random(4))
+        await play_to_close(old, table, random.Random(4))
         retired = SigningKeys.from_pem(old_pem).public_pem().encode()
         new = await referees.start(own_redis=True, signing_key=new_private_key(), retired_signing_keys=retired)
         published = await _keys(new)
@@ -134,8 +134,8 @@ class TestSignedReplay:
     ) -> None:
         node = await referees.start(signing_key=new_private_key())
         table = await create(node.tables, THREE, round_limit=1)
-        await _play_to_close(node, table, random.Random(8))
-        (response,) = await _replays(node, table)
+        await play_to_close(node, table, random.Random(8))
+        (response,) = await round_replays(node, table)
         keys = await _keys(node)
         carried = json.loads(response.json)["signature"]
         assert (response.signature.algorithm, response.signature.key_id) == ("ed25519", keys[0].key_id)
@@ -217,7 +217,7 @@ class TestEditsOnlyTheSignatureCatches:
         await node.tables.LeaveTable(
             pb.LeaveTableRequest(table_id=table.table_id, request_id=rid()), metadata=table.seat(playing.turn_seat)
         )
-        (response,) = await _replays(node, table)
+        (response,) = await round_replays(node, table)
         assert json.loads(response.json)["result"]["forfeited_by"] == playing.turn_seat
         await self._check(node, response.json, _forfeit_on_time)
 
@@ -231,7 +231,7 @@ class TestForfeitCause:
         table = await create(node.tables, THREE, round_limit=1, clock_settings=clock(200, policy=policy))
         await bid_to_play(node.tables, table)
         await _closed(node, table)
-        (response,) = await _replays(node, table)
+        (response,) = await round_replays(node, table)
         result = json.loads(response.json)["result"]
         assert result["forfeit_cause"] == "timeout"
         assert verify(response.json).ok

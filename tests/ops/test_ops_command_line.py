@@ -8,13 +8,12 @@ reached the terminal. Servers started here use the tests' Redis, or their own em
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,40 +21,16 @@ import pytest
 from dizhu.cli import build_parser
 from dizhu.config import config_from_args
 from dizhu.testing import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-USAGE, FAILED, NOT_A_REPLAY, BROKEN_PIPE = 2, 1, 3, 141
-#: Generous: a server that fails must fail long before this (a safety net, not a timing assertion).
-TIMEOUT_S = 120
-
-
-def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("DIZHU_") and key != "REDIS_URL"}
-    paths = [str(ROOT / "server"), str(ROOT / "clients" / "python"), env.get("PYTHONPATH", "")]
-    env.update(PYTHONPATH=os.pathsep.join(filter(None, paths)), GRPC_VERBOSITY="NONE", **(extra or {}))
-    return env
-
-
-def dizhu(*args: str, env: Mapping[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dizhu.cli", *args],
-        env=_env(env),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-
-
-def assert_clean(result: subprocess.CompletedProcess[str], status: int, *said: str) -> None:
-    """``result`` exited with ``status``, says each of ``said``, and shows no traceback."""
-    output = result.stdout + result.stderr
-    assert result.returncode == status, output
-    assert "Traceback" not in output, output
-    assert "Exception ignored" not in output, output
-    for words in said:
-        assert words in output, output
+from tests.support.command_line import (
+    BROKEN_PIPE,
+    FAILED,
+    NOT_A_REPLAY,
+    TIMEOUT_S,
+    USAGE,
+    assert_clean,
+    command_env,
+    dizhu,
+)
 
 
 @pytest.fixture
@@ -203,7 +178,7 @@ def _serving(data: Path) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "dizhu.cli", "serve", "--data-dir", str(data), "--address", f"127.0.0.1:{port}"],
-        env=_env({"DIZHU_LOG_LEVEL": "warning"}),
+        env=command_env({"DIZHU_LOG_LEVEL": "warning"}),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -256,7 +231,7 @@ class TestOutputReaderGone:
     def test_a_closed_pipe_ends_the_command_quietly(self, args: Sequence[str]) -> None:
         process = subprocess.Popen(
             [sys.executable, "-m", "dizhu.cli", *args],
-            env=_env(),
+            env=command_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -314,7 +289,7 @@ def _without_openskill(*args: str) -> subprocess.CompletedProcess[str]:
     program = "import sys; sys.modules['openskill'] = None; from dizhu.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", program, *args],
-        env=_env(),
+        env=command_env(),
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
@@ -337,7 +312,7 @@ class TestServeHttp:
         http = ["--http-address", f"127.0.0.1:{port}", "--log-level", "warning"]
         process = subprocess.Popen(
             [sys.executable, "-m", "dizhu.cli", "serve", "--redis-url", redis_url, "--address", "127.0.0.1:0", *http],
-            env=_env(),
+            env=command_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -539,7 +514,7 @@ class TestServeStartsOrSaysWhy:
         args = ["serve", "--redis-url", redis_url, "--address", "127.0.0.1:0", "--http-address", "127.0.0.1:0"]
         result = subprocess.run(
             [sys.executable, "-c", program, *args],
-            env=_env({"DIZHU_LOG_LEVEL": "error"}),
+            env=command_env({"DIZHU_LOG_LEVEL": "error"}),
             capture_output=True,
             text=True,
             timeout=TIMEOUT_S,
@@ -550,7 +525,7 @@ class TestServeStartsOrSaysWhy:
 
     def test_a_taken_port_is_told_in_the_commands_words_only(self, redis_url: str, taken_port: int) -> None:
         """gRPC's core logs a failed bind itself unless told not to; the command says it once, first."""
-        env = _env({"DIZHU_LOG_LEVEL": "error"})
+        env = command_env({"DIZHU_LOG_LEVEL": "error"})
         del env["GRPC_VERBOSITY"]
         result = subprocess.run(
             [
@@ -658,7 +633,7 @@ class TestPlayInterrupted:
         child = pexpect.spawn(
             sys.executable,
             ["-m", "dizhu.cli", "play", "--rounds", "1", "--clock", "0"],
-            env={**_env(), "TERM": "dumb"},
+            env={**command_env(), "TERM": "dumb"},
             encoding="utf-8",
             timeout=TIMEOUT_S,
         )

@@ -36,9 +36,10 @@ from playwright.async_api import (
 
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
-from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
+from dizhu.v1 import table_pb2, table_service_pb2, table_service_pb2_grpc
 from tests.support.shared_builds import npm_ci
 from tests.support.web import BROWSER_MODULE, WebReferee, shown_box
+from tests.support.web_tables import two_unlike_cards
 
 pytestmark = BROWSER_MODULE
 
@@ -124,7 +125,7 @@ async def _play_the_round(
         await _shows_the_table_as_it_is(spectator, view)
         if not refused and not await page.locator("[data-testid=pass]").is_enabled():
             # Leading: two cards of different ranks (never the two jokers) are refused as no pair.
-            for card in _two_unlike_cards(view):
+            for card in two_unlike_cards(view):
                 await page.click(f'[data-testid=hand] [data-card="{format_cards([card])}"]')
             await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play")
             # The page knows the legal plays: it refuses the selection itself, sending nothing.
@@ -161,12 +162,6 @@ async def _play_the_round(
             await page.click("[data-testid=pass]")
         plays += 1
     return refused, reloaded
-
-
-def _two_unlike_cards(view: table_pb2.TableView) -> list[cards_pb2.Card]:
-    """Two cards of the two lowest ranks held (never both jokers: in 3p they are the rocket)."""
-    ranks = sorted({card.rank for card in view.your_hand})
-    return [next(c for c in view.your_hand if c.rank == rank) for rank in ranks[:2]]
 
 
 async def _every_legal_play_is_listed(
@@ -382,7 +377,7 @@ class TestWebTable:
                 "cards => cards.map(card => card.dataset.card)"
             )
             if not refused and not await page.locator("[data-testid=pass]").is_enabled():
-                for card in _two_unlike_cards(view):
+                for card in two_unlike_cards(view):
                     await _select_by_keyboard(page, shown.index(format_cards([card])))
                 await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play")
                 await page.keyboard.press("p")  # refused by the page: Play is off, nothing is sent

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from dizhu.v1 import table_service_pb2 as pb
 from tests.support.web import SOON_S, WebReferee, start_web_referee
+from tests.support.web_protocols import read_until_closed
 
 SHORT_S = 0.5
 TRICKLE_S = 0.05
@@ -35,23 +35,6 @@ def _connect(port: int) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=SOON_S)
 
 
-def _read_until_closed(sock: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection (a hang guard of ``SOON_S``)."""
-    received = b""
-    deadline = time.monotonic() + SOON_S
-    while time.monotonic() < deadline:
-        try:
-            chunk = sock.recv(65536)
-        except ConnectionResetError:
-            return received
-        except TimeoutError:
-            break
-        if not chunk:
-            return received
-        received += chunk
-    raise AssertionError(f"the connection is still open after {SOON_S} s; received {received!r}")
-
-
 def _trickle_until_closed(sock: socket.socket, head: bytes, drip: bytes) -> bytes:
     """Send ``head``, then ``drip`` every ``TRICKLE_S`` until the server closes; what it answered."""
     sock.sendall(head)
@@ -67,7 +50,7 @@ def _trickle_until_closed(sock: socket.socket, head: bytes, drip: bytes) -> byte
     dripping = threading.Thread(target=drip_forever)
     dripping.start()
     try:
-        return _read_until_closed(sock)
+        return read_until_closed(sock)
     finally:
         stop.set()
         dripping.join()
@@ -92,12 +75,12 @@ def _get(sock: socket.socket, path: str = "/") -> bytes:
 class TestTimeouts:
     async def test_a_connection_that_sends_nothing_is_closed(self, strict_referee: WebReferee) -> None:
         with _connect(strict_referee.http_port) as sock:
-            assert await asyncio.to_thread(_read_until_closed, sock) == b""
+            assert await asyncio.to_thread(read_until_closed, sock) == b""
 
     async def test_a_connection_idle_after_its_request_is_closed(self, strict_referee: WebReferee) -> None:
         with _connect(strict_referee.http_port) as sock:
             assert (await asyncio.to_thread(_get, sock)).startswith(b"HTTP/1.1 200")
-            await asyncio.to_thread(_read_until_closed, sock)
+            await asyncio.to_thread(read_until_closed, sock)
 
     async def test_headers_trickled_byte_by_byte_are_cut_off_with_408(self, strict_referee: WebReferee) -> None:
         # Each drip comes sooner than the idle timeout: only the headers' deadline can end it.
@@ -145,7 +128,7 @@ class TestConnectionCap:
                 for sock in held:  # each answered once, then kept alive: all four are open
                     assert (await asyncio.to_thread(_get, sock)).startswith(b"HTTP/1.1 200")
                 with _connect(referee.http_port) as extra:
-                    refused = await asyncio.to_thread(_read_until_closed, extra)
+                    refused = await asyncio.to_thread(read_until_closed, extra)
                 assert refused.startswith(b"HTTP/1.1 503"), refused
                 async with referee.native() as client:
                     created = await client.create_table(player_names=["a", "b", "c"], round_limit=1)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import http.client
-import json
 import multiprocessing
 import random
 import statistics
@@ -20,20 +19,16 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from google.rpc import status_pb2
 
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.web.encodings import MAX_GZIP_MEMBERS, Unreadable, compressed_bound, inflate
 from tests.support.web import SOON_S, WebReferee
-from tests.web.test_web_hostile import (
-    GET_TABLE,
+from tests.support.web_protocols import (
     LIMIT,
-    WATCH_TABLE,
-    _connect_status,
-    _connect_stream_status,
-    _details,
-    _frame,
-    _grpc_web_status,
+    grpc_web_frame,
+    method_path,
+    refusal_status,
+    rich_error_details,
 )
 
 EMPTY_MEMBER = gzip.compress(b"")
@@ -53,29 +48,20 @@ def _bombs(members: bytes) -> list[tuple[str, bytes, dict[str, str]]]:
         ("connect unary", members, {"content-type": "application/proto", "content-encoding": "gzip"}),
         (
             "connect stream",
-            _frame(members, flags=1),
+            grpc_web_frame(members, flags=1),
             {"content-type": "application/connect+proto", "connect-content-encoding": "gzip"},
         ),
-        ("grpc-web", _frame(members, flags=1), {"content-type": "application/grpc-web+proto", "grpc-encoding": "gzip"}),
+        (
+            "grpc-web",
+            grpc_web_frame(members, flags=1),
+            {"content-type": "application/grpc-web+proto", "grpc-encoding": "gzip"},
+        ),
         (
             "grpc-web, a later frame",
-            _frame(_REQUEST) + _frame(members, flags=1),
+            grpc_web_frame(_REQUEST) + grpc_web_frame(members, flags=1),
             {"content-type": "application/grpc-web+proto", "grpc-encoding": "gzip"},
         ),
     ]
-
-
-def _path(protocol: str) -> str:
-    return WATCH_TABLE if protocol == "connect stream" else GET_TABLE
-
-
-def _refusal(protocol: str, headers: dict[str, str], answer: bytes) -> status_pb2.Status:
-    """The status a call was refused with, whichever its protocol."""
-    if protocol == "connect unary":
-        return _connect_status(json.loads(answer))
-    if protocol == "connect stream":
-        return _connect_stream_status(answer)
-    return _grpc_web_status(headers, answer)
 
 
 class TestInflate:
@@ -110,14 +96,14 @@ class TestManyMembersOverHttp:
     @pytest.mark.parametrize("members", [MANY_MEMBERS, SOME_MEMBERS], ids=["1 MiB", "64 KiB"])
     async def test_refused_as_invalid_on_every_protocol(self, web_referee: WebReferee, members: bytes) -> None:
         for protocol, body, headers in _bombs(members):
-            status, answer_headers, answer = await web_referee.http("POST", _path(protocol), body, headers)
+            status, answer_headers, answer = await web_referee.http("POST", method_path(protocol), body, headers)
             assert status == (400 if protocol == "connect unary" else 200), (protocol, answer)
-            refusal = _refusal(protocol, answer_headers, answer)
+            refusal = refusal_status(protocol, answer_headers, answer)
             if protocol == "grpc-web, a later frame":  # read, and refused as a second request message
                 assert (refusal.code, unquote(refusal.message)) == (12, "unary request has multiple messages")
                 continue
             assert refusal.code == 3, (protocol, refusal)  # INVALID_ARGUMENT, never INTERNAL
-            info, _ = _details(refusal)
+            info, _ = rich_error_details(refusal)
             assert info.reason == "INVALID_ARGUMENT", protocol
             assert "gzip members" in refusal.message or "even compressed" in refusal.message, (protocol, refusal)
 
@@ -171,7 +157,7 @@ def _attack(port: int, stop: Any, answered: Any) -> None:
         while not stop.is_set():
             sent = time.monotonic()
             protocol, body, headers = bombs[len(statuses) % len(bombs)]
-            connection.request("POST", _path(protocol), body=body, headers=headers)
+            connection.request("POST", method_path(protocol), body=body, headers=headers)
             response = connection.getresponse()
             response.read()
             statuses.append(response.status)

@@ -5,40 +5,32 @@ refusal (INVALID_ARGUMENT, ErrorInfo and BadRequest), before the work it would c
 from __future__ import annotations
 
 import asyncio
-import base64
 import gzip
 import json
-import struct
 import threading
 import tracemalloc
 
 import pytest
-from google.rpc import error_details_pb2, status_pb2
+from google.rpc import status_pb2
 
 from dizhu.v1 import cards_pb2
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.web.encodings import Unreadable, request_compressions
 from tests.support.web import SOON_S, WebReferee
+from tests.support.web_protocols import (
+    GET_TABLE,
+    LIMIT,
+    WATCH_TABLE,
+    connect_status,
+    connect_stream_status,
+    grpc_web_frame,
+    grpc_web_status,
+    rich_error_details,
+)
 
-LIMIT = 64 * 1024
 #: Far more than the limit once decompressed, yet under the 1 MiB the transport reads.
 INFLATED = 900_000
-GET_TABLE = "/dizhu.v1.TableService/GetTable"
-WATCH_TABLE = "/dizhu.v1.TableService/WatchTable"
 PLAY = "/dizhu.v1.TableService/Play"
-
-
-def _frame(payload: bytes, flags: int = 0) -> bytes:
-    return bytes([flags]) + struct.pack(">I", len(payload)) + payload
-
-
-def _frames(body: bytes) -> list[tuple[int, bytes]]:
-    frames, offset = [], 0
-    while offset < len(body):
-        flags, length = body[offset], struct.unpack(">I", body[offset + 1 : offset + 5])[0]
-        frames.append((flags, body[offset + 5 : offset + 5 + length]))
-        offset += 5 + length
-    return frames
 
 
 def _padded_json(request: dict[str, object], size: int) -> bytes:
@@ -59,47 +51,10 @@ def _padded_binary(size: int) -> bytes:
     )
 
 
-def _details(status: status_pb2.Status) -> tuple[error_details_pb2.ErrorInfo, error_details_pb2.BadRequest]:
-    info, bad = error_details_pb2.ErrorInfo(), error_details_pb2.BadRequest()
-    assert [detail.Unpack(info) or detail.Unpack(bad) for detail in status.details] == [True, True], status
-    return info, bad
-
-
-def _grpc_web_status(headers: dict[str, str], body: bytes) -> status_pb2.Status:
-    """The google.rpc.Status of a gRPC-Web answer (trailers-only, or its trailers frame)."""
-    trailers = headers if "grpc-status" in headers else {}
-    for flags, frame in _frames(body):
-        if flags & 0x80:
-            lines = frame.decode().strip().split("\r\n")
-            trailers = {key.strip().lower(): value.strip() for key, value in (line.split(":", 1) for line in lines)}
-    assert "grpc-status" in trailers, (headers, body)
-    if "grpc-status-details-bin" not in trailers:
-        return status_pb2.Status(code=int(trailers["grpc-status"]), message=trailers.get("grpc-message", ""))
-    return status_pb2.Status.FromString(base64.b64decode(trailers["grpc-status-details-bin"] + "=="))
-
-
-def _connect_status(error: dict[str, object]) -> status_pb2.Status:
-    """A Connect error (JSON) as a google.rpc.Status: its code by name, message and details."""
-    codes = {"invalid_argument": 3, "not_found": 5, "resource_exhausted": 8, "internal": 13, "unimplemented": 12}
-    status = status_pb2.Status(code=codes.get(str(error["code"]), -1), message=str(error.get("message", "")))
-    for detail in error.get("details", []):  # type: ignore[attr-defined]
-        status.details.add(
-            type_url=f"type.googleapis.com/{detail['type']}", value=base64.b64decode(detail["value"] + "==")
-        )
-    return status
-
-
-def _connect_stream_status(body: bytes) -> status_pb2.Status:
-    """The status in a Connect stream's end message (flag 0x02)."""
-    ends = [json.loads(frame) for flags, frame in _frames(body) if flags & 0x02]
-    assert len(ends) == 1, body
-    return _connect_status(ends[0]["error"])
-
-
 def _assert_too_large(status: status_pb2.Status) -> None:
     """Refused for its size once decompressed: never inflated (nor parsed) past the limit."""
     assert status.code == 3, status  # INVALID_ARGUMENT
-    info, bad = _details(status)
+    info, bad = rich_error_details(status)
     assert (info.reason, info.metadata["max_bytes"]) == ("INVALID_ARGUMENT", str(LIMIT)), info
     assert [violation.field for violation in bad.field_violations] == [""]
     assert f"more than {LIMIT} bytes" in status.message, status.message
@@ -129,7 +84,7 @@ class TestCompressedBombs:
             "POST", GET_TABLE, body, {"content-type": "application/json", "content-encoding": "gzip"}
         )
         assert status == 400, answer
-        _assert_too_large(_connect_status(json.loads(answer)))
+        _assert_too_large(connect_status(json.loads(answer)))
 
     async def test_connect_proto(self, web_referee: WebReferee) -> None:
         body = gzip.compress(_padded_binary(INFLATED))
@@ -137,27 +92,27 @@ class TestCompressedBombs:
             "POST", GET_TABLE, body, {"content-type": "application/proto", "content-encoding": "gzip"}
         )
         assert status == 400, answer
-        _assert_too_large(_connect_status(json.loads(answer)))
+        _assert_too_large(connect_status(json.loads(answer)))
 
     async def test_grpc_web_frame(self, web_referee: WebReferee) -> None:
         for content_type, payload in (
             ("application/grpc-web+proto", _padded_binary(INFLATED)),
             ("application/grpc-web+json", _padded_json({"tableId": "t"}, INFLATED)),
         ):
-            body = _frame(gzip.compress(payload), flags=1)
+            body = grpc_web_frame(gzip.compress(payload), flags=1)
             status, headers, answer = await web_referee.http(
                 "POST", GET_TABLE, body, {"content-type": content_type, "grpc-encoding": "gzip"}
             )
             assert status == 200, answer
-            _assert_too_large(_grpc_web_status(headers, answer))
+            _assert_too_large(grpc_web_status(headers, answer))
 
     async def test_connect_stream_envelope(self, web_referee: WebReferee) -> None:
-        body = _frame(gzip.compress(_padded_json({"tableId": "t"}, INFLATED)), flags=1)
+        body = grpc_web_frame(gzip.compress(_padded_json({"tableId": "t"}, INFLATED)), flags=1)
         status, _, answer = await web_referee.http(
             "POST", WATCH_TABLE, body, {"content-type": "application/connect+json", "connect-content-encoding": "gzip"}
         )
         assert status == 200, answer
-        _assert_too_large(_connect_stream_status(answer))
+        _assert_too_large(connect_stream_status(answer))
 
     async def test_a_compressed_request_within_the_limit_is_read(self, web_referee: WebReferee) -> None:
         body = gzip.compress(_padded_json({"tableId": "no-such-table"}, LIMIT))
@@ -172,8 +127,8 @@ class TestCompressedBombs:
             "POST", GET_TABLE, b"not gzip at all", {"content-type": "application/proto", "content-encoding": "gzip"}
         )
         assert status == 400, answer
-        refusal = _connect_status(json.loads(answer))
-        info, _ = _details(refusal)
+        refusal = connect_status(json.loads(answer))
+        info, _ = rich_error_details(refusal)
         assert info.reason == "INVALID_ARGUMENT"
         assert "gzip" in refusal.message, refusal.message
 
@@ -211,8 +166,8 @@ class TestJsonBounds:
         body = _padded_json({"tableId": "t"}, LIMIT + 1)
         status, _, answer = await web_referee.http("POST", GET_TABLE, body, {"content-type": "application/json"})
         assert status == 400, answer
-        refusal = _connect_status(json.loads(answer))
-        info, _ = _details(refusal)
+        refusal = connect_status(json.loads(answer))
+        info, _ = rich_error_details(refusal)
         assert (info.reason, info.metadata["max_bytes"]) == ("INVALID_ARGUMENT", str(LIMIT))
         assert f"the request is {LIMIT + 1} bytes" in refusal.message, refusal.message
 
@@ -227,8 +182,8 @@ class TestJsonBounds:
         assert len(body) < LIMIT
         status, _, answer = await web_referee.http("POST", PLAY, body, {"content-type": "application/json"})
         assert status == 400, answer
-        refusal = _connect_status(json.loads(answer))
-        info, bad = _details(refusal)
+        refusal = connect_status(json.loads(answer))
+        info, bad = rich_error_details(refusal)
         assert info.reason == "INVALID_ARGUMENT"
         assert [violation.field for violation in bad.field_violations] == [""]
         assert "values" in refusal.message, refusal.message
@@ -257,32 +212,32 @@ class TestCompressedFlagWithoutEncoding:
     @pytest.mark.parametrize("encoding", [None, "identity"])
     async def test_grpc_web(self, web_referee: WebReferee, encoding: str | None) -> None:
         headers = {"content-type": "application/grpc-web+proto"} | ({"grpc-encoding": encoding} if encoding else {})
-        body = _frame(gzip.compress(pb.GetTableRequest(table_id="t").SerializeToString()), flags=1)
+        body = grpc_web_frame(gzip.compress(pb.GetTableRequest(table_id="t").SerializeToString()), flags=1)
         status, answer_headers, answer = await web_referee.http("POST", GET_TABLE, body, headers)
         assert status == 200, answer
-        refusal = _grpc_web_status(answer_headers, answer)
+        refusal = grpc_web_status(answer_headers, answer)
         assert refusal.code == 3, refusal  # INVALID_ARGUMENT
-        info, bad = _details(refusal)
+        info, bad = rich_error_details(refusal)
         assert info.reason == "INVALID_ARGUMENT"
         assert [violation.field for violation in bad.field_violations] == [""]
         assert "grpc-encoding" in refusal.message, refusal.message
 
     async def test_connect_stream(self, web_referee: WebReferee) -> None:
-        body = _frame(gzip.compress(b'{"tableId": "t"}'), flags=1)
+        body = grpc_web_frame(gzip.compress(b'{"tableId": "t"}'), flags=1)
         status, _, answer = await web_referee.http(
             "POST", WATCH_TABLE, body, {"content-type": "application/connect+json"}
         )
         assert status == 200, answer
-        refusal = _connect_stream_status(answer)
+        refusal = connect_stream_status(answer)
         assert refusal.code == 3, refusal
-        info, _ = _details(refusal)
+        info, _ = rich_error_details(refusal)
         assert info.reason == "INVALID_ARGUMENT"
         assert "connect-content-encoding" in refusal.message, refusal.message
 
     async def test_an_uncompressed_frame_without_encoding_is_read(self, web_referee: WebReferee) -> None:
-        body = _frame(pb.GetTableRequest(table_id="no-such-table").SerializeToString())
+        body = grpc_web_frame(pb.GetTableRequest(table_id="no-such-table").SerializeToString())
         status, headers, answer = await web_referee.http(
             "POST", GET_TABLE, body, {"content-type": "application/grpc-web+proto"}
         )
         assert status == 200, answer
-        assert _grpc_web_status(headers, answer).code == 5  # NOT_FOUND: read and answered
+        assert grpc_web_status(headers, answer).code == 5  # NOT_FOUND: read and answered

@@ -14,76 +14,31 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
 
 import pytest
 from playwright.async_api import Browser, FilePayload, Page, ViewportSize, expect
 
-from dizhu.client import TableClient, to_beat
+from dizhu.client import to_beat
 from dizhu.client.cards import format_cards
-from dizhu.v1 import cards_pb2, table_pb2
+from dizhu.v1 import table_pb2
 from tests.support.web import BROWSER_MODULE, SOON_S, WebReferee, shown_box
-from tests.web.test_browser import _two_unlike_cards
+from tests.support.web_tables import (
+    bid_to_the_play,
+    lowest_single,
+    play_chosen,
+    play_the_round_out,
+    seated_table,
+    two_unlike_cards,
+)
 
 pytestmark = BROWSER_MODULE
 
 STEP_MS = 15_000
 PHONE: ViewportSize = {"width": 375, "height": 740}
-SEED = bytes(range(32))
 
 
 async def _page(browser: Browser, viewport: ViewportSize | None = None) -> Page:
     return await browser.new_page(viewport=viewport or {"width": 1100, "height": 860})
-
-
-async def _seated_table(
-    creator: TableClient, *, round_limit: int = 1, seeds: tuple[bytes, ...] = (SEED,)
-) -> tuple[str, list[TableClient], list[str]]:
-    """A 3p table of three pre-assigned players (Ann, Bob, Cyd), no clock, each round settled by
-    hand: its id, a client per seat, and the seats' tokens."""
-    created = await creator.create_table(
-        player_names=["Ann", "Bob", "Cyd"],
-        round_limit=round_limit,
-        seeds=list(seeds),
-        next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED,
-    )
-    tokens = [entry.token for entry in sorted(created.seat_tokens, key=lambda entry: entry.seat)]
-    return created.table_id, [creator.for_seat(token, created.table_id) for token in tokens], tokens
-
-
-async def _bid_to_the_play(seats: list[TableClient]) -> table_pb2.TableView:
-    """The seat whose turn it is bids 3: it is the landlord."""
-    view = await seats[0].get()
-    await seats[view.turn_seat].bid(3, expected_version=view.version)
-    return await seats[0].get()
-
-
-async def _move(seat: TableClient, choose: Any) -> None:
-    """``seat`` plays what ``choose(legal moves, to beat)`` picks, or passes when it picks nothing."""
-    view = await seat.get()
-    beat = to_beat(view)
-    legal = await seat.legal_moves(list(view.your_hand), beat, variant=view.settings.variant)
-    chosen = choose(list(legal.moves), beat)
-    if chosen is None:
-        await seat.pass_(expected_version=view.version)
-    else:
-        await seat.play(list(chosen.cards), expected_version=view.version)
-
-
-def _lowest_single(moves: list[Any], beat: Any) -> Any:
-    singles = [move for move in moves if move.combination.kind == cards_pb2.COMBINATION_KIND_SINGLE]
-    return singles[0] if singles else (moves[0] if beat is None else None)
-
-
-async def _play_the_round_out(seats: list[TableClient]) -> table_pb2.TableView:
-    """Every seat plays its first legal move (passing when none) until the round is over."""
-    await _bid_to_the_play(seats)
-    for _ in range(400):
-        view = await seats[0].get()
-        if view.phase != table_pb2.PHASE_PLAY:
-            return view
-        await _move(seats[view.turn_seat], lambda moves, beat: moves[0] if moves else None)
-    raise AssertionError("the round did not end")
 
 
 def _places(balances: list[int]) -> list[int]:
@@ -95,8 +50,8 @@ def _places(balances: list[int]) -> list[int]:
 class TestStandings:
     async def test_tied_final_balances_share_a_place(self, page_referee: WebReferee, browser: Browser) -> None:
         async with page_referee.native() as creator:
-            table_id, seats, _ = await _seated_table(creator)
-            closed = await _play_the_round_out(seats)
+            table_id, seats, _ = await seated_table(creator)
+            closed = await play_the_round_out(seats)
         assert closed.phase == table_pb2.PHASE_CLOSED
         balances = [seat.balance for seat in closed.seats]
         # In 3p the two farmers always end equal: a tie to share a place.
@@ -117,15 +72,15 @@ class TestThePlayToBeat:
         self, page_referee: WebReferee, browser: Browser
     ) -> None:
         async with page_referee.native() as creator:
-            table_id, seats, tokens = await _seated_table(creator)
-            await _bid_to_the_play(seats)
+            table_id, seats, tokens = await seated_table(creator)
+            await bid_to_the_play(seats)
             # Singles, lowest first, until it is Ann's turn in a trick of five plays or more.
             for _ in range(200):
                 view = await seats[0].get()
                 assert view.phase == table_pb2.PHASE_PLAY, "the round ended before a long trick"
                 if view.turn_seat == 0 and len(view.trick.plays) >= 5 and to_beat(view):
                     break
-                await _move(seats[view.turn_seat], _lowest_single)
+                await play_chosen(seats[view.turn_seat], lowest_single)
             beat = to_beat(view)
             assert beat is not None
             page = await _page(browser, PHONE)
@@ -149,7 +104,7 @@ class TestThePlayToBeat:
             assert all([await item.is_visible() for item in await page.locator("[data-testid=trick] li").all()])
 
             # Play is refused to a selection the page said is not legal, and given back to a legal one.
-            for card in _two_unlike_cards(view):
+            for card in two_unlike_cards(view):
                 await page.click(f'[data-testid=hand] [data-card="{format_cards([card])}"]')
             await expect(page.locator("[data-testid=selection]")).to_contain_text("not a legal play")
             await expect(page.locator("[data-testid=play]")).to_be_disabled()
@@ -166,7 +121,7 @@ class TestDeadEnds:
         self, page_referee: WebReferee, browser: Browser
     ) -> None:
         async with page_referee.native() as creator:
-            table_id, _, _ = await _seated_table(creator)
+            table_id, _, _ = await seated_table(creator)
         page = await _page(browser)
         await page.goto(f"{page_referee.base_url}/?replay={table_id}&round=abc")
         refusal = page.locator("[data-testid=refusal]")
@@ -179,7 +134,7 @@ class TestDeadEnds:
         self, page_referee: WebReferee, browser: Browser
     ) -> None:
         async with page_referee.native() as creator:
-            table_id, _, _ = await _seated_table(creator)
+            table_id, _, _ = await seated_table(creator)
         page = await _page(browser)
         await page.goto(f"{page_referee.base_url}/?replay={table_id}&round=3")
         refusal = page.locator("[data-testid=refusal]")
@@ -226,7 +181,7 @@ class TestDeadEnds:
         self, page_referee: WebReferee, browser: Browser
     ) -> None:
         async with page_referee.native() as creator:
-            table_id, _, _ = await _seated_table(creator)
+            table_id, _, _ = await seated_table(creator)
         page = await _page(browser)
         await page.goto(page_referee.base_url)
         await page.fill("[data-testid=table-id-input]", table_id)
@@ -243,11 +198,11 @@ class TestLobby:
     ) -> None:
         async with page_referee.native() as creator:
             fresh = (await creator.create_table(round_limit=2)).table_id
-            waiting, seats, _ = await _seated_table(creator, round_limit=2)
-            over = await _play_the_round_out(seats)
+            waiting, seats, _ = await seated_table(creator, round_limit=2)
+            over = await play_the_round_out(seats)
             assert over.phase == table_pb2.PHASE_ROUND_OVER
-            left, seats, _ = await _seated_table(creator, round_limit=2)
-            await _play_the_round_out(seats)
+            left, seats, _ = await seated_table(creator, round_limit=2)
+            await play_the_round_out(seats)
             await seats[2].leave()
             await asyncio.gather(seats[0].settle(), seats[1].settle())
             assert (await seats[0].get()).phase == table_pb2.PHASE_WAITING_FOR_PLAYERS

@@ -16,8 +16,14 @@ from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
 from dizhu.v1 import table_pb2
 from tests.support.web import BROWSER_MODULE, WebReferee, shown_box
-from tests.web.test_browser import _two_unlike_cards
-from tests.web.test_web_pages import _bid_to_the_play, _lowest_single, _move, _play_the_round_out, _seated_table
+from tests.support.web_tables import (
+    bid_to_the_play,
+    lowest_single,
+    play_chosen,
+    play_the_round_out,
+    seated_table,
+    two_unlike_cards,
+)
 
 pytestmark = BROWSER_MODULE
 
@@ -73,7 +79,7 @@ async def _until(
         if view.phase == table_pb2.PHASE_AUCTION:
             await seats[view.turn_seat].bid(0 if view.turn_seat == 0 else others_bid, expected_version=view.version)
         else:
-            await _move(seats[view.turn_seat], _lowest_single)
+            await play_chosen(seats[view.turn_seat], lowest_single)
     raise AssertionError("never reached")
 
 
@@ -104,14 +110,14 @@ class TestTheControlsStayOnTheScreen:
 
     async def test_a_long_3p_trick_and_every_phase(self, page_referee: WebReferee, browser: Browser) -> None:
         async with page_referee.native() as creator:
-            table_id, seats, tokens = await _seated_table(creator)
+            table_id, seats, tokens = await seated_table(creator)
             await _until(seats, _asked_to_bid, others_bid=0)
             pages = [await _seat_page(browser, page_referee, table_id, tokens[0], size) for size in (LAPTOP, PHONE)]
             for page, size in zip(pages, (LAPTOP, PHONE), strict=True):
                 await expect(page.locator("[data-testid=bid-0]")).to_be_enabled(timeout=STEP_MS)
                 await _on_screen(page, size, "hand", "bid-0", "bid-3")
             # Ann bids 3 and leads; singles, lowest first, until it is her turn in a trick of five plays or more.
-            await _bid_to_the_play(seats)
+            await bid_to_the_play(seats)
             await _until(seats, lambda view: _following(view, plays=5))
             for page, size in zip(pages, (LAPTOP, PHONE), strict=True):
                 await page.reload()
@@ -131,7 +137,7 @@ async def _play_the_round_out_from_here(seats: list[TableClient]) -> None:
         view = await seats[0].get()
         if view.phase != table_pb2.PHASE_PLAY:
             return
-        await _move(seats[view.turn_seat], lambda moves, beat: moves[0] if moves else None)
+        await play_chosen(seats[view.turn_seat], lambda moves, beat: moves[0] if moves else None)
     raise AssertionError("the round did not end")
 
 
@@ -183,14 +189,14 @@ class TestTheLobby:
 class TestWhyASelectionIsNoLegalPlay:
     async def test_the_page_says_why_in_the_referees_words(self, page_referee: WebReferee, browser: Browser) -> None:
         async with page_referee.native() as creator:
-            table_id, seats, tokens = await _seated_table(creator)
+            table_id, seats, tokens = await seated_table(creator)
             view = await _until(seats, lambda view: _following(view) and to_beat(view) is not None)
         beat = to_beat(view)
         assert beat is not None
         page = await _seat_page(browser, page_referee, table_id, tokens[0], LAPTOP)
         selection = page.locator("[data-testid=selection]")
         await expect(page.locator("[data-testid=pass]")).to_be_enabled(timeout=STEP_MS)
-        for card in _two_unlike_cards(view):
+        for card in two_unlike_cards(view):
             await page.click(f'[data-testid=hand] [data-card="{format_cards([card])}"]')
         await expect(selection).to_contain_text(
             "Those cards are not a legal play. They are no combination", timeout=STEP_MS
@@ -221,7 +227,7 @@ class TestLeaving:
         self, page_referee: WebReferee, browser: Browser
     ) -> None:
         async with page_referee.native() as creator:
-            table_id, seats, tokens = await _seated_table(creator)
+            table_id, seats, tokens = await seated_table(creator)
             await _until(seats, _following)
         page = await _seat_page(browser, page_referee, table_id, tokens[0], LAPTOP)
         said: list[str] = []
@@ -242,7 +248,7 @@ class TestLeaving:
         self, page_referee: WebReferee, browser: Browser
     ) -> None:
         async with page_referee.native() as creator:
-            table_id, seats, tokens = await _seated_table(creator)
+            table_id, seats, tokens = await seated_table(creator)
             await _until(seats, _asked_to_bid, others_bid=0)
         page = await _seat_page(browser, page_referee, table_id, tokens[0], LAPTOP)
         said: list[str] = []
@@ -262,8 +268,8 @@ class TestTheRoundInTheHeader:
         self, page_referee: WebReferee, browser: Browser
     ) -> None:
         async with page_referee.native() as creator:
-            table_id, seats, tokens = await _seated_table(creator, round_limit=2, seeds=(bytes(range(32)),) * 2)
-            over = await _play_the_round_out(seats)
+            table_id, seats, tokens = await seated_table(creator, round_limit=2, seeds=(bytes(range(32)),) * 2)
+            over = await play_the_round_out(seats)
         assert (over.phase, over.round, over.last_settlement.round) == (table_pb2.PHASE_ROUND_OVER, 2, 1)
         page = await _seat_page(browser, page_referee, table_id, tokens[0], LAPTOP)
         await expect(page.locator("[data-testid=phase]")).to_have_text("round 1 of 2 over", timeout=STEP_MS)

@@ -19,12 +19,10 @@ import pytest
 
 from dizhu.v1 import table_service_pb2 as pb
 from tests.support.web import SOON_S, WebReferee
-from tests.web.test_web_connections import _read_until_closed
-from tests.web.test_web_gzip_work import _refusal
-from tests.web.test_web_hostile import GET_TABLE, WATCH_TABLE, _frame
+from tests.support.web_protocols import GET_TABLE, WATCH_TABLE, grpc_web_frame, read_until_closed, refusal_status
 
 _REQUEST = pb.GetTableRequest(table_id="no-such-table").SerializeToString()
-_FLAGGED = _frame(gzip.compress(_REQUEST), flags=1)
+_FLAGGED = grpc_web_frame(gzip.compress(_REQUEST), flags=1)
 
 
 class TestLaterFramesFlaggedCompressed:
@@ -40,10 +38,10 @@ class TestLaterFramesFlaggedCompressed:
         self, web_referee: WebReferee, protocol: str, path: str, content_type: str
     ) -> None:
         status, headers, answer = await web_referee.http(
-            "POST", path, _frame(_REQUEST) + _FLAGGED, {"content-type": content_type}
+            "POST", path, grpc_web_frame(_REQUEST) + _FLAGGED, {"content-type": content_type}
         )
         assert status == 200, answer
-        refusal = _refusal(protocol, headers, answer)
+        refusal = refusal_status(protocol, headers, answer)
         # A call takes one request message: the library refuses a second, whatever its flags.
         assert (refusal.code, unquote(refusal.message)) == (12, "unary request has multiple messages"), refusal
 
@@ -60,7 +58,7 @@ def _exchange(port: int, request: bytes) -> bytes:
     connection (fails if it stays open, ``SOON_S``)."""
     with socket.create_connection(("127.0.0.1", port), timeout=SOON_S) as sock:
         sock.sendall(request)
-        return _read_until_closed(sock)
+        return read_until_closed(sock)
 
 
 class TestAmbiguousLength:
