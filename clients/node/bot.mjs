@@ -137,12 +137,9 @@ export function toBeat(view) {
 
 const version = (view) => BigInt(view.version ?? 0);
 const myTurn = (view) => view.turn_seat !== undefined && view.your_seat !== undefined && view.turn_seat === view.your_seat;
-// The table moved on: read it again and decide again (the reason comes from the error's ErrorInfo).
-// A closed table is read again too: the bot learns from the view that its game is over.
-const outOfTurn = (error) => {
-  const { reason } = errorDetails(error);
-  return MOVED_ON_REASONS.has(reason) || reason === "TABLE_CLOSED";
-};
+// The table moved on (a reason of the MOVED_ON category, from the error's ErrorInfo): read it
+// again and decide again.
+const outOfTurn = (error) => MOVED_ON_REASONS.has(errorDetails(error).reason);
 /** One line about a failed call: its code, reason and facts. */
 export const describeError = (error) => {
   const { reason, metadata } = errorDetails(error);
@@ -245,9 +242,12 @@ export async function playSeat({
         after = await act(view);
         refusals = 0;
       } catch (error) {
-        if (!outOfTurn(error) || ++refusals > 50) throw error;
+        // Any other refusal ends the bot, unless the table has closed meanwhile (a refusal of a
+        // closed table ends the game: the bot learns it from the view).
+        if (error.code === undefined || ++refusals > 50) throw error;
         log(`seat ${seat}: ${describeError(error)}; reading again`);
         view = await read();
+        if (!outOfTurn(error) && view.phase !== "PHASE_CLOSED") throw error;
         continue;
       }
       if (after) {

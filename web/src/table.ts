@@ -10,6 +10,7 @@
 //
 // Keyboard: ← → move along the hand, Space or Enter selects the card there, P plays the
 // selection, S passes, H hints, C or Escape clears, 0-3 bid in the auction.
+import { getOption } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { auth, refusal, requestId, retryable, rules, seatNames, tables, tokens, type Refusal } from "./api";
 import { cardElement, cardId, formatRankList, formatRanks, kindName, ranksKey, sortCards } from "./cards";
@@ -17,6 +18,7 @@ import { fill, h, landlordBadge } from "./dom";
 import { applyEvent } from "./events";
 import { commitments, hex, seedMatches } from "./fairness";
 import { CombinationKind, type Card, type Combination } from "./gen/dizhu/v1/cards_pb";
+import { ErrorCategory, ErrorReasonSchema, facts } from "./gen/dizhu/v1/errors_pb";
 import type { TableEvent } from "./gen/dizhu/v1/events_pb";
 import type { LegalMove } from "./gen/dizhu/v1/rules_service_pb";
 import { CloseReason, NextRound, Phase, RoundOutcome, type RoundSettlement, type TableView } from "./gen/dizhu/v1/table_pb";
@@ -25,7 +27,12 @@ import { frames, replayOf, type Frame } from "./replay";
 import { describe, payout, RoundWalk, variantSizes } from "./round";
 
 const IDLE_STREAM_MS = 45_000;
-const OUT_OF_DATE = new Set(["STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE"]);
+/** Reasons meaning the table moved on (errors.proto's facts: category MOVED_ON): read it again. */
+const MOVED_ON = new Set(
+  ErrorReasonSchema.values
+    .filter((value) => getOption(value, facts).category === ErrorCategory.MOVED_ON)
+    .map((value) => value.localName),
+);
 const OUTCOMES: Record<number, string> = {
   [RoundOutcome.LANDLORD_WON]: "the landlord won",
   [RoundOutcome.FARMERS_WON]: "the farmers won",
@@ -390,7 +397,7 @@ export class TablePage {
     } catch (error) {
       const refused = refusal(error);
       this.showRefusal(refused);
-      if (OUT_OF_DATE.has(refused.reason)) this.scheduleRefresh();
+      if (MOVED_ON.has(refused.reason)) this.scheduleRefresh();
     } finally {
       this.busy = false;
       this.render();

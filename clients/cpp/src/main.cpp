@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <fstream>
@@ -32,6 +33,10 @@
 #include <thread>
 #include <vector>
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "dizhu/v1/errors.pb.h"
 #include "dizhu/v1/rules_service.grpc.pb.h"
 #include "dizhu/v1/table_service.grpc.pb.h"
 #include "google/rpc/error_details.pb.h"
@@ -55,6 +60,72 @@ constexpr milliseconds kRetryHorizon(90000);
 // Silence after which a WatchTable stream counts as lost: the referee sends a heartbeat on an
 // idle stream every 20 s, so a longer silence is a dead connection nobody told the bot about.
 constexpr milliseconds kIdleStream(45000);
+
+// The numbers of kRetryPolicy's retryPolicy the bot's own retry loops use: the first backoff,
+// its cap (also the cap of a RetryInfo delay), its multiplier, and the codes retried even
+// without an ErrorInfo (gRPC's own errors).
+struct RetryPolicy {
+  milliseconds initial_backoff{0};
+  milliseconds max_backoff{0};
+  double multiplier = 0;
+  std::set<std::string> codes;
+
+  static const RetryPolicy& Shared() {
+    static const RetryPolicy policy = Parse(kRetryPolicy);
+    return policy;
+  }
+
+  // The backoff after `delay`: grown by the multiplier, capped at the maximum.
+  milliseconds Next(milliseconds delay) const {
+    return std::min(milliseconds(static_cast<int64_t>(static_cast<double>(delay.count()) * multiplier)), max_backoff);
+  }
+
+  // The wait before sending again: the backoff, or the RetryInfo delay when longer, capped.
+  milliseconds Wait(milliseconds delay, milliseconds retry_info) const {
+    return std::min(std::max(delay, retry_info), max_backoff);
+  }
+
+ private:
+  static RetryPolicy Parse(const std::string& json) {
+    google::protobuf::Struct config;
+    if (!google::protobuf::util::JsonStringToMessage(json, &config).ok()) {
+      std::cerr << "retry_policy.json is no JSON" << std::endl;
+      std::exit(1);
+    }
+    const auto& retry = config.fields().at("methodConfig").list_value().values(0).struct_value().fields().at(
+        "retryPolicy").struct_value().fields();
+    RetryPolicy policy;
+    policy.initial_backoff = Millis(retry.at("initialBackoff").string_value());
+    policy.max_backoff = Millis(retry.at("maxBackoff").string_value());
+    policy.multiplier = retry.at("backoffMultiplier").number_value();
+    for (const auto& code : retry.at("retryableStatusCodes").list_value().values()) {
+      policy.codes.insert(code.string_value());
+    }
+    return policy;
+  }
+
+  // A service config duration ("0.05s").
+  static milliseconds Millis(const std::string& seconds) {
+    return milliseconds(std::llround(std::stod(seconds.substr(0, seconds.size() - 1)) * 1000));
+  }
+};
+
+// What the bot does after a failed call, decided from the contract's facts rather than from
+// lists of reasons typed here: the category of each ErrorReason (the (dizhu.v1.facts) option of
+// proto/dizhu/v1/errors.proto, read from the generated descriptor) and, for a reason without
+// facts (gRPC's own errors, a newer referee's reasons), the codes the retry policy retries.
+enum class Decision { kRetry, kMovedOn, kFatal };
+
+const char* const kReasonPrefix = "ERROR_REASON_";
+
+// The facts of the ErrorReason named `reason` (without its prefix); nullptr for one this contract lacks.
+const dizhu::v1::ErrorFacts* FactsOf(const std::string& reason) {
+  const auto* value = dizhu::v1::ErrorReason_descriptor()->FindValueByName(kReasonPrefix + reason);
+  if (value == nullptr || !value->options().HasExtension(dizhu::v1::facts)) return nullptr;
+  return &value->options().GetExtension(dizhu::v1::facts);
+}
+
+Decision Decide(grpc::StatusCode code, const std::string& reason);
 
 const char* const kCodeNames[] = {
     "OK",           "CANCELLED",           "UNKNOWN",     "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
@@ -103,10 +174,8 @@ struct ErrorDetails {
     return details;
   }
 
-  bool Retryable() const {
-    return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED ||
-           code == grpc::StatusCode::CANCELLED || reason == "RATE_LIMITED" || reason == "STORE_FULL";
-  }
+  Decision Verdict() const { return Decide(code, reason); }
+  bool Retryable() const { return Verdict() == Decision::kRetry; }
 
   // Like "FAILED_PRECONDITION NOT_YOUR_TURN: ... table_id=abc turn_seat=2".
   std::string ToString() const {
@@ -171,12 +240,13 @@ class Referee {
 
   // Runs one RPC with a fresh context and deadline per attempt, sending the very same request
   // again while the failure says it may not have been applied (a deadline, a lost connection, a
-  // referee restarting) or asks to come back later (RATE_LIMITED, STORE_FULL, after their
-  // RetryInfo delay), for up to kRetryHorizon.
+  // referee restarting) or asks to come back later (a reason of the RETRYABLE category, after
+  // its RetryInfo delay), for up to kRetryHorizon, backing off as kRetryPolicy says.
   template <typename Response>
   Response Call(const std::string& name,
                 const std::function<grpc::Status(grpc::ClientContext*, Response*)>& rpc) const {
-    milliseconds delay(100);
+    const RetryPolicy& policy = RetryPolicy::Shared();
+    milliseconds delay = policy.initial_backoff;
     const Clock::time_point give_up = Clock::now() + kRetryHorizon;
     for (;;) {
       grpc::ClientContext context;
@@ -187,11 +257,11 @@ class Referee {
       if (status.ok()) return response;
       ErrorDetails details = ErrorDetails::Of(status);
       if (!details.Retryable() || Clock::now() > give_up) throw Refused{name, status};
-      milliseconds wait = std::max(delay, details.retry_delay);
+      milliseconds wait = policy.Wait(delay, details.retry_delay);
       std::cerr << name << ": " << details.ToString() << "; sending it again with the same request_id in "
                 << wait.count() << " ms" << std::endl;
       std::this_thread::sleep_for(wait);
-      delay = std::min(2 * delay, milliseconds(2000));
+      delay = policy.Next(delay);
     }
   }
 
@@ -223,13 +293,13 @@ class Bot {
         try {
           after = Act(view);
         } catch (const Refused& refused) {
+          // Moved on: read the table and decide again. Any other refusal ends the bot, unless the
+          // table has closed meanwhile (a refusal of a closed table ends the game).
           ErrorDetails details = ErrorDetails::Of(refused.status);
-          static const std::set<std::string> moved_on = {"STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE",
-                                                         "TABLE_CLOSED"};
-          if (!moved_on.count(details.reason)) throw;
           std::cerr << "seat " << view.your_seat() << ": " << details.ToString() << "; reading the table again"
                     << std::endl;
           view = Read();
+          if (details.Verdict() != Decision::kMovedOn && view.phase() != dizhu::v1::PHASE_CLOSED) throw;
           continue;
         }
         if (after) {
@@ -266,7 +336,8 @@ class Bot {
   void Follow() {
     dizhu::v1::WatchTableRequest request;
     request.set_table_id(table_id_);
-    milliseconds delay(100);
+    const RetryPolicy& policy = RetryPolicy::Shared();
+    milliseconds delay = policy.initial_backoff;
     std::optional<Clock::time_point> lost_since;
     for (;;) {
       grpc::ClientContext context;
@@ -283,7 +354,7 @@ class Bot {
         request.set_after_sequence(message.event().sequence());
         request.set_after_write_id(message.event().write_id());
         lost_since.reset();
-        delay = milliseconds(100);
+        delay = policy.initial_backoff;
         std::lock_guard<std::mutex> lock(mutex_);
         last_message_ = Clock::now();
         latest_version_ = std::max(latest_version_, message.event().version());
@@ -302,8 +373,7 @@ class Bot {
           continue;
         }
         if (!lost_since) lost_since = Clock::now();
-        bool lost = code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
-                    code == grpc::StatusCode::DEADLINE_EXCEEDED;
+        bool lost = ErrorDetails::Of(status).Retryable();
         // OK: after TableClosed.
         done = status.ok() || stopping_ || !lost || Clock::now() - *lost_since > kRetryHorizon;
         if (done && !status.ok()) stream_status_ = status;
@@ -312,7 +382,7 @@ class Bot {
       std::cerr << "WatchTable: " << ErrorDetails::Of(status).ToString() << "; opening it again in " << delay.count()
                 << " ms" << std::endl;
       std::this_thread::sleep_for(delay);
-      delay = std::min(2 * delay, milliseconds(2000));
+      delay = policy.Next(delay);
     }
     std::lock_guard<std::mutex> lock(mutex_);
     stream_ended_ = true;
@@ -447,6 +517,56 @@ uint64_t Number(const std::string& value, uint64_t max) {
 
 }  // namespace
 
+namespace {
+
+Decision Decide(grpc::StatusCode code, const std::string& reason) {
+  const dizhu::v1::ErrorFacts* facts = FactsOf(reason);
+  switch (facts == nullptr ? dizhu::v1::ERROR_CATEGORY_UNSPECIFIED : facts->category()) {
+    case dizhu::v1::ERROR_CATEGORY_RETRYABLE:
+      return Decision::kRetry;
+    case dizhu::v1::ERROR_CATEGORY_MOVED_ON:
+      return Decision::kMovedOn;
+    case dizhu::v1::ERROR_CATEGORY_UNSPECIFIED:
+      return RetryPolicy::Shared().codes.count(CodeName(code)) ? Decision::kRetry : Decision::kFatal;
+    default:
+      return Decision::kFatal;
+  }
+}
+
+// The hidden flag --print-reason-facts: the decision for every ErrorReason (with the code its
+// facts give) and for each code the policy retries, and the backoff, as one line of JSON
+// (tests/polyglot/test_reason_facts.py compares it with the contract).
+void PrintReasonFacts() {
+  const char* const labels[] = {"retry", "moved_on", "fatal"};
+  auto code_of = [](const std::string& name) {
+    for (int index = 0; index <= 16; ++index) {
+      if (name == kCodeNames[index]) return static_cast<grpc::StatusCode>(index);
+    }
+    return grpc::StatusCode::UNKNOWN;
+  };
+  google::protobuf::Struct line;
+  auto& decisions = *(*line.mutable_fields())["decisions"].mutable_struct_value()->mutable_fields();
+  const auto* reasons = dizhu::v1::ErrorReason_descriptor();
+  for (int index = 0; index < reasons->value_count(); ++index) {
+    std::string reason = std::string(reasons->value(index)->name()).substr(std::string(kReasonPrefix).size());
+    if (const dizhu::v1::ErrorFacts* facts = FactsOf(reason)) {
+      decisions[reason].set_string_value(labels[static_cast<int>(Decide(code_of(facts->code()), reason))]);
+    }
+  }
+  const RetryPolicy& policy = RetryPolicy::Shared();
+  for (const auto& code : policy.codes) {
+    decisions[code].set_string_value(labels[static_cast<int>(Decide(code_of(code), code))]);
+  }
+  (*line.mutable_fields())["initial_backoff_ms"].set_number_value(static_cast<double>(policy.initial_backoff.count()));
+  (*line.mutable_fields())["max_backoff_ms"].set_number_value(static_cast<double>(policy.max_backoff.count()));
+  (*line.mutable_fields())["backoff_multiplier"].set_number_value(policy.multiplier);
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(line, &json);
+  std::cout << json << std::endl;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::string target = EnvOr("DIZHU_TARGET", "127.0.0.1:50051");
   std::string table_id = EnvOr("DIZHU_TABLE_ID", "");
@@ -459,6 +579,10 @@ int main(int argc, char** argv) {
   std::optional<uint64_t> seed;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
+    if (flag == "--print-reason-facts") {
+      PrintReasonFacts();
+      return 0;
+    }
     if (flag == "--create") {
       create = true;
       continue;

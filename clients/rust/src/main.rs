@@ -12,6 +12,7 @@
 //! DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints
 //! {"table_id", "seat", "decisions", "balances"} as one line of JSON.
 
+mod facts;
 mod referee;
 
 use std::collections::hash_map::DefaultHasher;
@@ -24,7 +25,7 @@ use rand::{Rng, SeedableRng};
 use tokio::sync::watch;
 use tonic::{Code, Status};
 
-use referee::{describe, reason_of, Referee, RETRY_HORIZON};
+use referee::{describe, Referee, RETRY_HORIZON};
 
 /// Silence after which a WatchTable stream counts as lost: the referee sends a heartbeat on an
 /// idle stream every 20 s, so a longer silence is a dead connection nobody told the bot about.
@@ -86,7 +87,7 @@ impl Bot {
             ..Default::default()
         };
         tokio::spawn(async move {
-            let mut delay = Duration::from_millis(100);
+            let mut delay = facts::initial_backoff();
             let mut lost_since: Option<tokio::time::Instant> = None;
             let error = loop {
                 let request = referee.request(resume.clone(), None);
@@ -98,7 +99,7 @@ impl Bot {
                             match tokio::time::timeout(IDLE_STREAM, stream.message()).await {
                                 Ok(Ok(Some(message))) => {
                                     lost_since = None;
-                                    delay = Duration::from_millis(100);
+                                    delay = facts::initial_backoff();
                                     let event = message.event.unwrap_or_default();
                                     resume.after_sequence = Some(event.sequence);
                                     resume.after_write_id = event.write_id;
@@ -127,10 +128,7 @@ impl Bot {
                         resume.after_write_id = 0;
                     }
                     Err(status) => {
-                        let lost = matches!(
-                            status.code(),
-                            Code::Unavailable | Code::Cancelled | Code::DeadlineExceeded
-                        );
+                        let lost = facts::decide_status(&status) == facts::Decision::Retry;
                         let since = *lost_since.get_or_insert_with(tokio::time::Instant::now);
                         if !lost || since.elapsed() > RETRY_HORIZON {
                             break Some(status);
@@ -140,7 +138,7 @@ impl Bot {
                             describe(&status)
                         );
                         tokio::time::sleep(delay).await;
-                        delay = (delay * 2).min(Duration::from_secs(2));
+                        delay = facts::next_backoff(delay);
                     }
                 }
             };
@@ -176,21 +174,22 @@ impl Bot {
                     }
                     view = self.read().await?;
                 }
-                // The table moved on (the clock acted, a round ended): read it, decide again.
-                Err(status)
-                    if matches!(
-                        reason_of(&status).as_str(),
-                        "STALE_STATE" | "NOT_YOUR_TURN" | "WRONG_PHASE" | "TABLE_CLOSED"
-                    ) =>
-                {
+                // Moved on (the clock acted, a round ended): read the table, decide again. Any
+                // other refusal ends the bot, unless the table has closed meanwhile (a refusal of
+                // a closed table ends the game).
+                Err(status) => {
                     eprintln!(
                         "seat {:?}: {}; reading the table again",
                         view.your_seat,
                         describe(&status)
                     );
                     view = self.read().await?;
+                    if facts::decide_status(&status) != facts::Decision::MovedOn
+                        && view.phase() != Phase::Closed
+                    {
+                        return Err(status);
+                    }
                 }
-                Err(status) => return Err(status),
             }
         }
         Ok(view)
@@ -348,6 +347,10 @@ fn parse() -> Option<Options> {
         if flag == "--create" {
             options.create = true;
             continue;
+        }
+        if flag == "--print-reason-facts" {
+            facts::print();
+            std::process::exit(0);
         }
         let value = args.next()?;
         match flag.as_str() {

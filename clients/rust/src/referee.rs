@@ -15,6 +15,7 @@ use tower::service_fn;
 
 use crate::dizhu::v1::rules_service_client::RulesServiceClient;
 use crate::dizhu::v1::table_service_client::TableServiceClient;
+use crate::facts;
 
 /// Each attempt of a call gets this long; one that runs past it is sent again, same request_id.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -98,21 +99,22 @@ impl Referee {
 
     /// Runs one RPC, sending the very same request again while the failure says it may not
     /// have been applied (a deadline, a lost connection, a referee restarting) or asks to come
-    /// back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay), for up to
-    /// RETRY_HORIZON.
+    /// back later (a reason of the RETRYABLE category, after its RetryInfo delay), for up to
+    /// RETRY_HORIZON, backing off as retry_policy.json says.
     pub async fn call<T, U, F, Fut>(&self, name: &str, message: T, rpc: F) -> Result<U, Status>
     where
         T: Clone,
         F: Fn(Request<T>) -> Fut,
         Fut: Future<Output = Result<Response<U>, Status>>,
     {
-        let mut delay = Duration::from_millis(100);
+        let mut delay = facts::initial_backoff();
         let give_up = tokio::time::Instant::now() + RETRY_HORIZON;
         loop {
             match rpc(self.request(message.clone(), Some(CALL_TIMEOUT))).await {
                 Ok(response) => return Ok(response.into_inner()),
                 Err(status) if tokio::time::Instant::now() < give_up && retryable(&status) => {
-                    let wait = delay.max(
+                    let wait = facts::retry_wait(
+                        delay,
                         status
                             .get_details_retry_info()
                             .and_then(|info| info.retry_delay)
@@ -123,7 +125,7 @@ impl Referee {
                         describe(&status)
                     );
                     tokio::time::sleep(wait).await;
-                    delay = (delay * 2).min(Duration::from_secs(2));
+                    delay = facts::next_backoff(delay);
                 }
                 Err(status) => return Err(status),
             }
@@ -140,10 +142,7 @@ pub fn new_request_id() -> String {
 }
 
 fn retryable(status: &Status) -> bool {
-    matches!(
-        status.code(),
-        Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled
-    ) || matches!(reason_of(status).as_str(), "RATE_LIMITED" | "STORE_FULL")
+    facts::decide_status(status) == facts::Decision::Retry
 }
 
 /// ErrorInfo.reason: the ErrorReason's name without its ERROR_REASON_ prefix
@@ -178,7 +177,7 @@ pub fn describe(status: &Status) -> String {
 }
 
 /// The code as gRPC's status names spell it: FAILED_PRECONDITION, not FailedPrecondition.
-fn code_name(code: Code) -> String {
+pub fn code_name(code: Code) -> String {
     let name = format!("{code:?}");
     let mut spelled = String::new();
     for (i, c) in name.chars().enumerate() {

@@ -40,8 +40,13 @@ func main() {
 	rounds := flag.Uint("rounds", 1, "with --create: rounds before the table closes")
 	seed := flag.Uint64("seed", 0, "the random choices' seed (0: from the table and the name)")
 	apiKey := flag.String("api-key", os.Getenv("DIZHU_API_KEY"), "with --create: the referee's API key, if it requires one")
+	printFacts := flag.Bool("print-reason-facts", false, "print the decision taken for every refusal reason, and the backoff, then exit")
 	flag.Usage = usage
 	flag.Parse()
+	if *printFacts {
+		printReasonFacts()
+		return
+	}
 	variants := map[string]dizhuv1.Variant{"3p": dizhuv1.Variant_VARIANT_THREE_PLAYER, "4p": dizhuv1.Variant_VARIANT_FOUR_PLAYER}
 	chosen, ok := variants[*variant]
 	if !ok || flag.NArg() > 0 || (!*create && *tableID == "") {

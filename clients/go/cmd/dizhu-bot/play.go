@@ -44,7 +44,7 @@ type changes struct {
 func (b *Bot) follow(ctx context.Context, c *changes) {
 	defer close(c.closed)
 	request := &dizhuv1.WatchTableRequest{TableId: b.tableID}
-	delay := 100 * time.Millisecond
+	delay := policy.InitialBackoff
 	lostSince := time.Time{}
 	for ctx.Err() == nil {
 		streamCtx, cancel := context.WithCancel(b.referee.withToken(ctx))
@@ -55,7 +55,7 @@ func (b *Bot) follow(ctx context.Context, c *changes) {
 			message, err = stream.Recv()
 			if err == nil {
 				watchdog.Reset(idleStream)
-				lostSince, delay = time.Time{}, 100*time.Millisecond
+				lostSince, delay = time.Time{}, policy.InitialBackoff
 				event := message.GetEvent()
 				request.AfterSequence, request.AfterWriteId = &event.Sequence, event.GetWriteId()
 				c.mu.Lock()
@@ -81,14 +81,13 @@ func (b *Bot) follow(ctx context.Context, c *changes) {
 		if lostSince.IsZero() {
 			lostSince = time.Now()
 		}
-		lost := code == codes.Unavailable || code == codes.Canceled || code == codes.DeadlineExceeded
-		if !lost || time.Since(lostSince) > retryHorizon {
+		if decide(DetailsOf(err)) != decisionRetry || time.Since(lostSince) > retryHorizon {
 			c.err = err
 			return
 		}
 		log.Printf("WatchTable: %s; opening it again in %s", DetailsOf(err), delay)
 		time.Sleep(delay)
-		delay = min(2*delay, 2*time.Second)
+		delay = policy.next(delay)
 	}
 }
 
@@ -129,9 +128,15 @@ func (b *Bot) Play(ctx context.Context) (*dizhuv1.TableView, error) {
 		var after *dizhuv1.TableView
 		after, err = b.act(ctx, view, &settled)
 		switch {
-		case err != nil && movedOn(reasonOf(err)):
+		case err != nil && reasonOf(err) != "":
+			// Moved on: read the table and decide again. Any other refusal ends the bot, unless
+			// the table has closed meanwhile (a refusal of a closed table ends the game).
+			refusal := err
 			log.Printf("seat %d: %s; reading the table again", view.GetYourSeat(), DetailsOf(err))
 			view, err = b.read(ctx)
+			if err == nil && decide(DetailsOf(refusal)) != decisionMovedOn && view.GetPhase() != dizhuv1.Phase_PHASE_CLOSED {
+				err = refusal
+			}
 		case err != nil:
 		case after != nil:
 			b.Decisions++
@@ -143,15 +148,6 @@ func (b *Bot) Play(ctx context.Context) (*dizhuv1.TableView, error) {
 		}
 	}
 	return view, err
-}
-
-// movedOn: the table changed under the bot (the clock acted, a round ended): read, decide again.
-func movedOn(reason string) bool {
-	switch reason {
-	case "STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE", "TABLE_CLOSED":
-		return true
-	}
-	return false
 }
 
 // act makes the seat's decision if the table waits for one; nil, nil if it does not.

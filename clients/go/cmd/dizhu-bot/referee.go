@@ -67,7 +67,7 @@ func Dial(target string, useTLS bool, caFile string) (*Referee, error) {
 		}
 		creds = credentials.NewTLS(config)
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds),
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds), grpc.WithDefaultServiceConfig(retryPolicyJSON),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnectBackoff, MinConnectTimeout: 5 * time.Second}))
 	if err != nil {
 		return nil, err
@@ -105,9 +105,10 @@ func NewRequestID() string {
 
 // call runs one RPC, sending the very same request again while the failure says it may
 // not have been applied (a deadline, a lost connection, a referee restarting) or asks to come
-// back later (RATE_LIMITED, STORE_FULL, after their RetryInfo delay), for up to retryHorizon.
+// back later (a reason of the RETRYABLE category, after its RetryInfo delay), for up to
+// retryHorizon, backing off as retry_policy.json says.
 func call[Req, Resp any](ctx context.Context, r *Referee, name string, req Req, rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, error) {
-	delay := 100 * time.Millisecond
+	delay := policy.InitialBackoff
 	giveUp := time.Now().Add(retryHorizon)
 	for {
 		attemptCtx, cancel := context.WithTimeout(r.withToken(ctx), r.callTimeout)
@@ -120,14 +121,14 @@ func call[Req, Resp any](ctx context.Context, r *Referee, name string, req Req, 
 		if !details.Retryable() || time.Now().After(giveUp) {
 			return resp, err
 		}
-		wait := max(delay, details.RetryDelay)
+		wait := policy.wait(delay, details.RetryDelay)
 		log.Printf("%s: %s; sending it again with the same request_id in %s", name, details, wait)
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
 			return resp, ctx.Err()
 		}
-		delay = min(2*delay, 2*time.Second)
+		delay = policy.next(delay)
 	}
 }
 
@@ -162,13 +163,7 @@ func DetailsOf(err error) ErrorDetails {
 }
 
 // Retryable: the same request may be sent again (see TableService in table_service.proto).
-func (d ErrorDetails) Retryable() bool {
-	switch d.Code {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
-		return true
-	}
-	return d.Reason == "RATE_LIMITED" || d.Reason == "STORE_FULL"
-}
+func (d ErrorDetails) Retryable() bool { return decide(d) == decisionRetry }
 
 // String reads like "FAILED_PRECONDITION NOT_YOUR_TURN: ... table_id=abc turn_seat=2".
 func (d ErrorDetails) String() string {

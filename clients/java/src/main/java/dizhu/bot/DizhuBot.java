@@ -29,7 +29,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -57,8 +56,6 @@ import java.util.concurrent.TimeUnit;
  * "seat", "decisions", "balances"} as one line of JSON.
  */
 public final class DizhuBot {
-  /** Refusals that mean the table moved on (the clock acted, a round ended): read it, decide again. */
-  private static final Set<String> MOVED_ON = Set.of("STALE_STATE", "NOT_YOUR_TURN", "WRONG_PHASE", "TABLE_CLOSED");
   /**
    * Silence after which a WatchTable stream counts as lost: the referee sends a heartbeat on an
    * idle stream every 20 s, so a longer silence is a dead connection nobody told the bot about.
@@ -101,6 +98,10 @@ public final class DizhuBot {
       if (flag.equals("--create")) {
         create = true;
         continue;
+      }
+      if (flag.equals("--print-reason-facts")) {
+        ReasonFacts.print();
+        return;
       }
       if (flag.equals("--games")) {
         games = true;
@@ -219,7 +220,7 @@ public final class DizhuBot {
    */
   private void follow() {
     WatchTableRequest.Builder request = WatchTableRequest.newBuilder().setTableId(tableId);
-    long delayMs = 100;
+    long delayMs = ReasonFacts.INITIAL_BACKOFF_MS;
     long lostSince = 0;
     ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(task -> {
       Thread thread = new Thread(task, "watch-table-idle");
@@ -240,7 +241,7 @@ public final class DizhuBot {
           WatchTableResponse message = events.next();
           request.setAfterSequence(message.getEvent().getSequence()).setAfterWriteId(message.getEvent().getWriteId());
           lostSince = 0;
-          delayMs = 100;
+          delayMs = ReasonFacts.INITIAL_BACKOFF_MS;
           synchronized (changed) {
             lastMessageNanos = System.nanoTime();
             latestVersion = Math.max(latestVersion, message.getEvent().getVersion());
@@ -256,9 +257,7 @@ public final class DizhuBot {
           continue;
         }
         lostSince = lostSince == 0 ? System.nanoTime() : lostSince;
-        boolean lost = code == Status.Code.UNAVAILABLE || code == Status.Code.CANCELLED
-            || code == Status.Code.DEADLINE_EXCEEDED;
-        if (!lost || System.nanoTime() - lostSince > TimeUnit.MILLISECONDS.toNanos(Referee.RETRY_HORIZON_MS)) {
+        if (!Referee.ErrorDetails.of(error).retryable() || System.nanoTime() - lostSince > TimeUnit.MILLISECONDS.toNanos(Referee.RETRY_HORIZON_MS)) {
           synchronized (changed) {
             streamError = error;
           }
@@ -266,7 +265,7 @@ public final class DizhuBot {
         }
         System.err.printf("WatchTable: %s; opening it again in %d ms%n", Referee.ErrorDetails.of(error), delayMs);
         referee.sleepBeforeRetry(delayMs, error);
-        delayMs = Math.min(2 * delayMs, 2_000);
+        delayMs = ReasonFacts.next(delayMs);
       } finally {
         context.detach(previous);
         context.cancel(null);
@@ -322,11 +321,15 @@ public final class DizhuBot {
         }
         waitBeyond(view.getVersion());
       } catch (StatusRuntimeException error) {
+        // Moved on: read the table and decide again. Any other refusal ends the bot, unless the
+        // table has closed meanwhile (a refusal of a closed table ends the game).
         Referee.ErrorDetails details = Referee.ErrorDetails.of(error);
-        if (!MOVED_ON.contains(details.reason)) {
+        System.err.printf("seat %d: %s; reading the table again%n", view.getYourSeat(), details);
+        view = read();
+        if (details.decision() != ReasonFacts.Decision.MOVED_ON && view.getPhase() != Phase.PHASE_CLOSED) {
           throw error;
         }
-        System.err.printf("seat %d: %s; reading the table again%n", view.getYourSeat(), details);
+        continue;
       } catch (InterruptedException interrupted) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException(interrupted);

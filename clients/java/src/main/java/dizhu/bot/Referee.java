@@ -66,7 +66,7 @@ final class Referee implements AutoCloseable {
   }
 
   /** retry_policy.json (a gRPC service config), which the build copies into the jar from the Python SDK. */
-  private static Map<String, ?> retryPolicy() throws IOException {
+  static Map<String, ?> retryPolicy() throws IOException {
     try (InputStream json = Referee.class.getResourceAsStream("/retry_policy.json")) {
       if (json == null) {
         throw new IOException("retry_policy.json is missing from the jar");
@@ -107,11 +107,11 @@ final class Referee implements AutoCloseable {
   /**
    * Runs one RPC on a stub with a fresh deadline, sending the very same request again while the
    * failure says it may not have been applied (a deadline, a lost connection, a referee
-   * restarting) or asks to come back later (RATE_LIMITED, STORE_FULL, after their RetryInfo
-   * delay), for up to {@link #RETRY_HORIZON_MS}.
+   * restarting) or asks to come back later (a reason of the RETRYABLE category, after its
+   * RetryInfo delay), for up to {@link #RETRY_HORIZON_MS}, backing off as retry_policy.json says.
    */
   <S extends AbstractStub<S>, R> R call(String name, S stub, Function<S, R> rpc) {
-    long delayMs = 100;
+    long delayMs = ReasonFacts.INITIAL_BACKOFF_MS;
     long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_HORIZON_MS);
     while (true) {
       try {
@@ -121,10 +121,10 @@ final class Referee implements AutoCloseable {
         if (!details.retryable() || System.nanoTime() > giveUp) {
           throw error;
         }
-        long waitMs = Math.max(delayMs, details.retryDelayMs);
+        long waitMs = ReasonFacts.waitMs(delayMs, details.retryDelayMs);
         System.err.printf("%s: %s; sending it again with the same request_id in %d ms%n", name, details, waitMs);
         sleepBeforeRetry(waitMs, error);
-        delayMs = Math.min(2 * delayMs, 2_000);
+        delayMs = ReasonFacts.next(delayMs);
       }
     }
   }
@@ -201,9 +201,12 @@ final class Referee implements AutoCloseable {
       return result;
     }
 
+    ReasonFacts.Decision decision() {
+      return ReasonFacts.decide(code, reason);
+    }
+
     boolean retryable() {
-      return code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED
-          || code == Status.Code.CANCELLED || reason.equals("RATE_LIMITED") || reason.equals("STORE_FULL");
+      return decision() == ReasonFacts.Decision.RETRY;
     }
 
     /** Like "FAILED_PRECONDITION NOT_YOUR_TURN: ... table_id=abc turn_seat=2". */
