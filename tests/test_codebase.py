@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -110,3 +111,45 @@ class TestBenchmarks:
             if ran.returncode != 0 or "usage:" not in ran.stdout:
                 failed.append(f"{script.name}: exit {ran.returncode}\n{ran.stderr[-600:]}")
         assert not failed, "\n".join(failed)
+
+
+def _imports_of_test_modules(source: str) -> list[str]:
+    """The modules of ``tests`` that ``source`` imports and that are tests or conftests, not support."""
+
+    def is_test_module(dotted: str) -> bool:
+        last = dotted.rpartition(".")[2]
+        return dotted.startswith("tests.") and (last.startswith("test_") or last == "conftest")
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if is_test_module(alias.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            found += [node.module] if is_test_module(node.module) else []
+            found += [f"{node.module}.{a.name}" for a in node.names if is_test_module(f"{node.module}.{a.name}")]
+    return found
+
+
+class TestTheTestsLayout:
+    """docs/testing.md: what tests share is in tests/support; a test module never imports another."""
+
+    def test_no_module_of_the_tests_imports_a_test_module_or_a_conftest(self) -> None:
+        imports = {
+            f"{path.relative_to(ROOT)}: {module}"
+            for path in sorted((ROOT / "tests").rglob("*.py"))
+            for module in _imports_of_test_modules(path.read_text(encoding="utf-8"))
+        }
+        assert not imports, "import these from tests.support instead:\n" + "\n".join(sorted(imports))
+
+    def test_the_check_sees_each_way_of_importing_a_test_module(self) -> None:
+        source = (
+            "from tests.web.test_web_hostile import _frame\n"
+            "from tests.grpc import conftest\n"
+            "def later():\n    import tests.live.test_live_replays\n"
+            "from tests.support.web import WebReferee\n"
+        )
+        assert _imports_of_test_modules(source) == [
+            "tests.web.test_web_hostile",
+            "tests.grpc.conftest",
+            "tests.live.test_live_replays",
+        ]

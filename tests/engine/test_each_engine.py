@@ -24,7 +24,7 @@ def test_a_module_run_on_each_engine_leaves_the_next_module_on_the_engine_the_pr
         import pytest
 
         from dizhu import engine
-        from tests.conftest import each_engine
+        from tests.support.engine_fixtures import each_engine
 
         STARTED_ON = engine.backend()
 

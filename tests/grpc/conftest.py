@@ -12,21 +12,13 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
-import redis.asyncio
 from grpc_health.v1 import health_pb2_grpc
 
 from dizhu.config import ServerConfig
 from dizhu.process import Referee, create_server
 from dizhu.store import TableStore
 from dizhu.v1 import rules_service_pb2_grpc, table_service_pb2_grpc
-
-
-@pytest.fixture
-async def store(redis_client: redis.asyncio.Redis) -> TableStore:
-    """A TableStore over the test's flushed database, scripts loaded."""
-    table_store = TableStore(redis_client)
-    await table_store.load_scripts()
-    return table_store
+from tests.support.store_fixtures import connect
 
 
 async def _started(table_store: TableStore) -> Referee:
@@ -65,9 +57,9 @@ def health(channel: grpc.aio.Channel) -> health_pb2_grpc.HealthStub:
 
 
 @pytest.fixture
-async def second_referee(redis_url: str) -> AsyncIterator[Referee]:
-    """Another referee on the same Redis, with its own client and connections."""
-    client = redis.asyncio.Redis.from_url(redis_url)
+async def second_referee(store_url: str, store_kind: str) -> AsyncIterator[Referee]:
+    """Another referee on the same store, with its own client and connections."""
+    client = connect(store_kind, store_url)
     table_store = TableStore(client)
     await table_store.load_scripts()
     server = await _started(table_store)

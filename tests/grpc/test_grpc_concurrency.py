@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+import pytest
 
 from dizhu.service.event_codec import decode_event
 from dizhu.store import TableStore
@@ -13,6 +14,7 @@ from dizhu.v1 import table_service_pb2 as pb
 from tests.support.grpc_calls import FOUR, SEED, THREE, TableStub, bid_to_play, create_table, error_info, rid, view
 
 
+@pytest.mark.on_each_store
 class TestConflictingRequests:
     async def test_two_different_plays_on_one_version_apply_exactly_once(
         self, tables: TableStub, second_tables: TableStub, store: TableStore

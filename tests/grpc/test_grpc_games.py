@@ -73,6 +73,7 @@ async def _play_logged_round(
     raise AssertionError("the round did not end")
 
 
+@pytest.mark.on_each_store
 class TestCompleteGames:
     @pytest.mark.parametrize("variant", [THREE, FOUR], ids=["3p", "4p"])
     async def test_three_rounds_settle_to_a_zero_sum_and_close_at_the_round_limit(
@@ -140,6 +141,7 @@ class TestCompleteGames:
         assert len(ended.your_hand) == 17
 
 
+@pytest.mark.on_each_store
 class TestSettleWhenAllSettled:
     async def test_the_table_rests_until_every_seat_settles(self, tables: TableStub, rules: RulesStub) -> None:
         table = await create_table(tables, FOUR, next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED)

@@ -24,6 +24,7 @@ async def _events(store: TableStore, table: Table) -> list[events_pb2.TableEvent
     return [event for event in events if event.WhichOneof("payload") != "seat_presence"]
 
 
+@pytest.mark.on_each_store
 class TestRetriedMoves:
     async def test_a_retried_bid_returns_the_first_answer_and_applies_once(
         self, tables: TableStub, table: Table, store: TableStore
@@ -102,6 +103,7 @@ class TestRetriedMoves:
         )
 
 
+@pytest.mark.on_each_store
 class TestRetriedTableCalls:
     async def test_a_retried_leave_gets_its_first_answer_although_the_token_is_revoked(
         self, tables: TableStub, table: Table

@@ -17,9 +17,9 @@ from tests.support.live import Referees
 
 
 @pytest.fixture
-async def referees(redis_url: str, redis_client: redis.asyncio.Redis) -> AsyncIterator[Referees]:
-    """A factory of started referees over the test's flushed Redis, all stopped afterwards."""
-    started = Referees(redis_url, redis_client)
+async def referees(store_url: str, store_kind: str, redis_client: redis.asyncio.Redis) -> AsyncIterator[Referees]:
+    """A factory of started referees over the test's flushed store, all stopped afterwards."""
+    started = Referees(store_url, redis_client, store_kind)
     try:
         yield started
     finally:

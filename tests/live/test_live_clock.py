@@ -11,6 +11,7 @@ import itertools
 from collections import Counter
 
 import grpc
+import pytest
 
 from dizhu.v1 import table_pb2
 from dizhu.v1 import table_service_pb2 as pb
@@ -46,6 +47,7 @@ def _timed_out(event: Event) -> bool:
     return event.bid_made.timed_out if kind(event) == "bid_made" else event.cards_played.timed_out
 
 
+@pytest.mark.on_each_store
 class TestAutoPlay:
     async def test_a_seat_that_never_moves_is_played_for_by_the_clock_until_the_game_ends(
         self, referees: Referees
@@ -117,6 +119,7 @@ class TestAutoPlay:
         assert strikes[IDLE] == sum(1 for seat, _ in _decisions(events) if seat == IDLE)
 
 
+@pytest.mark.on_each_store
 class TestForfeit:
     async def test_a_timeout_in_play_under_forfeit_loses_the_round_for_the_offenders_side(
         self, referees: Referees
@@ -155,6 +158,7 @@ class TestForfeit:
         assert kind(events[-1]) == "table_closed"
 
 
+@pytest.mark.on_each_store
 class TestTimeBank:
     async def test_the_bank_shrinks_only_by_what_a_decision_overran(self, referees: Referees) -> None:
         node = await referees.start(clock_interval_s=0.02)
@@ -208,6 +212,7 @@ class TestLateMoves:
         assert [(action.seat, action.bid, action.timed_out) for action in after.history] == [(late, 0, True)]
 
 
+@pytest.mark.on_each_store
 class TestTwoClocks:
     async def test_two_referees_clocks_apply_each_timeout_exactly_once(self, referees: Referees) -> None:
         first = await referees.start(clock_interval_s=0.005)

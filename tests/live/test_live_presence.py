@@ -61,6 +61,7 @@ async def _watched_auction(referees: Referees) -> tuple[Node, Table, Watcher, ta
     return node, table, spectator, await _spectate(node.tables, table.table_id)
 
 
+@pytest.mark.on_each_store
 class TestStreams:
     async def test_a_seat_with_an_open_stream_is_connected_and_announced(self, referees: Referees) -> None:
         node = await referees.start(**FAST)
@@ -135,6 +136,7 @@ class TestStreams:
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.on_each_store
 class TestCalls:
     async def test_a_call_keeps_a_seat_connected_for_the_window_then_it_goes(self, referees: Referees) -> None:
         node = await referees.start(**FAST)

@@ -48,6 +48,7 @@ async def _one_round(node: Node, seed: int, variant: cards_pb2.Variant = THREE) 
     return (await round_replays(node, table))[0].json
 
 
+@pytest.mark.on_each_store
 class TestGetReplay:
     async def test_a_finished_rounds_replay_has_the_deals_every_timed_action_and_the_settlement(
         self, referees: Referees
@@ -126,6 +127,7 @@ class TestGetReplay:
         )
 
 
+@pytest.mark.on_each_store
 class TestVerifyMany:
     @pytest.mark.parametrize("variant", [THREE, FOUR], ids=["3p", "4p"])
     async def test_every_replay_of_many_varied_games_verifies(
@@ -356,6 +358,7 @@ def _timed_out(document: Document, kind: str) -> dict[str, Any]:
     return next(a for a in document["deals"][-1]["actions"] if a["timed_out"] and kind in a)
 
 
+@pytest.mark.on_each_store
 class TestClockActions:
     """Every action marked timed out must be what the clock does under the table's timeout policy."""
 

@@ -57,6 +57,7 @@ def _watch_after(node: Node, table_id: str, sequence: int, write: int, token: st
     return Watcher(node.tables.WatchTable(request, metadata=as_seat(token) if token is not None else ()))
 
 
+@pytest.mark.on_each_store
 class TestFirstMessage:
     async def test_a_seats_stream_starts_with_a_snapshot_holding_that_seats_hand(self, referees: Referees) -> None:
         node = await referees.start()
@@ -125,6 +126,7 @@ class TestFirstMessage:
         await watcher.cancel()
 
 
+@pytest.mark.on_each_store
 class TestEvents:
     async def test_every_change_follows_as_events_with_consecutive_sequences_until_ok_after_table_closed(
         self, referees: Referees
@@ -245,6 +247,7 @@ async def _resume_matches_uninterrupted(first: Node, second: Node) -> None:
     _assert_consecutive(joined, reference.events[0].sequence)
 
 
+@pytest.mark.on_each_store
 class TestResume:
     async def test_a_resumed_stream_gives_exactly_the_missed_events_then_the_live_ones(
         self, referees: Referees
@@ -391,6 +394,7 @@ class TestResume:
         await watcher.cancel()
 
 
+@pytest.mark.on_each_store
 class TestRefusals:
     async def test_an_unknown_table_is_not_found(self, referees: Referees) -> None:
         node = await referees.start()
@@ -412,6 +416,7 @@ class TestRefusals:
             )
 
 
+@pytest.mark.on_each_store
 class TestLeaving:
     async def test_a_seat_that_leaves_watches_on_as_a_spectator_and_its_replacement_sees_its_own_hand(
         self, referees: Referees

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from dizhu.testing import serve_process
 from tests.support import polyglot_builds
 from tests.support.polyglot_tables import API_KEY
+from tests.support.referees import served_referee
 from tests.support.shared_builds import npm_ci
 
 NODE_CLIENT = polyglot_builds.CLIENTS / "node"
@@ -28,9 +27,8 @@ NODE_CLIENT = polyglot_builds.CLIENTS / "node"
 @pytest.fixture(scope="session")
 def referee(redis_url: str) -> Iterator[str]:
     """``"127.0.0.1:<port>"`` of a ``dizhu serve`` child requiring :data:`API_KEY` for CreateTable."""
-    flags = ["--key-prefix", f"poly-{uuid.uuid4().hex[:8]}", "--api-key", API_KEY, "--log-level", "warning"]
-    with serve_process(redis_url, args=[*flags, "--grace", "1"]) as process:
-        yield process.target
+    with served_referee(redis_url, "poly", api_key=API_KEY) as target:
+        yield target
 
 
 @pytest.fixture(scope="session")

@@ -43,6 +43,7 @@ from tests.support.grpc_calls import (
     error_info,
     send,
 )
+from tests.support.store_fixtures import REDIS, connect
 
 Event = events_pb2.TableEvent
 #: Generous bound for anything that should happen "soon" (a stream message, a clock timeout).
@@ -61,11 +62,12 @@ class Node:
 
 
 class Referees:
-    """Starts referees over one Redis; ``aclose`` stops them all (servers first, then Redis)."""
+    """Starts referees over one store (a Redis or a Redis Cluster); ``aclose`` stops them all (servers first)."""
 
-    def __init__(self, redis_url: str, client: redis.asyncio.Redis) -> None:
+    def __init__(self, redis_url: str, client: redis.asyncio.Redis, store_kind: str = REDIS) -> None:
         self._url = redis_url
         self._client = client
+        self._store_kind = store_kind
         self._nodes: list[Node] = []
         self._clients: list[redis.asyncio.Redis] = []
 
@@ -93,8 +95,8 @@ class Referees:
         return node
 
     def connect(self) -> Any:
-        """A Redis client of its own (a cluster's, for a cluster: see tests/cluster)."""
-        return redis.asyncio.Redis.from_url(self._url)
+        """A Redis client of its own (a cluster's, over a cluster: ``store_kind``)."""
+        return connect(self._store_kind, self._url)
 
     async def aclose(self) -> None:
         for node in self._nodes:

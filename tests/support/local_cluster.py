@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Final
 
 import redis
+import redis.asyncio
 from redis.crc import key_slot
 
 from dizhu.embedded_redis import EmbeddedRedis
@@ -347,3 +348,8 @@ def local_cluster(**options: object) -> Iterator[LocalCluster]:
     cluster = LocalCluster(**options)  # type: ignore[arg-type]
     with cluster:
         yield cluster
+
+
+def cluster_client(url: str) -> redis.asyncio.RedisCluster:
+    """A cluster client (bytes in, bytes out) discovering the cluster from the node at ``url``."""
+    return redis.asyncio.RedisCluster.from_url(url)

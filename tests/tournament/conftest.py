@@ -2,7 +2,7 @@
 
 (The tournament files and faulty entrants they play with are in ``tests.support.tournaments``.)
 
-The referee is a separate process (``dizhu.testing.serve_process``) requiring an API key,
+The referee is a separate process (``tests.support.referees.served_referee``) requiring an API key,
 as an organiser's external referee would; every tournament gets a fresh name and key
 prefix, so tests never see each other's schedules. Nothing is mocked.
 """
@@ -10,12 +10,11 @@ prefix, so tests never see each other's schedules. Nothing is mocked.
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from dizhu.testing import serve_process
+from tests.support.referees import served_referee
 from tests.support.shared_builds import npm_ci
 from tests.support.tournaments import API_KEY, NODE_CLIENT
 
@@ -23,9 +22,8 @@ from tests.support.tournaments import API_KEY, NODE_CLIENT
 @pytest.fixture(scope="module")
 def referee(redis_url: str) -> Iterator[str]:
     """``"127.0.0.1:<port>"`` of a ``dizhu serve`` child requiring :data:`API_KEY`, for the module."""
-    flags = ["--key-prefix", f"tref-{uuid.uuid4().hex[:8]}", "--api-key", API_KEY, "--log-level", "warning"]
-    with serve_process(redis_url, args=[*flags, "--grace", "1"]) as process:
-        yield process.target
+    with served_referee(redis_url, "tref", api_key=API_KEY) as target:
+        yield target
 
 
 @pytest.fixture(scope="session")

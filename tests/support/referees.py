@@ -1,0 +1,25 @@
+"""The one way the tests start a ``dizhu serve`` referee of its own: a child process on a free port.
+
+Every referee gets a fresh key prefix, so tests sharing a Redis never see each other's tables
+or schedules; a test that stands for an organiser's referee requires an API key of it.
+(In-process referees, the gRPC and live tests' ``referee`` and ``referees``, are started by
+``dizhu.process.create_server`` in their conftests.)
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dizhu.testing import serve_process
+
+
+@contextmanager
+def served_referee(redis_url: str, key_prefix: str, *, api_key: str | None = None) -> Iterator[str]:
+    """``"127.0.0.1:<port>"`` of a ``dizhu serve`` child over ``redis_url`` (stopped within a second)."""
+    flags = ["--key-prefix", f"{key_prefix}-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
+    if api_key is not None:
+        flags += ["--api-key", api_key]
+    with serve_process(redis_url, args=flags) as process:
+        yield process.target
