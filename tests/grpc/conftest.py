@@ -1,6 +1,6 @@
 """Fixtures of the gRPC integration tests: a real referee on port 0 over the real test Redis.
 
-Per test: a :class:`TableStore` over the flushed ``redis_client``, a started server
+Per test: a :class:`TableStore` over the flushed ``redis_client``, a started server, ``in_process_referee``
 (``create_server``, stopped afterwards), an aio channel to it and the stubs. The
 ``second_referee`` fixture adds another in-process server over its own Redis connection, as
 a second referee process would have. Nothing is mocked.
@@ -27,7 +27,7 @@ async def _started(table_store: TableStore) -> Referee:
 
 
 @pytest.fixture
-async def referee(store: TableStore) -> AsyncIterator[Referee]:
+async def in_process_referee(store: TableStore) -> AsyncIterator[Referee]:
     """A started referee on a free port, stopped after the test."""
     server = await _started(store)
     yield server
@@ -35,9 +35,9 @@ async def referee(store: TableStore) -> AsyncIterator[Referee]:
 
 
 @pytest.fixture
-async def channel(referee: Referee) -> AsyncIterator[grpc.aio.Channel]:
-    """An aio channel to ``referee``."""
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{referee.port}") as opened:
+async def channel(in_process_referee: Referee) -> AsyncIterator[grpc.aio.Channel]:
+    """An aio channel to ``in_process_referee``."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{in_process_referee.port}") as opened:
         yield opened
 
 

@@ -36,9 +36,9 @@ class TestHealth:
         assert caught.value.code() == grpc.StatusCode.NOT_FOUND
 
     async def test_a_stopping_server_reports_not_serving_first(
-        self, referee: Referee, health: health_pb2_grpc.HealthStub
+        self, in_process_referee: Referee, health: health_pb2_grpc.HealthStub
     ) -> None:
-        await referee.health.enter_graceful_shutdown()
+        await in_process_referee.health.enter_graceful_shutdown()
         for service in ("", "dizhu.v1.TableService"):
             response = await health.Check(health_pb2.HealthCheckRequest(service=service))
             assert response.status == health_pb2.HealthCheckResponse.NOT_SERVING

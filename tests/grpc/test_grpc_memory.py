@@ -33,26 +33,30 @@ def _kept(referee: Referee, table_id: str) -> dict[str, bool]:
 
 @pytest.mark.parametrize("variant", [THREE, FOUR], ids=["3p", "4p"])
 async def test_a_table_played_to_its_end_is_kept_nowhere(
-    referee: Referee, tables: TableStub, rules: RulesStub, variant: cards_pb2.Variant
+    in_process_referee: Referee, tables: TableStub, rules: RulesStub, variant: cards_pb2.Variant
 ) -> None:
     table = await create_table(tables, variant, round_limit=1, seeds=[bytes(range(32))])
     rng = random.Random(7)
     for _ in range(5):  # into the deal: every cache holds the table while its deal runs
         await act(tables, rules, table, rng)
-    assert _kept(referee, table.table_id) == dict.fromkeys(_kept(referee, table.table_id), True)
+    assert _kept(in_process_referee, table.table_id) == dict.fromkeys(_kept(in_process_referee, table.table_id), True)
 
     closed = await play_until_closed(tables, rules, table, rng)
     assert closed.phase == table_pb2.PHASE_CLOSED
     await view(tables, table)  # a read of the closed table keeps nothing either
-    assert _kept(referee, table.table_id) == dict.fromkeys(_kept(referee, table.table_id), False)
+    assert _kept(in_process_referee, table.table_id) == dict.fromkeys(_kept(in_process_referee, table.table_id), False)
 
 
 async def test_a_finished_round_of_a_table_that_goes_on_lets_go_of_its_deal(
-    referee: Referee, tables: TableStub, rules: RulesStub
+    in_process_referee: Referee, tables: TableStub, rules: RulesStub
 ) -> None:
     table = await create_table(tables, THREE, next_round=table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED)
     rng = random.Random(11)
     current = await act(tables, rules, table, rng)
     while current.phase != table_pb2.PHASE_ROUND_OVER:
         current = await act(tables, rules, table, rng)
-    assert _kept(referee, table.table_id) == {"growing lists": False, "view digest": False, "decoded state": True}
+    assert _kept(in_process_referee, table.table_id) == {
+        "growing lists": False,
+        "view digest": False,
+        "decoded state": True,
+    }

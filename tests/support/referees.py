@@ -2,7 +2,7 @@
 
 Every referee gets a fresh key prefix, so tests sharing a Redis never see each other's tables
 or schedules; a test that stands for an organiser's referee requires an API key of it.
-(In-process referees, the gRPC and live tests' ``referee`` and ``referees``, are started by
+(In-process referees, the gRPC and live tests' ``in_process_referee`` and ``referees``, are started by
 ``dizhu.process.create_server`` in their conftests.)
 """
 
