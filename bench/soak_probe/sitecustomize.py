@@ -49,6 +49,16 @@ def _cache_sizes() -> list[str]:
 
 
 def _dump(_signal: int, _frame: FrameType | None) -> None:
+    # Raised here, an error would surface wherever the referee's main thread was: written down instead.
+    try:
+        _write_dump()
+    except Exception as error:
+        if _OUT:
+            with open(_OUT, "a") as out:
+                out.write(f"--- dump failed: {error!r}\n")
+
+
+def _write_dump() -> None:
     snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
     traced_mib = tracemalloc.get_traced_memory()[0] / 2**20
     lines = [f"--- traced {traced_mib:.1f} MiB; entries kept:", *_cache_sizes()]
