@@ -28,9 +28,13 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 # the test output, in the workers and every process they start (which inherit it).
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
+import pytest
 import structlog
 
 from dizhu.logs import console_renderer
+
+# The checks the support modules make for the tests explain their failures as a test's own do.
+pytest.register_assert_rewrite("tests.support")
 
 # The referees, bots and web servers the tests run in their own process log through structlog's
 # defaults, drawn as ``--log-format console`` draws them: structlog's own console renderer shows
