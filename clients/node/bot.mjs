@@ -56,9 +56,9 @@ export class RandomBot {
     return options[Math.floor(this.random() * options.length)];
   }
 
+  // The view's legal_bids: 0 (a pass), then every amount above the highest bid.
   chooseBid(view) {
-    const highest = view.highest_bid ?? 0;
-    return this.pick([0, ...[1, 2, 3].filter((amount) => amount > highest)]);
+    return this.pick(view.legal_bids?.length ? view.legal_bids : [0]);
   }
 
   choosePlay(view, moves, canPass) {
@@ -129,10 +129,9 @@ export async function* watchTable(
   }
 }
 
-/** The cards to beat (the view's to_beat, by another seat); null when the seat leads. */
+/** The cards to beat (the view's to_beat); null when the seat leads (the view leaves it unset then). */
 export function toBeat(view) {
-  const beat = view.to_beat;
-  return beat && (beat.seat ?? 0) !== view.your_seat ? beat.cards : null;
+  return view.to_beat ? view.to_beat.cards : null;
 }
 
 const version = (view) => BigInt(view.version ?? 0);

@@ -75,6 +75,10 @@ def _assert_consistent(table_view: table_pb2.TableView) -> None:
     else:
         assert table_view.to_beat == last
     assert len(table_view.doubling_plays) == table_view.doublings
+    if table_view.phase == table_pb2.PHASE_AUCTION:
+        assert list(table_view.legal_bids) == [0, *range(table_view.highest_bid + 1, 4)]
+    else:
+        assert list(table_view.legal_bids) == []
     if table_view.HasField("landlord_seat"):
         assert table_view.stake == table_view.highest_bid << table_view.doublings
     else:  # table.proto: 0 until the landlord is chosen, whatever the auction's highest bid
@@ -113,6 +117,28 @@ class TestATrickStepByStep:
         assert current.trick.leader_seat == landlord
         assert list(current.trick.plays) == []
         assert not current.HasField("to_beat")
+
+
+class TestLegalBids:
+    @pytest.mark.parametrize("variant", [THREE, FOUR], ids=["3p", "4p"])
+    async def test_the_view_lists_the_bids_the_seat_to_act_may_make(
+        self, tables: TableStub, variant: cards_pb2.Variant
+    ) -> None:
+        table = await create_table(tables, variant, seeds=[SEED], first_dealer=0)
+        opening = await view(tables, table)
+        assert opening.phase == table_pb2.PHASE_AUCTION
+        assert list(opening.legal_bids) == [0, 1, 2, 3]
+        # Every viewer reads the same list: the seat to act, another seat, a spectator.
+        for seat in (opening.turn_seat, (opening.turn_seat + 1) % table.players):
+            assert list((await view(tables, table, seat)).legal_bids) == [0, 1, 2, 3]
+        after_one = (await send(tables, table, opening.turn_seat, opening.version, Decision(amount=1))).table
+        assert list(after_one.legal_bids) == [0, 2, 3]
+        after_two = (await send(tables, table, after_one.turn_seat, after_one.version, Decision(amount=2))).table
+        assert list(after_two.legal_bids) == [0, 3]
+        # A bid of 3 ends the auction: nothing to bid in the play.
+        landlord_view = (await send(tables, table, after_two.turn_seat, after_two.version, Decision(amount=3))).table
+        assert landlord_view.phase == table_pb2.PHASE_PLAY
+        assert list(landlord_view.legal_bids) == []
 
 
 class TestRandomRoundsOverGrpc:

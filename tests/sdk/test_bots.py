@@ -114,11 +114,13 @@ class TestHeuristicBot:
             settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER),
             your_hand=parse_cards("3 4 5 6 7 8 9 T J Q K A 2 2 2 BJ RJ"),
             seats=[table_pb2.SeatView(seat=s) for s in range(3)],
+            legal_bids=[0, 1, 2, 3],  # a referee's view in the auction lists them
         )
         weak = table_pb2.TableView(
             settings=table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER),
             your_hand=parse_cards("3 3 4 4 5 6 6 7 8 8 9 9 T J J Q K"),
             seats=[table_pb2.SeatView(seat=s) for s in range(3)],
+            legal_bids=[0, 1, 2, 3],
         )
         assert HeuristicBot().choose_bid(strong) == 3
         assert HeuristicBot().choose_bid(weak) == 0

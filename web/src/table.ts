@@ -324,10 +324,9 @@ export class TablePage {
     return !!view && view.yourSeat !== undefined && view.turnSeat === view.yourSeat;
   }
 
-  /** The cards to beat (the view's, by another seat); none when leading. */
+  /** The cards to beat (the view's); none when leading (the view leaves it unset then). */
   private toBeat(): Card[] | undefined {
-    const beat = this.view?.toBeat;
-    return beat && beat.seat !== this.view?.yourSeat ? beat.cards : undefined;
+    return this.view?.toBeat?.cards;
   }
 
   private async loadLegalMoves(): Promise<void> {

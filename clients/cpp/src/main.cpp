@@ -426,13 +426,13 @@ class Bot {
     // number. Ask for presence first.
     if (!view.has_turn_seat() || !view.has_your_seat() || view.turn_seat() != view.your_seat()) return std::nullopt;
     if (view.phase() == dizhu::v1::PHASE_AUCTION) {
-      std::vector<uint32_t> amounts{0};
-      for (uint32_t amount = view.highest_bid() + 1; amount <= 3; ++amount) amounts.push_back(amount);
+      const auto& amounts = view.legal_bids();  // 0 (a pass), then every amount above the highest bid
+      if (amounts.empty()) return std::nullopt;
       dizhu::v1::BidRequest request;
       request.set_table_id(table_id_);
       request.set_request_id(request_id);
       request.set_expected_version(view.version());
-      request.set_amount(amounts[Pick(amounts.size())]);
+      request.set_amount(amounts[static_cast<int>(Pick(static_cast<size_t>(amounts.size())))]);
       return referee_
           .Call<dizhu::v1::BidResponse>("Bid",
                                         [&](grpc::ClientContext* context, dizhu::v1::BidResponse* response) {
@@ -466,9 +466,9 @@ class Bot {
     return std::nullopt;
   }
 
-  // The view's play to beat, unless it is the bot's own (then the bot leads); null when leading.
+  // The view's play to beat; null when the bot leads (the view leaves it unset then).
   static const dizhu::v1::TrickPlay* PlayToBeat(const TableView& view) {
-    if (!view.has_to_beat() || view.to_beat().seat() == view.your_seat()) return nullptr;
+    if (!view.has_to_beat()) return nullptr;
     return &view.to_beat();
   }
 

@@ -232,8 +232,11 @@ impl Bot {
         }
         match view.phase() {
             Phase::Auction => {
-                let amounts: Vec<u32> =
-                    std::iter::once(0).chain(view.highest_bid + 1..=3).collect();
+                // 0 (a pass), then every amount above the highest bid.
+                let amounts = &view.legal_bids;
+                if amounts.is_empty() {
+                    return Ok(None);
+                }
                 let amount = amounts[self.random.random_range(0..amounts.len())];
                 let request = BidRequest {
                     table_id,
@@ -260,7 +263,7 @@ impl Bot {
                         cards: view.your_hand.clone(),
                         ..Default::default()
                     }),
-                    to_beat: to_beat(view, mine),
+                    to_beat: to_beat(view),
                 };
                 let legal = self
                     .referee
@@ -298,10 +301,10 @@ impl Bot {
     }
 }
 
-/// The view's play to beat, unless it is the bot's own (then the bot leads); None when leading.
-fn to_beat(view: &TableView, mine: u32) -> Option<CardSet> {
+/// The view's play to beat; None when the bot leads (the view leaves it unset then).
+fn to_beat(view: &TableView) -> Option<CardSet> {
     let play = view.to_beat.as_ref()?;
-    (play.seat != mine).then(|| CardSet {
+    Some(CardSet {
         cards: play.cards.clone(),
         ..Default::default()
     })

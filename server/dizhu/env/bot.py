@@ -18,12 +18,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from dizhu.client import Bot
-from dizhu.client.bot import to_beat
 from dizhu.env.actions import PASS, action_table
 from dizhu.env.encodings import encoding
 from dizhu.env.info import AUCTION, OVER, PLAY, Seen, rank_counts, record_moves
 from dizhu.env.single import Policy
-from dizhu.rules import RANKS, VARIANTS, classify
+from dizhu.rules import VARIANTS
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
 __all__ = ["PolicyBot", "seen_in"]
@@ -68,11 +67,11 @@ def seen_in(view: table_pb2.TableView) -> Seen:
             if action.deal_number == view.deal_number and not action.HasField("bid")
         ],
     )
-    beat = to_beat(view) if in_play else None
-    if beat:
-        seen.to_beat[0] = _counts(beat)
-        seen.to_beat_kind[0] = classify([RANKS[_rank(card)] for card in beat], variant).kind
-        seen.last_player[0] = next(entry.seat for entry in reversed(view.trick.plays) if entry.cards)
+    if in_play and view.HasField("to_beat"):  # unset when the seat leads
+        seen.to_beat[0] = _counts(view.to_beat.cards)
+        # The contract numbers CombinationKind as the rules core does (docs/rules.md §6).
+        seen.to_beat_kind[0] = view.to_beat.combination.kind
+        seen.last_player[0] = view.to_beat.seat
     seen.doublings[0] = view.doublings
     return seen
 
@@ -101,7 +100,7 @@ class PolicyBot(Bot):
         return chosen if chosen in legal else legal[0]
 
     def choose_bid(self, view: table_pb2.TableView) -> int:
-        return self._decide(view, [PASS, *range(view.highest_bid + 1, 4)])
+        return self._decide(view, list(view.legal_bids))  # bid amounts are their action indices (PASS = 0)
 
     def choose_play(
         self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool

@@ -89,6 +89,8 @@ def table_view(game: Game | NativeGame, seat: int, bids: Sequence[tuple[int, int
         bids=[table_pb2.AuctionBid(seat=bidder, amount=amount) for bidder, amount in bids],
     )
     view.settings.variant = _VARIANT_IDS[variant.name]
+    if in_auction:  # the auction's action indices are the bid amounts (PASS = 0)
+        view.legal_bids.extend(game.legal)
     landlord = int(seen.landlord[0])
     if landlord != NONE:
         view.landlord_seat = landlord

@@ -167,9 +167,9 @@ func (b *Bot) act(ctx context.Context, view *dizhuv1.TableView, settled *uint32)
 	}
 	switch view.GetPhase() {
 	case dizhuv1.Phase_PHASE_AUCTION:
-		amounts := []uint32{0}
-		for amount := view.GetHighestBid() + 1; amount <= 3; amount++ {
-			amounts = append(amounts, amount)
+		amounts := view.GetLegalBids() // 0 (a pass), then every amount above the highest bid
+		if len(amounts) == 0 {
+			return nil, nil
 		}
 		amount := amounts[b.random.IntN(len(amounts))]
 		resp, err := call(ctx, b.referee, "Bid", &dizhuv1.BidRequest{
@@ -201,10 +201,10 @@ func (b *Bot) act(ctx context.Context, view *dizhuv1.TableView, settled *uint32)
 	return nil, nil
 }
 
-// toBeat is the view's play to beat, unless it is the bot's own (then the bot leads); nil when leading.
+// toBeat is the view's play to beat; nil when the bot leads (the view leaves it unset then).
 func toBeat(view *dizhuv1.TableView) *dizhuv1.CardSet {
 	last := view.GetToBeat()
-	if last == nil || last.GetSeat() == view.GetYourSeat() {
+	if last == nil {
 		return nil
 	}
 	return &dizhuv1.CardSet{Cards: last.GetCards()}

@@ -97,7 +97,7 @@ class Bot(abc.ABC):
 
     @abc.abstractmethod
     def choose_bid(self, view: table_pb2.TableView) -> int | Awaitable[int]:
-        """0 to pass, else a bid 1..3 above ``view.highest_bid`` (a bid too low is turned into a pass)."""
+        """0 to pass, else one of ``view.legal_bids`` (a bid not among them is turned into a pass)."""
 
     @abc.abstractmethod
     def choose_play(
@@ -275,8 +275,8 @@ class StreamingViews:
 
 
 def to_beat(view: table_pb2.TableView) -> list[cards_pb2.Card] | None:
-    """The cards the viewer must beat (the view's ``to_beat``, by another seat); None when leading."""
-    if not view.HasField("to_beat") or (view.HasField("your_seat") and view.to_beat.seat == view.your_seat):
+    """The cards the viewer must beat (the view's ``to_beat``); None when leading (the view leaves it unset)."""
+    if not view.HasField("to_beat"):
         return None
     return list(view.to_beat.cards)
 
@@ -287,7 +287,7 @@ class BotRunner:
     * Reads the table from ``views`` (default :class:`StreamingViews`: a ``WatchTable``
       stream saying when to read) and acts as soon as the view says it is the seat's
       turn; in ``PHASE_PLAY`` it asks ``RulesService`` for the legal moves of the exact
-      hand against the trick's last play by another seat.
+      hand against the view's ``to_beat`` (unset when it leads).
     * ``STALE_STATE``, ``NOT_YOUR_TURN``, ``WRONG_PHASE``: the table moved on; read again.
     * A move the rules refuse (the bot's mistake): logged, replaced by a pass or the
       smallest legal move, counted in ``refused``.
@@ -395,7 +395,7 @@ class BotRunner:
 
     async def _bid(self, view: table_pb2.TableView) -> table_pb2.TableView:
         amount = await _outcome(self.bot.choose_bid(view))
-        if amount and (amount <= view.highest_bid or amount > 3):
+        if amount not in view.legal_bids:  # a bid the seat may not make is turned into a pass
             amount = 0
         after = await self.client.bid(amount, expected_version=view.version)
         self._report(Decision(view.your_seat, "bid", view, after, amount=amount))

@@ -77,7 +77,7 @@ class RandomBot(Bot):
         self.rng = random.Random(seed)  # noqa: S311 -- game choices, not secrets
 
     def choose_bid(self, view: table_pb2.TableView) -> int:
-        amount: int = self.rng.choice([0, *range(view.highest_bid + 1, 4)])
+        amount: int = self.rng.choice(list(view.legal_bids) or [0])
         return amount
 
     def choose_play(
@@ -136,7 +136,7 @@ class HeuristicBot(Bot):
         last_to_speak = len(view.bids) == len(view.seats) - 1 and view.highest_bid == 0
         if wanted == 0 and last_to_speak and score >= thresholds[0] - 2:
             wanted = 1
-        return wanted if wanted > view.highest_bid else 0
+        return wanted if wanted in view.legal_bids else 0
 
     # -- playing ---------------------------------------------------------------------
 

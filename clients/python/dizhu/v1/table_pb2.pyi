@@ -219,7 +219,7 @@ class Standing(_message.Message):
     def __init__(self, place: _Optional[int] = ..., seat: _Optional[int] = ..., player_name: _Optional[str] = ..., balance: _Optional[int] = ...) -> None: ...
 
 class TableView(_message.Message):
-    __slots__ = ("table_id", "settings", "version", "phase", "close_reason", "seats", "round", "deal_number", "redeals", "dealer_seat", "turn_seat", "turn_deadline", "face_up_card", "face_up_seat", "seed_commitment", "bids", "highest_bid", "landlord_seat", "kitty", "trick", "tricks_completed", "doublings", "stake", "your_seat", "your_hand", "last_settlement", "last_reveal", "history", "to_beat", "doubling_plays")
+    __slots__ = ("table_id", "settings", "version", "phase", "close_reason", "seats", "round", "deal_number", "redeals", "dealer_seat", "turn_seat", "turn_deadline", "face_up_card", "face_up_seat", "seed_commitment", "bids", "highest_bid", "landlord_seat", "kitty", "trick", "tricks_completed", "doublings", "stake", "your_seat", "your_hand", "last_settlement", "last_reveal", "history", "to_beat", "doubling_plays", "legal_bids")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -250,6 +250,7 @@ class TableView(_message.Message):
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     TO_BEAT_FIELD_NUMBER: _ClassVar[int]
     DOUBLING_PLAYS_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_BIDS_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     settings: TableSettings
     version: int
@@ -280,7 +281,8 @@ class TableView(_message.Message):
     history: _containers.RepeatedCompositeFieldContainer[RoundAction]
     to_beat: TrickPlay
     doubling_plays: _containers.RepeatedCompositeFieldContainer[Doubling]
-    def __init__(self, table_id: _Optional[str] = ..., settings: _Optional[_Union[TableSettings, _Mapping]] = ..., version: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., seats: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., round: _Optional[int] = ..., deal_number: _Optional[int] = ..., redeals: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., turn_seat: _Optional[int] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., bids: _Optional[_Iterable[_Union[AuctionBid, _Mapping]]] = ..., highest_bid: _Optional[int] = ..., landlord_seat: _Optional[int] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., tricks_completed: _Optional[int] = ..., doublings: _Optional[int] = ..., stake: _Optional[int] = ..., your_seat: _Optional[int] = ..., your_hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_settlement: _Optional[_Union[RoundSettlement, _Mapping]] = ..., last_reveal: _Optional[_Union[DealReveal, _Mapping]] = ..., history: _Optional[_Iterable[_Union[RoundAction, _Mapping]]] = ..., to_beat: _Optional[_Union[TrickPlay, _Mapping]] = ..., doubling_plays: _Optional[_Iterable[_Union[Doubling, _Mapping]]] = ...) -> None: ...
+    legal_bids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, table_id: _Optional[str] = ..., settings: _Optional[_Union[TableSettings, _Mapping]] = ..., version: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., close_reason: _Optional[_Union[CloseReason, str]] = ..., seats: _Optional[_Iterable[_Union[SeatView, _Mapping]]] = ..., round: _Optional[int] = ..., deal_number: _Optional[int] = ..., redeals: _Optional[int] = ..., dealer_seat: _Optional[int] = ..., turn_seat: _Optional[int] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., face_up_card: _Optional[_Union[_cards_pb2.Card, _Mapping]] = ..., face_up_seat: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., bids: _Optional[_Iterable[_Union[AuctionBid, _Mapping]]] = ..., highest_bid: _Optional[int] = ..., landlord_seat: _Optional[int] = ..., kitty: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., tricks_completed: _Optional[int] = ..., doublings: _Optional[int] = ..., stake: _Optional[int] = ..., your_seat: _Optional[int] = ..., your_hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_settlement: _Optional[_Union[RoundSettlement, _Mapping]] = ..., last_reveal: _Optional[_Union[DealReveal, _Mapping]] = ..., history: _Optional[_Iterable[_Union[RoundAction, _Mapping]]] = ..., to_beat: _Optional[_Union[TrickPlay, _Mapping]] = ..., doubling_plays: _Optional[_Iterable[_Union[Doubling, _Mapping]]] = ..., legal_bids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Doubling(_message.Message):
     __slots__ = ("cause", "seat", "cards", "trick")

@@ -28,6 +28,7 @@ from dizhu.rules import (
     Play,
     Variant,
     doubles_stake,
+    legal_bids,
     try_classify,
     view_for,
 )
@@ -103,6 +104,7 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
         view.face_up_seat = round_view.face_up_seat
         view.seed_commitment = round_view.commitment or b""
         view.highest_bid = round_view.bid
+        view.legal_bids.extend(legal_bids(table.round))
         if round_view.landlord is not None:
             view.landlord_seat = round_view.landlord
         if round_view.kitty is not None and round_view.landlord is not None:

@@ -354,9 +354,9 @@ public final class DizhuBot {
       return null;
     }
     if (view.getPhase() == Phase.PHASE_AUCTION) {
-      List<Integer> amounts = new ArrayList<>(List.of(0));
-      for (int amount = view.getHighestBid() + 1; amount <= 3; amount++) {
-        amounts.add(amount);
+      List<Integer> amounts = view.getLegalBidsList(); // 0 (a pass), then every amount above the highest bid
+      if (amounts.isEmpty()) {
+        return null;
       }
       BidRequest request = BidRequest.newBuilder().setTableId(tableId).setRequestId(requestId)
           .setExpectedVersion(view.getVersion()).setAmount(amounts.get(random.nextInt(amounts.size()))).build();
@@ -385,9 +385,9 @@ public final class DizhuBot {
     return null;
   }
 
-  /** The view's play to beat, unless it is the bot's own (then the bot leads); null when leading. */
+  /** The view's play to beat; null when the bot leads (the view leaves it unset then). */
   private static List<Card> toBeat(TableView view) {
-    if (!view.hasToBeat() || view.getToBeat().getSeat() == view.getYourSeat()) {
+    if (!view.hasToBeat()) {
       return null;
     }
     return view.getToBeat().getCardsList();
