@@ -73,6 +73,15 @@ class TestCardIds:
     def test_every_id_round_trips(self) -> None:
         assert [card_id(card_from_id(n)) for n in range(108)] == list(range(108))
 
+    def test_every_card_has_the_rules_cores_id(self) -> None:
+        """One table of card ids, the rules core's: the SDK's ``card_id`` (which the conformance
+        runner and the tests' helpers use too) gives every card of two decks that id."""
+        from dizhu.rules import make_deck
+        from dizhu.service.convert.cards import card_to_proto
+
+        deck = make_deck(2)
+        assert [card_id(card_to_proto(card)) for card in deck] == [card.id for card in deck]
+
     def test_out_of_range_id(self) -> None:
         with pytest.raises(ValueError, match="no card"):
             card_from_id(108)

@@ -31,6 +31,7 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from dizhu.client.cards import card_id  # the contract's card id (docs/api.md, "Card id"): the SDK's
 from dizhu.config import ServerConfig
 from dizhu.embedded_redis import EmbeddedRedis
 from dizhu.process import create_server
@@ -171,13 +172,6 @@ async def invalid(call: Awaitable[Any], field: str) -> error_details_pb2.BadRequ
     fields = [violation.field for violation in violations.field_violations]
     assert field in fields, fields
     return violations
-
-
-def card_id(card: cards_pb2.Card) -> int:
-    """The contract's card id (docs/api.md, "Card id")."""
-    if card.rank >= cards_pb2.RANK_BLACK_JOKER:
-        return 54 * card.copy + 52 + (card.rank - cards_pb2.RANK_BLACK_JOKER)
-    return 54 * card.copy + 4 * (card.rank - 1) + (card.suit - 1)
 
 
 def cards_in(cards: Iterable[cards_pb2.Card]) -> list[int]:

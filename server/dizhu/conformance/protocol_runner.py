@@ -29,9 +29,10 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from dizhu.client.cards import card_id
 from dizhu.client.connection import STARTING_REFEREE_OPTIONS
 from dizhu.conformance.kit import Kit, KitError, Report
-from dizhu.v1 import rules_service_pb2, table_service_pb2
+from dizhu.v1 import cards_pb2, rules_service_pb2, table_service_pb2
 
 __all__ = ["Unreachable", "check_answer", "resolve", "run_protocol"]
 
@@ -85,16 +86,8 @@ def _same(actual: Any, expected: Any) -> bool:
 
 
 def _card_id(card: Mapping[str, Any]) -> int:
-    """The contract's card id (docs/api.md, "Card id") of a card in proto3 JSON."""
-    rank = _RANKS.index(card.get("rank", "RANK_UNSPECIFIED"))
-    copy = int(card.get("copy", 0))
-    if rank >= _RANKS.index("RANK_BLACK_JOKER"):
-        return 54 * copy + 52 + rank - _RANKS.index("RANK_BLACK_JOKER")
-    return 54 * copy + 4 * (rank - 1) + _SUITS.index(card.get("suit", "SUIT_UNSPECIFIED")) - 1
-
-
-_RANKS = [value.name for value in descriptor_pool.Default().FindEnumTypeByName(f"{_PACKAGE}.Rank").values]
-_SUITS = [value.name for value in descriptor_pool.Default().FindEnumTypeByName(f"{_PACKAGE}.Suit").values]
+    """The contract's card id (docs/api.md, "Card id") of a card in proto3 JSON: the SDK's ``card_id``."""
+    return card_id(json_format.ParseDict(dict(card), cards_pb2.Card()))
 
 
 def check_answer(answer: Any, checks: list[Mapping[str, Any]], saved: dict[str, Any]) -> None:
