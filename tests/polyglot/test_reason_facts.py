@@ -61,3 +61,30 @@ def test_go_module_copy_of_the_retry_policy_is_the_shared_one() -> None:
     """go:embed cannot reach outside clients/go: its copy of the policy must not drift."""
     copy = CLIENTS / "go" / "cmd" / "dizhu-bot" / "retry_policy.json"
     assert Path(copy).read_bytes() == RETRY_POLICY.read_bytes(), f"cp {RETRY_POLICY} {copy}"
+
+
+#: The Node client's decisions, as its bot takes them (bot.mjs reads MOVED_ON_REASONS; dizhu.mjs's
+#: call retries RETRYABLE_REASONS and the policy's codes).
+_NODE_DECISIONS = """
+const m = await import("./dizhu.mjs");
+const decisions = {};
+for (const reason of Object.keys(m.ERROR_FACTS)) {
+  decisions[reason] = m.RETRYABLE_REASONS.has(reason) ? "retry" : m.MOVED_ON_REASONS.has(reason) ? "moved_on" : "fatal";
+}
+for (const code of m.RETRYABLE) decisions[m.codeName(code)] = "retry";
+console.log(JSON.stringify(decisions));
+"""
+
+
+def test_node_client_decides_each_reason_as_the_facts_say(node_bot: list[str]) -> None:
+    node, bot = node_bot
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", _NODE_DECISIONS],
+        cwd=Path(bot).parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == expected()["decisions"]
