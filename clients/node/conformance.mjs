@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
-import { codeName, connect, errorDetails, grpc } from "./dizhu.mjs";
+import { cardId, codeName, connect, errorDetails, grpc } from "./dizhu.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DEFAULTS = [0, "", false, "0"];
@@ -85,19 +85,6 @@ function sortKeys(value) {
     );
   }
   return value;
-}
-
-const RANKS = ["RANK_UNSPECIFIED", "RANK_THREE", "RANK_FOUR", "RANK_FIVE", "RANK_SIX", "RANK_SEVEN", "RANK_EIGHT",
-  "RANK_NINE", "RANK_TEN", "RANK_JACK", "RANK_QUEEN", "RANK_KING", "RANK_ACE", "RANK_TWO", "RANK_BLACK_JOKER",
-  "RANK_RED_JOKER"];
-const SUITS = ["SUIT_UNSPECIFIED", "SUIT_CLUBS", "SUIT_DIAMONDS", "SUIT_HEARTS", "SUIT_SPADES", "SUIT_JOKER"];
-
-/** The contract's card id (docs/api.md, "Card id"). */
-function cardId(card) {
-  const rank = RANKS.indexOf(card.rank ?? "RANK_UNSPECIFIED");
-  const copy = Number(card.copy ?? 0);
-  if (rank >= RANKS.indexOf("RANK_BLACK_JOKER")) return 54 * copy + 52 + rank - RANKS.indexOf("RANK_BLACK_JOKER");
-  return 54 * copy + 4 * (rank - 1) + SUITS.indexOf(card.suit ?? "SUIT_UNSPECIFIED") - 1;
 }
 
 function checkAnswer(answer, checks, saved) {

@@ -150,17 +150,36 @@ const millis = (duration) => Math.round(Number(duration.replace(/s$/, "")) * 100
 /** Status codes after which the same request may be sent again: the service config's retryableStatusCodes. */
 export const RETRYABLE = new Set(retryPolicy.retryableStatusCodes.map((name) => grpc.status[name]));
 
+/** The contract's descriptors as protobufjs reads them, options included (errors.proto, cards.proto). */
+const CONTRACT = (() => {
+  const root = new protobuf.Root();
+  const protobufjs = dirname(createRequire(import.meta.url).resolve("protobufjs/package.json"));
+  root.resolvePath = (_, target) => join(target.startsWith("google/protobuf/") ? protobufjs : PROTO_DIR, target);
+  root.loadSync(["dizhu/v1/errors.proto", "dizhu/v1/cards.proto"], { keepCase: true });
+  return root;
+})();
+
+const RANK = CONTRACT.lookupEnum("dizhu.v1.Rank").values;
+const SUIT = CONTRACT.lookupEnum("dizhu.v1.Suit").values;
+
+/**
+ * The contract's card id (docs/api.md, "Card id") of a card whose enums are value names (as the
+ * stubs and proto3 JSON give them): 54*copy + 4*(rank-1) + (suit-1), jokers 54*copy + 52 / 53.
+ */
+export function cardId(card) {
+  const rank = RANK[card.rank ?? "RANK_UNSPECIFIED"];
+  const copy = Number(card.copy ?? 0);
+  if (rank >= RANK.RANK_BLACK_JOKER) return 54 * copy + 52 + rank - RANK.RANK_BLACK_JOKER;
+  return 54 * copy + 4 * (rank - 1) + SUIT[card.suit ?? "SUIT_UNSPECIFIED"] - 1;
+}
+
 /**
  * Each ErrorReason's facts as errors.proto states them (its `facts` option), read from the
  * contract: `reason -> { code, category, retry_info }` (protobufjs keeps one value of a
  * repeated option, so the metadata keys are left to docs/api.md).
  */
 export const ERROR_FACTS = (() => {
-  const root = new protobuf.Root();
-  const protobufjs = dirname(createRequire(import.meta.url).resolve("protobufjs/package.json"));
-  root.resolvePath = (_, target) => join(target.startsWith("google/protobuf/") ? protobufjs : PROTO_DIR, target);
-  root.loadSync("dizhu/v1/errors.proto", { keepCase: true });
-  const reasons = root.lookupEnum("dizhu.v1.ErrorReason");
+  const reasons = CONTRACT.lookupEnum("dizhu.v1.ErrorReason");
   const facts = {};
   for (const [name, options] of Object.entries(reasons.valuesOptions ?? {})) {
     facts[name.replace(/^ERROR_REASON_/, "")] = {

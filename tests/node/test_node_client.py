@@ -265,6 +265,20 @@ class TestTheContractsFacts:
         assert out["config"] == SERVICE_CONFIG
         assert out["retryable_codes"] == SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]["retryableStatusCodes"]
 
+    def test_the_node_clients_card_id_is_the_sdks_for_every_card(self, node: str) -> None:
+        """One card-id function in JavaScript (dizhu.mjs's cardId, which conformance.mjs uses),
+        held to the SDK's (itself held to the rules core's ids) on every card of two decks."""
+        from google.protobuf import json_format
+
+        from dizhu.client.cards import card_from_id
+
+        cards = [json_format.MessageToDict(card_from_id(number)) for number in range(108)]
+        script = (
+            'import { cardId } from "./dizhu.mjs";\n'
+            f"console.log(JSON.stringify({{ ids: {json.dumps(cards)}.map(cardId) }}));"
+        )
+        assert _run_script(node, script, dict(os.environ))["ids"] == list(range(108))
+
 
 class TestRetries:
     def test_a_rate_limited_call_is_sent_again_after_the_referees_delay(self, node: str, limited_referee: str) -> None:
