@@ -25,6 +25,8 @@ _BOUNDED = {
     "TableIndexing": lambda kept: kept.marks_kept,
     "Presence": lambda kept: kept.refreshes_kept,
 }
+#: Entries of those caches, counted one by one: more of them than their cache holds are kept elsewhere.
+_ENTRIES = ("_GrowingList", "_RoundDigest")
 _previous: list[tracemalloc.Snapshot] = []
 
 
@@ -45,6 +47,10 @@ def _cache_sizes() -> list[str]:
         count = _BOUNDED.get(type(kept).__name__)
         if count is not None and type(kept).__module__.startswith("dizhu."):
             lines.append(f"  {type(kept).__module__}.{type(kept).__name__}: {count(kept):,}")
+    for kind in _ENTRIES:
+        alive = [kept for kept in found if type(kept).__name__ == kind]
+        holders = sorted({type(holder).__name__ for held in alive[:50] for holder in gc.get_referrers(held)} - {"list"})
+        lines.append(f"  {kind} alive: {len(alive):,}, held by {', '.join(holders)}")
     return lines
 
 
