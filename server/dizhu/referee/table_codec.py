@@ -34,9 +34,8 @@ from dizhu.referee.table import (
     TurnClock,
     Upkeep,
 )
-from dizhu.rules import VARIANTS, HouseRules, MatchState, Settlement, cards_by_id, from_plain, to_plain
+from dizhu.rules import VARIANTS, HouseRules, MatchState, Settlement, cards_by_id, from_plain, serialization, to_plain
 from dizhu.rules.cards import Card
-from dizhu.rules.serialization import action_to_plain
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -292,7 +291,7 @@ def encode(table: TableState) -> bytes:
     round_plain = None
     if table.round is not None:
         round_plain = to_plain(table.round, history=False)
-        round_plain["history"] = _growing_json(table, "history", table.round.history, action_to_plain)
+        round_plain["history"] = _growing_json(table, "history", table.round.history, serialization.action_to_plain)
     plain = {
         "v": _FORMAT_VERSION,
         "id": table.table_id,

@@ -18,7 +18,15 @@ from dizhu.rules.deal import Deal
 from dizhu.rules.round import Phase, RoundState
 from dizhu.rules.variants import VARIANTS, CombinationKind, HouseRules
 
-__all__ = ["FORMAT_VERSION", "action_to_plain", "from_bytes", "from_plain", "to_bytes", "to_plain"]
+__all__ = [
+    "FORMAT_VERSION",
+    "action_to_plain",
+    "from_bytes",
+    "from_plain",
+    "keep_plain_forms_of",
+    "to_bytes",
+    "to_plain",
+]
 
 FORMAT_VERSION = 1
 Plain = dict[str, Any]
@@ -41,13 +49,15 @@ def _combination_from_plain(data: list[Any] | None) -> Combination | None:
     return Combination(CombinationKind(kind), RANKS[main], size, tuple(RANKS[r] for r in ranks))
 
 
-@functools.lru_cache(maxsize=1 << 13)
-def action_to_plain(action: Action) -> tuple[Any, ...]:
-    """An action's plain form (a ``history`` entry), remembered: a state is written after every move, with
-    its whole history."""
+def _action_to_plain(action: Action) -> tuple[Any, ...]:
     if isinstance(action, Bid):
         return ("b", action.seat, action.amount)
     return ("p", action.seat, tuple(card.id for card in action.cards))
+
+
+#: An action's plain form (a ``history`` entry), remembered: a state is written after every move, with
+#: its whole history. Look it up here at each use (:func:`keep_plain_forms_of` replaces it).
+action_to_plain = functools.lru_cache(maxsize=1 << 13)(_action_to_plain)
 
 
 def _action_from_plain(data: list[Any]) -> Action:
@@ -59,9 +69,7 @@ def _action_from_plain(data: list[Any]) -> Action:
     raise ValueError(f"unknown action tag {tag!r}")
 
 
-@functools.lru_cache(maxsize=4096)
-def _deal_to_plain(deal: Deal) -> tuple[tuple[str, Any], ...]:
-    """A deal's plain form, remembered: it never changes while its round is played."""
+def _plain_deal(deal: Deal) -> tuple[tuple[str, Any], ...]:
     return (
         ("seed", None if deal.seed is None else deal.seed.hex()),
         ("dealer", deal.dealer),
@@ -70,6 +78,18 @@ def _deal_to_plain(deal: Deal) -> tuple[tuple[str, Any], ...]:
         ("face_up", deal.face_up.id),
         ("face_up_seat", deal.face_up_seat),
     )
+
+
+#: A deal's plain form, remembered: it never changes while its round is played.
+_deal_to_plain = functools.lru_cache(maxsize=4096)(_plain_deal)
+
+
+def keep_plain_forms_of(*, deals: int, actions: int) -> None:
+    """Remember the plain forms of at most ``deals`` deals and ``actions`` actions in this process
+    (4,096 and 8,192 unless set); what was remembered is forgotten (an ``lru_cache`` has one size)."""
+    global action_to_plain, _deal_to_plain  # noqa: PLW0603 -- the process's one cache of each, resized
+    action_to_plain = functools.lru_cache(maxsize=actions)(_action_to_plain)
+    _deal_to_plain = functools.lru_cache(maxsize=deals)(_plain_deal)
 
 
 def to_plain(state: RoundState, *, history: bool = True) -> Plain:

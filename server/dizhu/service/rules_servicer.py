@@ -24,7 +24,7 @@ from dizhu.service.errors import ServicerContext, guarded
 from dizhu.service.registration import Encoded
 from dizhu.v1 import cards_pb2, rules_service_pb2, rules_service_pb2_grpc
 
-__all__ = ["MOVES_PER_CALL", "RulesServicer"]
+__all__ = ["MOVES_PER_CALL", "RulesServicer", "keep_legal_moves_of"]
 
 #: A ListLegalMoves answer counts as one more call for every this many moves it lists.
 MOVES_PER_CALL = 50
@@ -146,9 +146,17 @@ _CARD_ENTRIES = tuple(
 )
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _combination_entry(move: Combination) -> bytes:
+def _encoded_combination(move: Combination) -> bytes:
     return _field(_MOVE_TAG, convert.combination_to_proto(move).SerializeToString())
+
+
+_combination_entry = functools.lru_cache(maxsize=1 << 14)(_encoded_combination)
+
+
+def keep_legal_moves_of(moves: int) -> None:
+    """Keep at most ``moves`` encoded legal moves in this process (16,384 unless set); those kept are forgotten."""
+    global _combination_entry  # noqa: PLW0603 -- the process's one cache, resized
+    _combination_entry = functools.lru_cache(maxsize=moves)(_encoded_combination)
 
 
 def _combination_entry_of_key(key: int) -> bytes:

@@ -15,13 +15,16 @@ from dizhu.config import ServerConfig
 from dizhu.referee.signing import SigningKeys
 from dizhu.referee.table_codec import keep_growing_lists_of
 from dizhu.referee.tokens import TokenKeys
-from dizhu.service.convert.views import keep_digests_of
+from dizhu.rules.serialization import keep_plain_forms_of
+from dizhu.service.convert.views import keep_digests_of, keep_entries_of
 from dizhu.service.decoded_tables import DecodedTables
 from dizhu.service.janitor import TableJanitor
 from dizhu.service.presence import Presence
+from dizhu.service.rules_servicer import keep_legal_moves_of
 from dizhu.service.table_reads import TableReads
 from dizhu.service.unit_of_work import TablePolicy, UnitOfWork
-from dizhu.store import TableStore
+from dizhu.service.watch import keep_decoded_events_of
+from dizhu.store import TableStore, keep_table_keys_of
 
 __all__ = ["TableWork", "bound_process_caches"]
 
@@ -68,10 +71,20 @@ class TableWork:
 
 
 def bound_process_caches(cached_tables: int) -> None:
-    """Bound this process's caches of running deals (encoded lists, view digests) by ``--cached-tables``.
+    """Bound every process-wide cache a referee fills by ``--cached-tables`` (docs/scaling.md, "Every
+    bound of a referee process"): with the default, 4,096, each keeps the size it has unless set.
 
-    Half as many as the decoded tables: kept for tables whose deal is running only. Process-wide, so
-    set by ``dizhu serve`` for its process, not by each referee that tests start in theirs.
+    Process-wide, so set by ``dizhu serve`` for its process, not by each referee that tests start in
+    theirs; what the caches kept is forgotten.
     """
+    # Kept for tables whose deal is running only: half as many as the decoded tables.
     keep_growing_lists_of(max(1, cached_tables // 2))
     keep_digests_of(max(1, cached_tables // 2))
+    # Keyed by value, shared by the tables that show the same one: a deal, a stored event and a
+    # table's keys per table; two actions and history entries (a table's latest decisions, mostly);
+    # a seat entry per seat of the largest table, and as many legal moves.
+    keep_plain_forms_of(deals=cached_tables, actions=2 * cached_tables)
+    keep_decoded_events_of(cached_tables)
+    keep_table_keys_of(cached_tables)
+    keep_entries_of(seats=4 * cached_tables, history=2 * cached_tables)
+    keep_legal_moves_of(4 * cached_tables)

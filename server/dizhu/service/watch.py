@@ -37,7 +37,7 @@ from dizhu.service.table_reads import Snapshot, TableReads
 from dizhu.store import StoredEvent, TableStore
 from dizhu.v1 import events_pb2
 
-__all__ = ["watch"]
+__all__ = ["keep_decoded_events_of", "watch"]
 
 _HISTORY_CHUNK = 500
 
@@ -218,6 +218,12 @@ def _unless_cancelled() -> None:
 #: Every stream of a table is handed the same stored event: each viewer's version of it is
 #: decoded once per process (shared, never changed), not once per stream.
 _decoded = functools.lru_cache(maxsize=4096)(decode_event)
+
+
+def keep_decoded_events_of(events: int) -> None:
+    """Keep at most ``events`` decoded events in this process (4,096 unless set); those kept are forgotten."""
+    global _decoded  # noqa: PLW0603 -- the process's one cache, resized
+    _decoded = functools.lru_cache(maxsize=events)(decode_event)
 
 
 async def _start(

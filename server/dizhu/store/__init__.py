@@ -21,7 +21,7 @@ from dizhu.store.keys import (
 from dizhu.store.notifications import SUBSCRIBED, Appends
 from dizhu.store.presence import PresenceOutcome, PresenceStore, PresenceUpdate
 from dizhu.store.replies import Loaded, MemoryUse, Saved, SaveOutcome, StoredEvent
-from dizhu.store.table_store import NotReplicated, TableStore
+from dizhu.store.table_store import NotReplicated, TableStore, keep_table_keys_of
 
 __all__ = [
     "SUBSCRIBED",
@@ -41,6 +41,7 @@ __all__ = [
     "TableKeys",
     "TableStore",
     "answer_id",
+    "keep_table_keys_of",
     "table_keys",
     "validate_principal",
     "validate_request_id",

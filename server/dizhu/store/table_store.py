@@ -67,6 +67,7 @@ __all__ = [
     "StoredEvent",
     "TableIndexes",
     "TableStore",
+    "keep_table_keys_of",
 ]
 
 DAY_S: Final = 24 * 60 * 60
@@ -77,6 +78,12 @@ _MAX_SUB_ID: Final = 2**64 - 1
 #: Keys of the tables in play, built (and their ids validated) once rather than on every call;
 #: as many as the referee keeps decoded tables (about 0.8 KiB each).
 _known_table_keys = functools.lru_cache(maxsize=4096)(table_keys)
+
+
+def keep_table_keys_of(tables: int) -> None:
+    """Keep the keys of at most ``tables`` tables in this process (4,096 unless set); those kept are forgotten."""
+    global _known_table_keys  # noqa: PLW0603 -- the process's one cache, resized
+    _known_table_keys = functools.lru_cache(maxsize=tables)(table_keys)
 
 
 class TableStore:

@@ -45,7 +45,7 @@ from dizhu.service.convert.results import CLOSE_REASONS, reveal_to_proto, settle
 from dizhu.service.convert.settings import shown_settings
 from dizhu.v1 import table_pb2, table_service_pb2
 
-__all__ = ["keep_digests_of", "table_view"]
+__all__ = ["keep_digests_of", "keep_entries_of", "table_view"]
 
 _YOUR_HAND = table_pb2.TableView.DESCRIPTOR.fields_by_name["your_hand"].number
 _KITTY = table_pb2.TableView.DESCRIPTOR.fields_by_name["kitty"].number
@@ -151,19 +151,21 @@ def table_view(table: TableState, principal: Principal) -> table_pb2.TableView:
     return view
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _seat_entry(
+def _encoded_seat(
     seat: int, occupied: bool, name: str, cards_left: int, balance: int, timeouts: int, bank_ms: int | None
 ) -> bytes:
-    """One encoded ``TableView.seats`` entry, field tag included (a seat changes far less often than
-    it is shown). ``connected`` stays unset: presence is not part of the table's state, the unit of work
-    marks it."""
+    """One encoded ``TableView.seats`` entry, field tag included. ``connected`` stays unset: presence
+    is not part of the table's state, the unit of work marks it."""
     seat_view = table_pb2.SeatView(
         seat=seat, occupied=occupied, player_name=name, cards_left=cards_left, balance=balance, timeouts=timeouts
     )
     if bank_ms is not None:
         seat_view.time_bank_left.FromMilliseconds(bank_ms)
     return table_pb2.TableView(seats=[seat_view]).SerializeToString()
+
+
+#: Remembered: a seat changes far less often than it is shown.
+_seat_entry = functools.lru_cache(maxsize=1 << 14)(_encoded_seat)
 
 
 def _bid_entry(action: Bid) -> bytes:
@@ -208,20 +210,20 @@ def _last_reveal(table: TableState, running: bool) -> Reveal | None:
     return None if table.last_result is None else table.last_result.reveal
 
 
-@functools.lru_cache(maxsize=1 << 13)
-def _history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
-    """One decision as an encoded ``TableView.history`` entry, field tag included.
-
-    Every view of a running round carries its whole history, rebuilt on every call: joined
-    from these bytes (each made once, then shared by every view and table) it costs about a
-    tenth of building the same messages afresh (``bench/bench_views.py``).
-    """
+def _encoded_history_entry(deal_number: int, action: Action, timed_out: bool) -> bytes:
+    """One decision as an encoded ``TableView.history`` entry, field tag included."""
     entry = table_pb2.RoundAction(deal_number=deal_number, seat=action.seat, timed_out=timed_out)
     if isinstance(action, Bid):
         entry.bid = action.amount
     else:
         entry.cards.extend(cards_to_proto(action.cards))
     return table_pb2.TableView(history=[entry]).SerializeToString()
+
+
+#: Every view of a running round carries its whole history, rebuilt on every call: joined from
+#: these bytes (each made once, then shared by every view and table) it costs about a tenth of
+#: building the same messages afresh (``bench/bench_views.py``).
+_history_entry = functools.lru_cache(maxsize=1 << 13)(_encoded_history_entry)
 
 
 class _RoundDigest:
@@ -363,6 +365,14 @@ _DIGESTS = _RoundDigests()
 def keep_digests_of(tables: int) -> None:
     """Keep the round digests of at most ``tables`` tables in this process (2,048 unless set)."""
     _DIGESTS.resize(tables)
+
+
+def keep_entries_of(*, seats: int, history: int) -> None:
+    """Keep at most ``seats`` encoded seats and ``history`` encoded history entries in this process
+    (16,384 and 8,192 unless set); those kept are forgotten (an ``lru_cache`` has one size)."""
+    global _seat_entry, _history_entry  # noqa: PLW0603 -- the process's one cache of each, resized
+    _seat_entry = functools.lru_cache(maxsize=seats)(_encoded_seat)
+    _history_entry = functools.lru_cache(maxsize=history)(_encoded_history_entry)
 
 
 def _fill_history(view: table_pb2.TableView, table: TableState) -> None:
