@@ -21,7 +21,7 @@ from dizhu.process import Referee
 from dizhu.referee import table_codec
 from dizhu.rules import serialization
 from dizhu.service import rules_servicer
-from dizhu.service.convert import views
+from dizhu.service.convert import settings, views
 from dizhu.service.tables import bound_process_caches
 from dizhu.store import table_store
 from tests.support.grpc_calls import PLAYERS, THREE, act, create_table
@@ -48,6 +48,7 @@ def _kept(referee: Referee) -> dict[str, int]:
         "seat entries": views._seat_entry.cache_info().currsize,
         "history entries": views._history_entry.cache_info().currsize,
         "legal moves": rules_servicer._combination_entry.cache_info().currsize,
+        "shown settings": len(settings._SHOWN_SETTINGS),
     }
 
 
@@ -74,6 +75,9 @@ async def test_each_per_table_memory_stays_at_its_bound_after_many_more_tables(s
     assert kept["encoded lists"] == kept["view digests"] == _BOUND // 2, kept
     assert kept["deals' plain forms"] == kept["table keys"] == _BOUND, kept
     assert kept["actions' plain forms"] == kept["history entries"] == 2 * _BOUND, kept
-    assert kept["seat entries"] == kept["legal moves"] == _MOST_SEATS * _BOUND, kept
+    # Seats show their time banks, and hands are dealt at random: fewer values may be met.
+    assert 0 < kept["seat entries"] <= _MOST_SEATS * _BOUND, kept
+    assert 0 < kept["legal moves"] <= _MOST_SEATS * _BOUND, kept
     # Forgotten all at once when full: anywhere up to a full table's seats per table, never above.
     assert 0 < kept["presence refreshes"] <= _MOST_SEATS * _BOUND, kept
+    assert 0 < kept["shown settings"] <= _BOUND, kept

@@ -16,6 +16,7 @@ from dizhu.referee.signing import SigningKeys
 from dizhu.referee.table_codec import keep_growing_lists_of
 from dizhu.referee.tokens import TokenKeys
 from dizhu.rules.serialization import keep_plain_forms_of
+from dizhu.service.convert.settings import keep_shown_settings_of
 from dizhu.service.convert.views import keep_digests_of, keep_entries_of
 from dizhu.service.decoded_tables import DecodedTables
 from dizhu.service.janitor import TableJanitor
@@ -80,11 +81,12 @@ def bound_process_caches(cached_tables: int) -> None:
     # Kept for tables whose deal is running only: half as many as the decoded tables.
     keep_growing_lists_of(max(1, cached_tables // 2))
     keep_digests_of(max(1, cached_tables // 2))
-    # Keyed by value, shared by the tables that show the same one: a deal, a stored event and a
-    # table's keys per table; two actions and history entries (a table's latest decisions, mostly);
-    # a seat entry per seat of the largest table, and as many legal moves.
+    # Keyed by value, shared by the tables that show the same one: a deal, a stored event, a
+    # table's keys and its shown settings per table; two actions and history entries (a table's
+    # latest decisions, mostly); a seat entry per seat of the largest table, and as many legal moves.
     keep_plain_forms_of(deals=cached_tables, actions=2 * cached_tables)
     keep_decoded_events_of(cached_tables)
     keep_table_keys_of(cached_tables)
+    keep_shown_settings_of(cached_tables)
     keep_entries_of(seats=4 * cached_tables, history=2 * cached_tables)
     keep_legal_moves_of(4 * cached_tables)

@@ -20,7 +20,13 @@ from dizhu.rules import (
 from dizhu.service.convert.cards import variant_from_proto, variant_to_proto
 from dizhu.v1 import table_pb2
 
-__all__ = ["TIMEOUT_POLICIES_TO_PROTO", "settings_from_proto", "settings_to_proto", "shown_settings"]
+__all__ = [
+    "TIMEOUT_POLICIES_TO_PROTO",
+    "keep_shown_settings_of",
+    "settings_from_proto",
+    "settings_to_proto",
+    "shown_settings",
+]
 
 #: The referee's timeout policies and next-round rules as the contract's, by the name both
 #: spell (one the contract lacks fails the import).
@@ -117,6 +123,15 @@ def settings_to_proto(settings: TableSettings) -> table_pb2.TableSettings:
 #: Settings as views show them, by the identity of the settings (a table's states share one
 #: object; hashing its fields costs about as much as converting them).
 _SHOWN_SETTINGS: dict[int, tuple[TableSettings, table_pb2.TableSettings]] = {}
+#: How many settings objects are kept before all are forgotten (:func:`keep_shown_settings_of`).
+_shown_settings_kept = 1 << 12
+
+
+def keep_shown_settings_of(tables: int) -> None:
+    """Keep the shown settings of at most ``tables`` tables in this process (4,096 unless set)."""
+    global _shown_settings_kept  # noqa: PLW0603 -- the process's one bound
+    _shown_settings_kept = tables
+    _SHOWN_SETTINGS.clear()
 
 
 def shown_settings(settings: TableSettings) -> table_pb2.TableSettings:
@@ -125,7 +140,7 @@ def shown_settings(settings: TableSettings) -> table_pb2.TableSettings:
     known = _SHOWN_SETTINGS.get(id(settings))
     if known is not None and known[0] is settings:
         return known[1]
-    if len(_SHOWN_SETTINGS) >= 1 << 12:
+    if len(_SHOWN_SETTINGS) >= _shown_settings_kept:
         _SHOWN_SETTINGS.clear()
     message = settings_to_proto(settings)
     _SHOWN_SETTINGS[id(settings)] = (settings, message)
