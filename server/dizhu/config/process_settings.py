@@ -145,7 +145,8 @@ class ProcessSettings(SettingsGroup):
         4096,
         "tables one process keeps decoded, with their seats' presence refreshes and activity marks, and half "
         "as many running deals' encoded lists and view digests; the least recently used beyond it are read "
-        "again from Redis",
+        "again from Redis; dizhu serve's caches keyed by values (deals, actions, events, views' entries) are "
+        "bounded by it too",
         values=COUNT,
     )
     redis_wait_s: float = setting(
