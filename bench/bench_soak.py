@@ -12,10 +12,11 @@ Printed per process: RSS at the start (serving, before the first table), after e
 ``--parts``-th of the tables (quarters by default), at the peak and after the drain, and the
 growth per 1,000 tables over the second half of the tables and over the last part (what
 a process that runs for months would keep gaining if its memory depended on the tables
-served); then Redis' memory and keys before and after. Every per-process memory of tables is
-bounded (the referees' ``--cached-tables``, 4,096 unless ``--cached-tables`` here sets it;
-docs/scaling.md, "Every bound of a referee process"): ``--abandon-every 1`` with more tables
-than that keeps every table live in the caches, the worst case, and shows the ceiling.
+served); then Redis' memory and keys before and after. Every per-process memory of tables,
+and every cache keyed by values, is bounded by the referees' ``--cached-tables`` (4,096
+unless ``--cached-tables`` here sets it; docs/scaling.md, "Every bound of a referee process"):
+``--abandon-every 1`` with more tables than that keeps every table live in the caches, the
+worst case, and shows the ceiling.
 ``--watch-every N`` opens a seat's stream on every Nth table while it is played, and closes it.
 ``--tracemalloc FILE`` runs the referees under tracemalloc with ``bench/soak_probe`` loaded:
 after each part each appends its caches' sizes and the lines whose memory grew most to FILE.
