@@ -35,7 +35,7 @@ class _SwallowingRenewals(Presence):
     """Presence whose renewals wait on a Redis reply that swallows a cancellation landing meanwhile."""
 
     def __init__(self, store: TableStore) -> None:
-        super().__init__(store.presence(), _no_table, lease_s=LEASE_S)
+        super().__init__(store.presence(), _no_table, lease_s=LEASE_S, remembered=16)
         self.renewals = 0
         self.renewing = asyncio.Event()
         self.swallowing = True
