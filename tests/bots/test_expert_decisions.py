@@ -27,6 +27,8 @@ from dizhu.rules import (
 
 #: No time limit: a decision depends on the view and the seed only (tests never depend on timing).
 UNTIMED = Budget(seconds=None, deals=6)
+#: Deals dealt until one has a landlord (a thrown-in auction deals again).
+DEALS_TO_TRY = 100
 
 
 def _expert(seed: int = 1) -> ExpertBot:
@@ -37,12 +39,14 @@ def _state_in_play(variant: str, seed: int, plays: int) -> RoundState:
     """A round of deal ``seed`` after its auction (heuristic bots bid) and ``plays`` decisions of the play."""
     bots = [HeuristicBot() for _ in range(VARIANTS[variant].players)]
     rng = random.Random(seed)
-    while True:
+    for _ in range(DEALS_TO_TRY):
         state = start_round(deal(rng.randbytes(32), VARIANTS[variant], dealer=0))
         while state.phase is Phase.AUCTION:
             state = apply(state, Bid(state.turn, bots[state.turn].choose_bid(view_for_seat(state, state.turn)))).state
         if state.phase is Phase.PLAY:
             break
+    else:
+        raise AssertionError(f"no auction of {DEALS_TO_TRY} deals found a landlord: do the bots see their legal bids?")
     for _ in range(plays):
         seat = state.turn
         moves, can_pass = legal_moves_for(state, seat)

@@ -60,7 +60,8 @@ class ExpertBot(Bot):
         return cls(seed, parse_budget(options))
 
     def choose_bid(self, view: table_pb2.TableView) -> int:
-        return choose_bid(knowledge_of(view), self.rng, self.budget)
+        wanted = choose_bid(knowledge_of(view), self.rng, self.budget)
+        return wanted if wanted in view.legal_bids else 0
 
     def choose_play(
         self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool

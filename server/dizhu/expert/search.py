@@ -203,12 +203,11 @@ def landlord_win_share(knowledge: Knowledge, rng: random.Random, budget: Budget)
 
 
 def choose_bid(knowledge: Knowledge, rng: random.Random, budget: Budget) -> int:
-    """The expert's bid: the highest level its landlord share reaches, above the highest bid; else 0."""
+    """The level the expert's landlord share reaches (0: none); whether it may bid it is the view's ``legal_bids``."""
     share = landlord_win_share(knowledge, rng, budget)
     thresholds = BID_THRESHOLDS[knowledge.variant.name]
     wanted = sum(1 for threshold in thresholds if share >= threshold)
     last_to_speak = knowledge.bids_made == knowledge.variant.players - 1 and knowledge.highest_bid == 0
     if wanted == 0 and last_to_speak and share >= OPEN_RATHER_THAN_REDEAL[knowledge.variant.name]:
         wanted = 1
-    wanted = min(wanted, MAX_BID)
-    return wanted if wanted > knowledge.highest_bid else 0
+    return min(wanted, MAX_BID)
