@@ -8,6 +8,9 @@ says what the referee's view of that version says (turn, trick, play to beat, do
 stake, cards left). Each bid and play again with ``next_seat``, ``auction_closed`` and
 ``doubling`` cleared, as a referee that did not write them stored it: the page reads the
 table instead, but for a last card that doubled nothing (its event needs no next seat).
+A seat's stream of a round: the bids its view kept (legal_bids, which no event states) are
+dropped whenever the auction moves on, and the table is read again where the turn to bid
+comes to that seat.
 
 Builds events.ts with the contract's TypeScript (buf, protoc-gen-es) and esbuild from
 web/node_modules, as web/build does, into a temporary folder. Needs Node.js and npm.
@@ -16,14 +19,12 @@ web/node_modules, as web/build does, into a temporary folder. Needs Node.js and 
 from __future__ import annotations
 
 import base64
+import collections
 import dataclasses
 import json
-import os
 import random
-import shutil
 import subprocess
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,8 @@ from tests.support.grpc_calls import (
     view,
 )
 from tests.support.live import Event, kind, watch
-from tests.support.shared_builds import npm_ci
 from tests.support.web import WebReferee
-
-ROOT = Path(__file__).resolve().parents[2]
-WEB = ROOT / "web"
+from tests.support.web_bundles import bundle_for_node
 
 #: Applies the events to the snapshot with the page's own ``applyEvent``; each event's
 #: outcome, that of its older form (on a copy of the view), and the view after it.
@@ -80,29 +78,19 @@ process.stdout.write(JSON.stringify(steps));
 _Bidding = Callable[[table_pb2.TableView], int]
 
 
+def _lowest_bid(mine: table_pb2.TableView) -> int:
+    """The lowest amount the view allows above a pass (legal_bids: 0 first, then the bids)."""
+    return mine.legal_bids[1]
+
+
+def _passing_the_first_deal(mine: table_pb2.TableView) -> int:
+    return 0 if mine.deal_number == 1 else _lowest_bid(mine)
+
+
 @pytest.fixture(scope="module")
 def reducer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """web/src's modules with the contract's TypeScript and the reducing script, bundled for Node.js."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is not on PATH: install Node.js (>= 18, with npm)", pytrace=False)
-    folder = tmp_path_factory.mktemp("reducer")
-    npm_ci(WEB, ".bin/esbuild")
-    shutil.copytree(WEB / "src", folder / "src", ignore=shutil.ignore_patterns("gen"))
-    (folder / "node_modules").symlink_to(WEB / "node_modules")
-    (folder / "src" / "reduce.ts").write_text(_REDUCE_TS)
-    buf = os.environ.get("BUF") or str(Path(sys.executable).parent / "buf")
-    subprocess.run([buf, "generate", "--output", str(folder)], cwd=WEB, check=True, timeout=300)
-    bundle = folder / "reduce.mjs"
-    subprocess.run(
-        [
-            *(str(WEB / "node_modules" / ".bin" / "esbuild"), str(folder / "src" / "reduce.ts"), "--bundle"),
-            *("--platform=node", "--format=esm", "--log-level=warning", f"--outfile={bundle}"),
-        ],
-        check=True,
-        timeout=300,
-    )
-    return bundle
+    return bundle_for_node(tmp_path_factory.mktemp("reducer"), "reduce", _REDUCE_TS)
 
 
 def _reduce(bundle: Path, snapshot: table_pb2.TableView, events: list[Event]) -> list[dict[str, Any]]:
@@ -165,12 +153,18 @@ class _Watched:
 
 
 async def _watched_round(
-    tables: TableStub, rules: RulesStub, table: Table, bidding: _Bidding, rng: random.Random
-) -> _Watched:
+    tables: TableStub,
+    rules: RulesStub,
+    table: Table,
+    bidding: _Bidding,
+    rng: random.Random,
+    viewers: Sequence[int | None] = (None,),
+) -> list[_Watched]:
     """Play the round of a ``round_limit`` 1 table to its close, seats bidding by ``bidding``
-    and playing a bomb or the rocket whenever they may."""
-    watcher = watch(tables, table.table_id)
-    snapshot = (await watcher.wait_kind("snapshot")).snapshot
+    and playing a bomb or the rocket whenever they may, watched by each of ``viewers`` (a seat,
+    or None: a spectator)."""
+    watchers = [watch(tables, table.table_id, None if seat is None else table.tokens[seat]) for seat in viewers]
+    snapshots = [(await watcher.wait_kind("snapshot")).snapshot for watcher in watchers]
     views: dict[int, table_pb2.TableView] = {}
     current = await view(tables, table)
     while current.phase in (table_pb2.PHASE_AUCTION, table_pb2.PHASE_PLAY):
@@ -183,8 +177,11 @@ async def _watched_round(
         await send(tables, table, mine.turn_seat, mine.version, decision)
         current = await view(tables, table)
         views[current.version] = current
-    assert await watcher.closed() == grpc.StatusCode.OK, watcher.error
-    return _Watched(snapshot, [event for event in watcher.events if kind(event) != "snapshot"], views)
+    watched = []
+    for watcher, snapshot in zip(watchers, snapshots, strict=True):
+        assert await watcher.closed() == grpc.StatusCode.OK, watcher.error
+        watched.append(_Watched(snapshot, [event for event in watcher.events if kind(event) != "snapshot"], views))
+    return watched
 
 
 def _outcomes(watched: _Watched, steps: list[dict[str, Any]]) -> None:
@@ -220,7 +217,7 @@ class TestThePagesReducer:
             rules = rules_service_pb2_grpc.RulesServiceStub(channel)  # type: ignore[no-untyped-call]
             async for seed in seeds_dealing(tables, THREE, holds_bomb_and_rocket_3p):
                 table = await create_table(tables, THREE, seeds=[seed], first_dealer=0, round_limit=1)
-                watched = await _watched_round(tables, rules, table, lambda mine: mine.highest_bid + 1, rng)
+                (watched,) = await _watched_round(tables, rules, table, _lowest_bid, rng)
                 _outcomes(watched, _reduce(reducer, watched.snapshot, watched.events))
                 causes |= {event.cards_played.doubling for event in watched.events}
                 if {table_pb2.DOUBLING_CAUSE_BOMB, table_pb2.DOUBLING_CAUSE_ROCKET} <= causes:
@@ -232,14 +229,53 @@ class TestThePagesReducer:
             tables = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
             rules = rules_service_pb2_grpc.RulesServiceStub(channel)  # type: ignore[no-untyped-call]
             table = await create_table(tables, FOUR, first_dealer=0, round_limit=1)
-            watched = await _watched_round(
-                tables,
-                rules,
-                table,
-                lambda mine: 0 if mine.deal_number == 1 else mine.highest_bid + 1,
-                random.Random(5),
-            )
+            (watched,) = await _watched_round(tables, rules, table, _passing_the_first_deal, random.Random(5))
         _outcomes(watched, _reduce(reducer, watched.snapshot, watched.events))
         kinds = [kind(event) for event in watched.events]
         assert "deal_thrown_in" in kinds, kinds
         assert any(event.cards_played.trick_closed for event in watched.events)
+
+    async def test_a_seats_page_reads_the_table_when_the_auction_comes_to_it(
+        self, web_referee: WebReferee, reducer: Path
+    ) -> None:
+        """Each seat's stream of a 4p round whose first deal is thrown in: after every event that
+        moves the auction on, the view kept has no legal_bids (they were another seat's, or are
+        over), and the reducer answers "reread" where the turn to bid comes to that seat (a bid
+        after which it bids, the deal it bids first in), so that its page reads the bids it may
+        make; nowhere else but at the table's closing."""
+        async with grpc.aio.insecure_channel(web_referee.target) as channel:
+            tables = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+            rules = rules_service_pb2_grpc.RulesServiceStub(channel)  # type: ignore[no-untyped-call]
+            table = await create_table(tables, FOUR, first_dealer=0, round_limit=1)
+            seats = range(table.players)
+            watched = await _watched_round(
+                tables, rules, table, _passing_the_first_deal, random.Random(5), viewers=tuple(seats)
+            )
+        brought_turns: collections.Counter[str] = collections.Counter()
+        for seat, seen in zip(seats, watched, strict=True):
+            assert seen.snapshot.your_seat == seat
+            steps = _reduce(reducer, seen.snapshot, seen.events)
+
+            def comes_to_the_seat(event: Event, seat: int = seat) -> bool:
+                if kind(event) == "deal_started":
+                    return event.deal_started.face_up_seat == seat
+                return (
+                    kind(event) == "bid_made"
+                    and event.bid_made.HasField("next_seat")
+                    and event.bid_made.next_seat == seat
+                )
+
+            expected = [
+                "reread" if comes_to_the_seat(event) or kind(event) == "table_closed" else "applied"
+                for event in seen.events
+            ]
+            assert [step["applied"] for step in steps] == expected, (seat, [kind(event) for event in seen.events])
+            brought_turns.update(kind(event) for event in seen.events if comes_to_the_seat(event))
+            for event, step in zip(seen.events, steps, strict=True):
+                if kind(event) in ("deal_started", "bid_made", "deal_thrown_in", "landlord_chosen", "round_ended"):
+                    kept = table_pb2.TableView.FromString(base64.b64decode(step["view"]))
+                    assert list(kept.legal_bids) == [], (seat, kind(event))
+        # The first deal: every seat after the one that drew the face-up card bids after a pass;
+        # the second deal starts with its bid.
+        assert brought_turns["bid_made"] >= 3, brought_turns
+        assert brought_turns["deal_started"] == 1, brought_turns

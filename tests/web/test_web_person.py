@@ -8,14 +8,16 @@ each page opens on a position the test knows; the page holds seat 0's token, as 
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable
 
-from playwright.async_api import Browser, Dialog, Page, ViewportSize, expect
+from playwright.async_api import Browser, Dialog, Page, Request, Route, ViewportSize, expect
 
 from dizhu.client import TableClient, to_beat
 from dizhu.client.cards import format_cards
-from dizhu.v1 import table_pb2
+from dizhu.v1 import table_pb2, table_service_pb2
 from tests.support.web import BROWSER_MODULE, WebReferee, shown_box
+from tests.support.web_protocols import GET_TABLE, WATCH_TABLE, grpc_web_frame
 from tests.support.web_tables import (
     bid_to_the_play,
     lowest_single,
@@ -141,7 +143,73 @@ async def _play_the_round_out_from_here(seats: list[TableClient]) -> None:
     raise AssertionError("the round did not end")
 
 
+async def _allowing_only(route: Route, amounts: list[int]) -> None:
+    """GetTable's answer (gRPC-Web: one message, then the trailers) with the view's legal_bids set to ``amounts``."""
+    answer = await route.fetch()
+    body = await answer.body()
+    assert body[0] == 0, "a compressed or trailers-only answer"
+    end = 5 + struct.unpack(">I", body[1:5])[0]
+    response = table_service_pb2.GetTableResponse.FromString(body[5:end])
+    del response.table.legal_bids[:]
+    response.table.legal_bids.extend(amounts)
+    # Playwright hands the body over decoded: it goes back with no encoding nor the old length.
+    headers = {
+        name: value for name, value in answer.headers.items() if name not in ("content-encoding", "content-length")
+    }
+    await route.fulfill(
+        status=answer.status, headers=headers, body=grpc_web_frame(response.SerializeToString()) + body[end:]
+    )
+
+
+class TestTheBids:
+    async def test_the_page_offers_the_bids_of_the_views_legal_bids_alone(
+        self, page_referee: WebReferee, browser: Browser
+    ) -> None:
+        """Seat 0 is asked to bid with no bid made yet; the views its page reads say it may pass or
+        bid 2 (the referee would take 1 and 3 as well): Bid 1 and Bid 3 are off and their keys send
+        nothing, as a page working the bids out from highest_bid would not do. Bid 2 is taken."""
+        async with page_referee.native() as creator:
+            table_id, seats, tokens = await seated_table(creator)
+            asked = await _until(seats, _asked_to_bid, others_bid=0)
+            assert (asked.highest_bid, list(asked.legal_bids)) == (0, [0, 1, 2, 3])
+            page = await browser.new_page(viewport=LAPTOP)
+            # Every view the page gets is GetTable's: the stream, whose snapshot would say otherwise, never opens.
+            await page.route(f"**{WATCH_TABLE}", lambda route: route.abort())
+            await page.route(f"**{GET_TABLE}", lambda route: _allowing_only(route, [0, 2]))
+            bids_sent: list[Request] = []
+            page.on("request", lambda request: bids_sent.append(request) if request.url.endswith("/Bid") else None)
+            await page.goto(page_referee.base_url)
+            await page.evaluate(f"localStorage.setItem('dizhu.seat.{table_id}', '{tokens[0]}')")
+            await page.goto(f"{page_referee.base_url}/?table={table_id}")
+            await expect(page.locator("[data-testid=bid-0]")).to_be_enabled(timeout=STEP_MS)
+            await expect(page.locator("[data-testid=bid-2]")).to_be_enabled()
+            await expect(page.locator("[data-testid=bid-1]")).to_be_disabled()
+            await expect(page.locator("[data-testid=bid-3]")).to_be_disabled()
+            await expect(page.locator("[data-testid=seats]")).to_contain_text("Auction: highest bid none yet")
+            await page.keyboard.press("1")
+            await page.keyboard.press("3")
+            await page.click("[data-testid=bid-2]")
+            await expect(page.locator("[data-testid=bid-2]")).to_have_count(0, timeout=STEP_MS)
+            made = [(action.seat, action.bid) for action in (await seats[0].get()).history if action.HasField("bid")]
+            assert made[-1] == (0, 2), made
+            assert len(bids_sent) == 1, [request.url for request in bids_sent]
+
+
 class TestTheLobby:
+    async def test_the_opponents_are_the_bundled_bots_strongest_first(
+        self, page_referee: WebReferee, browser: Browser
+    ) -> None:
+        page = await browser.new_page(viewport=LAPTOP)
+        await page.goto(page_referee.base_url)
+        options = page.locator("[data-testid=bots] option")
+        await expect(options).to_have_text(
+            ["expert bots", "learned bots", "heuristic bots", "random bots"], timeout=STEP_MS
+        )
+        assert await options.evaluate_all("options => options.map(option => option.value)") == [
+            *("expert", "learned", "heuristic", "random")
+        ]
+        await expect(page.locator("[data-testid=bots]")).to_have_value("heuristic")
+
     async def test_create_comes_first_and_new_tables_show_up_alone(
         self, page_referee: WebReferee, browser: Browser
     ) -> None:

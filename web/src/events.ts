@@ -5,6 +5,8 @@
 // few changes whose whole effect no event states (a seat left mid-round, the table closed,
 // a bid or play stored by a referee that did not yet say who acts next). Who acts next and
 // what a play doubled are the events' to say (next_seat, doubling): the page works out none.
+// Nor the bids a seat may make (legal_bids): no event states them, so once the auction moves
+// on the kept ones are dropped, and the table is read again when it is this page's seat to bid.
 //
 // A front end that follows a table can copy this file: it depends on the contract only.
 import { create } from "@bufbuild/protobuf";
@@ -89,7 +91,7 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
         yourHand: view.yourSeat === undefined ? [] : [...deal.yourHand],
       });
       for (const seat of view.seats) seat.cardsLeft = hand;
-      return "applied";
+      return toBidNext(view);
     }
     case "bidMade": {
       const { seat, amount, timedOut, nextSeat, auctionClosed } = payload.value;
@@ -97,15 +99,17 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
       if (nextSeat === undefined && !auctionClosed) return "reread";
       view.bids.push(create(AuctionBidSchema, { seat, amount }));
       view.history.push(create(RoundActionSchema, { dealNumber: view.dealNumber, seat, bid: amount, timedOut }));
+      // Shown as the auction's state only: which amounts may follow is legal_bids', never worked out from it.
       view.highestBid = Math.max(view.highestBid, amount);
       // Unset once the auction closed: the landlordChosen or dealThrownIn that comes next says who acts.
       view.turnSeat = nextSeat;
       view.turnDeadline = undefined;
-      return "applied";
+      return toBidNext(view);
     }
     case "dealThrownIn":
       view.lastReveal = payload.value.reveal;
       view.turnSeat = undefined;
+      view.legalBids = [];
       return "applied";
     case "landlordChosen": {
       const { landlordSeat, bid, kitty } = payload.value;
@@ -117,6 +121,7 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
         kitty: [...kitty],
         turnSeat: landlordSeat,
         trick: create(TrickSchema, { leaderSeat: landlordSeat, plays: [] }),
+        legalBids: [],
       });
       view.seats[landlordSeat].cardsLeft += kitty.length;
       if (view.yourSeat === landlordSeat) view.yourHand = [...view.yourHand, ...kitty].sort(byId);
@@ -201,12 +206,22 @@ export function applyEvent(view: TableView, event: TableEvent, readAt: bigint): 
   }
 }
 
+/**
+ * After a change of the auction's turn: the bids kept were the last seat's, so they go; when
+ * the seat to bid now is this page's own, the table is read again for the ones it may make.
+ */
+function toBidNext(view: TableView): Applied {
+  view.legalBids = [];
+  return view.yourSeat !== undefined && view.turnSeat === view.yourSeat ? "reread" : "applied";
+}
+
 /** The fields of a view that a new deal, or the end of a round, starts afresh. */
 function noAuctionNorPlay(): Partial<TableView> {
   return {
     turnDeadline: undefined,
     bids: [],
     highestBid: 0,
+    legalBids: [],
     landlordSeat: undefined,
     kitty: [],
     trick: undefined,

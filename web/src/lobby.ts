@@ -75,6 +75,7 @@ export function showLobby(root: HTMLElement, openReplayFile: (text: string) => v
     "select",
     { "data-testid": "bots" },
     h("option", { value: "expert" }, "expert bots"),
+    h("option", { value: "learned" }, "learned bots"),
     h("option", { value: "heuristic" }, "heuristic bots"),
     h("option", { value: "random" }, "random bots"),
   );

@@ -4,7 +4,8 @@
 //
 // The table's WatchTable stream says what changed: its events are applied to the view
 // (events.ts), and the table is read with GetTable only where the contract says to (at the
-// start, after a gap, a fresh snapshot, a change no event states whole). A lost stream
+// start, after a gap, a fresh snapshot, a change no event states whole, the bids its seat may
+// make when the auction comes to it: the view's legal_bids, which no event states). A lost stream
 // resumes after the last sequence received. The log tells the round from the view's
 // history, so a page opened (or reloaded) mid-round tells it from its first bid.
 //
@@ -536,7 +537,7 @@ export class TablePage {
     if (!this.myTurn()) return;
     if (view.phase === Phase.AUCTION && /^[0-3]$/.test(key)) {
       const amount = Number(key);
-      if (amount === 0 || amount > view.highestBid) this.bid(amount);
+      if (view.legalBids.includes(amount)) this.bid(amount);
     } else if (view.phase === Phase.PLAY && key === "p" && this.playable(this.selectedCards())) this.play(this.selectedCards());
     else if (view.phase === Phase.PLAY && key === "s" && this.canPass) this.play([]);
     else if (view.phase === Phase.PLAY && key === "h") this.choose(this.legal[0]);
@@ -767,7 +768,10 @@ export class TablePage {
         ),
       );
     }
-    if (this.myTurn() && view.phase === Phase.AUCTION) {
+    // The bids come once the view says which this seat may make (legal_bids: never empty on its
+    // turn, as a pass is always allowed); between the event that brought the turn and that view,
+    // no button stands for a bid that may be refused.
+    if (this.myTurn() && view.phase === Phase.AUCTION && view.legalBids.length) {
       parts.push(
         h(
           "div",
@@ -778,7 +782,7 @@ export class TablePage {
               {
                 "data-testid": `bid-${amount}`,
                 "data-focus": `bid-${amount}`,
-                disabled: this.busy || (amount > 0 && amount <= view.highestBid),
+                disabled: this.busy || !view.legalBids.includes(amount),
                 onclick: () => this.bid(amount),
               },
               amount ? `Bid ${amount}` : "Pass",
