@@ -24,6 +24,7 @@ import pytest
 import trustme
 
 from dizhu.testing import serve_process
+from tests.support.card_ids import card_rows
 from tests.support.shared_builds import npm_ci
 from tests.support.tls import issue
 
@@ -265,19 +266,25 @@ class TestTheContractsFacts:
         assert out["config"] == SERVICE_CONFIG
         assert out["retryable_codes"] == SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]["retryableStatusCodes"]
 
-    def test_the_node_clients_card_id_is_the_sdks_for_every_card(self, node: str) -> None:
+    def test_the_node_clients_card_id_is_the_tables_for_every_card(self, node: str) -> None:
         """One card-id function in JavaScript (dizhu.mjs's cardId, which conformance.mjs uses),
-        held to the SDK's (itself held to the rules core's ids) on every card of two decks."""
-        from google.protobuf import json_format
-
-        from dizhu.client.cards import card_from_id
-
-        cards = [json_format.MessageToDict(card_from_id(number)) for number in range(108)]
+        held to the one table of card ids (tests/data/card_ids.json) on every card of two decks,
+        each card as proto3 JSON gives it (a copy of 0 left out); and the deal reference's
+        cardName (docs/deal-reference.mjs) names each id as the table does."""
+        rows = card_rows()
+        cards = [
+            {"rank": row["rank"], "suit": row["suit"], **({"copy": row["copy"]} if row["copy"] else {})} for row in rows
+        ]
         script = (
             'import { cardId } from "./dizhu.mjs";\n'
-            f"console.log(JSON.stringify({{ ids: {json.dumps(cards)}.map(cardId) }}));"
+            f'import {{ cardName }} from "{(ROOT / "docs" / "deal-reference.mjs").as_uri()}";\n'
+            f"const cards = {json.dumps(cards)};\n"
+            f"const ids = {json.dumps([row['id'] for row in rows])};\n"
+            "console.log(JSON.stringify({ ids: cards.map(cardId), names: ids.map(cardName) }));"
         )
-        assert _run_script(node, script, dict(os.environ))["ids"] == list(range(108))
+        out = _run_script(node, script, dict(os.environ))
+        assert out["ids"] == [row["id"] for row in rows]
+        assert out["names"] == [row["notation"] for row in rows]
 
 
 class TestRetries:
