@@ -8,10 +8,10 @@
 //   {"protocol": "dizhu.stdio/v1", "id": 8, "type": "play", "view": {...}, "legal": ["3c", "3c 3d", ...], "can_pass": true, ...}
 //   {"id": 8, "cards": "3c 3d"}                   ("" passes)
 //
-// Its strategy is deliberately plain: bid 1 with a joker or two 2s when nobody has bid, else
-// pass; lead the move that sheds the most cards starting from the lowest one; follow with
-// the first move that beats the trick, unless the farmer partner owns it. Anything written
-// on standard error is kept by the runner beside the game's replay.
+// Its strategy is deliberately plain: bid 1 with a joker or two 2s when the view's legal_bids
+// hold 1, else pass; lead the move that sheds the most cards starting from the lowest one;
+// follow with the first move that beats the trick, unless the farmer partner owns it.
+// Anything written on standard error is kept by the runner beside the game's replay.
 
 import { createInterface } from "node:readline";
 
@@ -23,7 +23,7 @@ const lowest = (move) => Math.min(...cardsOf(move).map(rankOf));
 function bid(view) {
   const hand = cardsOf(view.hand);
   const strong = hand.filter((card) => rankOf(card) >= RANKS.indexOf("BJ")).length + hand.filter((card) => card[0] === "2").length / 2;
-  return view.highest_bid === 0 && strong >= 1 ? 1 : 0;
+  return (view.legal_bids ?? []).includes(1) && strong >= 1 ? 1 : 0;
 }
 
 function play(view, legal, canPass) {
