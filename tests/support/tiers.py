@@ -17,6 +17,7 @@ MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
     "packaging/": ("tooling", "slow"),
     "web/test_web_build.py": ("tooling", "slow"),
     "web/test_web_events.py": ("tooling", "slow"),
+    "web/test_web_cards.py": ("tooling", "slow"),
     "web/test_browser.py": ("browser", "slow"),
     "web/test_web_pages.py": ("browser", "slow"),
     "node/": ("node", "slow"),

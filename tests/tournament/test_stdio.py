@@ -51,6 +51,13 @@ class TestRequests:
         assert message["type"] == "bid"
         assert "legal" not in message
 
+    def test_a_bid_request_carries_the_bids_the_seat_may_make(self) -> None:
+        bidding = view()
+        bidding.phase = table_pb2.PHASE_AUCTION
+        bidding.legal_bids.extend([0, 2, 3])
+        message = stdio.request(1, "g00001", bidding, None)
+        assert message["view"]["legal_bids"] == [0, 2, 3]
+
 
 class TestReplies:
     def test_cards_of_the_hand_are_a_decision(self) -> None:

@@ -13,13 +13,8 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.support.card_ids import card_rows
 from tests.support.web_bundles import bundle_for_node
-
-# A build and another language, as the other tests that build web/src's TypeScript (tests.support.tiers).
-pytestmark = [pytest.mark.tooling, pytest.mark.slow]
 
 _CARD_IDS_TS = """
 import { fromJson } from "@bufbuild/protobuf";

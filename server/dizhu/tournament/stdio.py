@@ -46,6 +46,7 @@ def view_json(view: table_pb2.TableView) -> dict[str, Any]:
         "dealer": _optional(view, "dealer_seat"),
         "bids": [[bid.seat, bid.amount] for bid in view.bids],
         "highest_bid": view.highest_bid,
+        "legal_bids": list(view.legal_bids),
         "landlord": _optional(view, "landlord_seat"),
         "kitty": format_cards(view.kitty),
         "stake": view.stake,
