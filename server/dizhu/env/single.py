@@ -173,6 +173,11 @@ class DouDizhuEnv(gymnasium.Env[dict[str, npt.NDArray[np.int8]], int]):
         reward = game.rewards()[self.seat]
         return self._observe(self.seat), reward, game.over, False, {"illegal_action": not legal}
 
+    @property
+    def auction(self) -> tuple[tuple[int, int], ...]:
+        """This deal's auction so far, (seat, amount) in order: what a ``BotOpponent`` is shown."""
+        return tuple(self._bids)
+
     def legal_actions(self) -> list[int]:
         """The learner's legal actions, ascending (empty once the round is over)."""
         game = self.game

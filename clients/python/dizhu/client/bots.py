@@ -284,7 +284,8 @@ class BotCatalogue(Mapping[str, BotFactory]):
     """The bundled bots by name: the SDK's own, then those installed packages name (:data:`BOT_ENTRY_POINTS`).
 
     A key is a name, or ``NAME:OPTIONS`` for a bot that takes options; iterating gives the names.
-    A package's bot is imported only when it is made or its options are checked.
+    A package's bot is imported only when it is made or its options are checked; one that cannot
+    be imported here (a missing extra) is no key of the catalogue.
     """
 
     def __init__(self, own: Mapping[str, BotFactory], group: str) -> None:
@@ -305,7 +306,10 @@ class BotCatalogue(Mapping[str, BotFactory]):
         point = self._installed().get(name)
         if point is None:
             raise KeyError(key)
-        made: Any = point.load()
+        try:
+            made: Any = point.load()
+        except ImportError as error:  # e.g. ``learned`` without the [env] extra's numpy
+            raise KeyError(f"{name}: cannot be loaded here ({error})") from None
         if not colon:
             return cast(BotFactory, made)
         from_options = getattr(made, "from_options", None)

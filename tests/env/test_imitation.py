@@ -1,0 +1,83 @@
+"""The recipe of examples/imitation.py learns: its smoke run (a minute, by counts, with a cheap
+teacher) makes a policy that beats random play in duplicate, bids, enters a tournament as a
+``PolicyBot``, and the curve of its checkpoints is written and drawn."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from xml.etree import ElementTree
+
+import numpy as np
+import pytest
+
+from dizhu.env.bot import PolicyBot
+from dizhu.env.learned import MlpPolicy
+from dizhu.rules import VARIANTS
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "imitation.py"
+#: A quick teacher: the expert with a few sampled deals per decision and no time limit (no timing).
+TEACHER = "expert:60s,12deals"
+
+
+@pytest.fixture(scope="module")
+def imitation() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("imitation", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["imitation"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``examples/imitation.py recipe --smoke`` as a user runs it."""
+    folder = tmp_path_factory.mktemp("imitation")
+    command = [sys.executable, str(EXAMPLE), "recipe", "--smoke", "--workers", "1", "--teacher", TEACHER,
+               "--output", str(folder)]  # fmt: skip
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert "held-out agreement with the teacher" in finished.stdout
+    return folder
+
+
+def test_the_smoke_run_learns_to_beat_random_play(imitation: ModuleType, smoke_run: Path) -> None:
+    steps = json.loads((smoke_run / "recipe.json").read_text())["steps"]
+    assert [step["step"] for step in steps] == [step for step, _ in imitation.STEPS]
+    assert steps[0]["rounds"] == imitation.SMOKE[0]
+    assert steps[3]["decisions"] > steps[1]["decisions"] > 500  # the student's rounds were labelled too
+    trained = imitation.duplicate(MlpPolicy.load(smoke_run / "policy.npz"), "random", 30, seed=3)
+    assert trained["low"] > 0, trained
+    assert trained["landlord_share"] > 0  # it bids
+    # The same network with fresh weights, on the same deals: the margin is learned, not built in.
+    fresh = imitation.duplicate(MlpPolicy(imitation.initial_weights(VARIANTS["3p"], np.random.default_rng(0)), "3p"),
+                                "random", 30, seed=3)  # fmt: skip
+    assert trained["points"] > fresh["points"] + 1, (trained, fresh)
+
+
+def test_the_curve_of_the_checkpoints_is_written_and_drawn(imitation: ModuleType, smoke_run: Path) -> None:
+    points = imitation.curve(smoke_run, rounds=3, opponent="heuristic")
+    assert len(points) == 2  # one checkpoint at the end of each training
+    assert points[0]["minute"] < points[1]["minute"]
+    assert json.loads((smoke_run / "curve.json").read_text()) == points
+    assert all(point["low"] <= point["points"] <= point["high"] for point in points)
+    drawn = ElementTree.parse(smoke_run / "curve.svg").getroot()
+    assert drawn.tag == "{http://www.w3.org/2000/svg}svg"
+    assert len(drawn.findall("{http://www.w3.org/2000/svg}circle")) == 2
+
+
+def test_the_trained_bot_is_a_policy_bot_reading_the_weights_named(
+    imitation: ModuleType, smoke_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DIZHU_IMITATION_WEIGHTS", str(smoke_run / "policy.npz"))
+    bot = imitation.TrainedBot()
+    assert isinstance(bot, PolicyBot)
+    assert bot.encoding == "compact"
+    trained = MlpPolicy.load(smoke_run / "policy.npz")
+    assert all(np.array_equal(bot.policy.weights[name], trained.weights[name]) for name in trained.weights)
