@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 import subprocess
@@ -130,8 +131,55 @@ def _imports_of_test_modules(source: str) -> list[str]:
     return found
 
 
+#: What starts a ``dizhu serve`` process: ``dizhu.testing``'s starters, called by name.
+_REFEREE_STARTERS = frozenset({"serve_process", "serve_command"})
+
+
+def _referee_starts(source: str) -> list[str]:
+    """Where ``source`` starts a ``dizhu serve`` process itself: a call of ``serve_process`` or
+    ``serve_command``, or a command (a list, a tuple or a call's arguments) running ``dizhu serve``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        commands: list[list[ast.expr]] = []
+        if isinstance(node, ast.Call):
+            called = node.func
+            name = called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)
+            if name in _REFEREE_STARTERS:
+                found.append((node.lineno, f"{name}("))
+            commands.append(node.args)
+        elif isinstance(node, ast.List | ast.Tuple):
+            commands.append(node.elts)
+        for command in commands:
+            words = [item.value if isinstance(item, ast.Constant) else None for item in command]
+            if any(word in ("dizhu", "dizhu.cli") and then == "serve" for word, then in itertools.pairwise(words)):
+                found.append((node.lineno, "dizhu serve"))
+    return [f"line {line}: {what}" for line, what in sorted(found)]
+
+
+#: The test modules that start ``dizhu serve`` themselves instead of through
+#: ``tests.support.referees.served_referee``, and why.
+OWN_REFEREE_PROCESS = {
+    "tests/ops/test_ops_command_line.py": "tests the serve command itself: its exit status, refusals and signals",
+    "tests/grpc/test_grpc_second_process.py": "reads the JSON lines the process logs and its exit status",
+    "tests/ops/test_ops_metrics.py": "reads the process's exit status after SIGTERM",
+    "tests/safety/test_safety_config.py": "reads the process's log from a file; listens on 0.0.0.0 on a chosen port",
+    "tests/safety/test_safety_secrets.py": "reads the process's debug log from a file",
+    "tests/polyglot/test_referee_restart.py": "stops the referee and starts another on the same port",
+    "tests/live/test_live_presence.py": "shares the in-process referees' key prefix; the process is killed",
+    # Each of these could pass its flags (and credentials) to served_referee; its entry goes once it does.
+    "tests/cluster/test_cluster_seeds.py": "not moved yet: served_referee(seeds, ..., flags=FLAGS)",
+    "tests/live/test_live_stream_backlog.py": "not moved yet: served_referee(..., flags=[--stream-backlog ...])",
+    "tests/play/test_play_terminal.py": "not moved yet: served_referee(..., flags=serve_flags, credentials=...)",
+    "tests/polyglot/test_unix_socket.py": "not moved yet: served_referee(..., api_key=..., flags=[--unix-socket ...])",
+    "tests/tournament/test_sandbox.py": "not moved yet: served_referee(..., flags=[--unix-socket ...])",
+    "tests/tournament/test_sandbox_hostile.py": "not moved yet: served_referee(..., api_key=..., flags=[...])",
+    "tests/tournament/test_tournament_games.py": "not moved yet: served_referee(..., flags=..., credentials=...)",
+}
+
+
 class TestTheTestsLayout:
-    """docs/testing.md: what tests share is in tests/support; a test module never imports another."""
+    """docs/testing.md: what tests share is in tests/support; a test module never imports another;
+    a referee process is started one way (``tests.support.referees.served_referee``)."""
 
     def test_no_module_of_the_tests_imports_a_test_module_or_a_conftest(self) -> None:
         imports = {
@@ -152,4 +200,41 @@ class TestTheTestsLayout:
             "tests.web.test_web_hostile",
             "tests.grpc.conftest",
             "tests.live.test_live_replays",
+        ]
+
+    def test_no_module_of_the_tests_starts_a_referee_process_but_through_the_one_factory(self) -> None:
+        starting = {
+            path.relative_to(ROOT).as_posix(): starts
+            for path in sorted((ROOT / "tests").rglob("*.py"))
+            if path.relative_to(ROOT / "tests").parts[0] != "support"
+            and (starts := _referee_starts(path.read_text(encoding="utf-8")))
+        }
+        unexplained = {path: starts for path, starts in starting.items() if path not in OWN_REFEREE_PROCESS}
+        assert not unexplained, (
+            "start it with tests.support.referees.served_referee (flags=...) instead:\n"
+            + "\n".join(f"{path}: {', '.join(starts)}" for path, starts in sorted(unexplained.items()))
+        )
+        # An exception that no longer starts its own referee is dropped from the list.
+        assert sorted(set(OWN_REFEREE_PROCESS) - set(starting)) == []
+
+    def test_the_check_sees_each_way_of_starting_a_referee_process(self) -> None:
+        source = (
+            "from dizhu import testing\n"
+            "with serve_process(url, args=flags) as referee: pass\n"
+            "with testing.serve_process(url) as referee: pass\n"
+            "command = testing.serve_command(target, url, [])\n"
+            "subprocess.Popen([sys.executable, '-m', 'dizhu.cli', 'serve', '--redis-url', url])\n"
+            "asyncio.create_subprocess_exec(sys.executable, '-m', 'dizhu.cli', 'serve')\n"
+            "subprocess.run(('dizhu', 'serve'))\n"
+            "with served_referee(url, 'prefix', flags=['--grace', '1']) as target: pass\n"
+            "dizhu('serve', '--help')\n"
+            "subprocess.run([sys.executable, '-m', 'dizhu.cli', 'bot', '--target', target])\n"
+        )
+        assert _referee_starts(source) == [
+            "line 2: serve_process(",
+            "line 3: serve_process(",
+            "line 4: serve_command(",
+            "line 5: dizhu serve",
+            "line 6: dizhu serve",
+            "line 7: dizhu serve",
         ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,17 +14,16 @@ import pytest
 from dizhu.conformance import Kit
 from dizhu.conformance.protocol_runner import run_protocol
 from dizhu.embedded_redis import EmbeddedRedis
-from dizhu.testing import serve_process
 from tests.support.conformance_kit import KIT, edit_json, kit_copy
+from tests.support.referees import served_referee
 
 PROFILES: dict[str, list[str]] = KIT.load("protocol/cases.json")["profiles"]
 
 
 def _serve(redis_url: str, profile: str) -> Iterator[str]:
     """A ``dizhu serve`` process on the tests' Redis, under a key prefix of its own, started as ``profile`` says."""
-    flags = ["--key-prefix", f"conformance-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
-    with serve_process(redis_url, args=[*flags, *PROFILES[profile]]) as process:
-        yield process.target
+    with served_referee(redis_url, "conformance", flags=PROFILES[profile]) as target:
+        yield target
 
 
 def _profile_redis(redis_url: str, profile: str) -> Iterator[str]:

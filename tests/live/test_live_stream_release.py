@@ -19,11 +19,12 @@ import pytest
 from dizhu.config import ServerConfig
 from dizhu.referee.errors import QuotaExceeded
 from dizhu.service.admission import Admission, AdmissionLimits
-from dizhu.testing import free_port, serve_process
+from dizhu.testing import free_port
 from dizhu.v1 import table_service_pb2 as pb
 from dizhu.v1 import table_service_pb2_grpc
 from tests.support.grpc_calls import THREE, Table, TableStub, as_seat, error_info
 from tests.support.live import SOON_S, create
+from tests.support.referees import served_referee
 
 #: Open streams a connection may hold: each round opens exactly this many.
 PER_CONNECTION = 20
@@ -40,8 +41,6 @@ def metrics_port() -> int:
 def referee(redis_url: str, metrics_port: int) -> Iterator[str]:
     """A ``dizhu serve`` process: a call window of 0.2 s, stream leases of an hour."""
     flags = [
-        "--log-level",
-        "warning",
         "--heartbeat",
         str(HEARTBEAT_S),
         "--max-streams-per-connection",
@@ -53,8 +52,8 @@ def referee(redis_url: str, metrics_port: int) -> Iterator[str]:
         "--metrics-port",
         str(metrics_port),
     ]
-    with serve_process(redis_url, args=flags) as process:
-        yield process.target
+    with served_referee(redis_url, "release", flags=flags) as target:
+        yield target
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The contract is language-agnostic: the Node.js client (clients/node) plays a whole table on a real referee.
 
-A ``dizhu serve`` subprocess on a free port (on the tests' Redis, under a fresh key prefix)
+A ``dizhu serve`` subprocess on a free port (``served_referee``: the tests' Redis, a fresh key prefix)
 and ``node clients/node/play-table.mjs`` against it: three random Node bots follow the
 table with WatchTable, play the legal moves RulesService lists, and print the standings.
 The client also decodes every error's google.rpc details (``errorDetails``), from the
@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,8 @@ from typing import Any
 import pytest
 import trustme
 
-from dizhu.testing import serve_process
 from tests.support.card_ids import card_rows
+from tests.support.referees import served_referee
 from tests.support.shared_builds import npm_ci
 from tests.support.tls import issue
 
@@ -50,17 +49,11 @@ def node() -> str:
     return node
 
 
-def _serve(redis_url: str, *flags: str) -> Iterator[str]:
-    """``"127.0.0.1:<port>"`` of a ``dizhu serve`` subprocess, stopped (SIGTERM) afterwards."""
-    common = ["--key-prefix", f"node-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
-    with serve_process(redis_url, args=[*common, *flags]) as process:
-        yield process.target
-
-
 @pytest.fixture
 def referee(redis_url: str) -> Iterator[str]:
     """A referee on the tests' Redis."""
-    yield from _serve(redis_url)
+    with served_referee(redis_url, "node") as target:
+        yield target
 
 
 def _play_table(node: str, target: str, *args: str) -> dict[str, object]:
@@ -218,7 +211,8 @@ close();
 @pytest.fixture
 def limited_referee(redis_url: str) -> Iterator[str]:
     """A referee applying its rate limits on loopback too: 2 calls per second per client, bursts of 4."""
-    yield from _serve(redis_url, "--limits", "on", "--rate-limit", "2")
+    with served_referee(redis_url, "node-limited", flags=["--limits", "on", "--rate-limit", "2"]) as target:
+        yield target
 
 
 _POLICY_SCRIPT = """
@@ -327,9 +321,11 @@ class TestTls:
         self, node: str, redis_url: str, tmp_path: Path
     ) -> None:
         certificate = issue(tmp_path, trustme.CA())
-        flags = [*certificate.serve_flags, "--log-level", "warning", "--grace", "1"]
-        with serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee:
-            env = {**os.environ, "TARGET": referee.target, "CA": str(certificate.authority)}
+        served = served_referee(
+            redis_url, "node-tls", flags=certificate.serve_flags, credentials=certificate.credentials()
+        )
+        with served as referee:
+            env = {**os.environ, "TARGET": referee, "CA": str(certificate.authority)}
             out = _run_script(node, _TLS_SCRIPT, env)
         assert out == {"trusted": "COMBINATION_KIND_SINGLE", "plaintext": 14}  # UNAVAILABLE without TLS
 

@@ -13,13 +13,12 @@ import json
 import os
 import shutil
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dizhu.testing import serve_process
+from tests.support.referees import served_referee
 from tests.support.shared_builds import exclusive, npm_ci
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,9 +41,8 @@ def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
 @pytest.fixture(scope="module")
 def referee(redis_url: str) -> Iterator[str]:
     """A ``dizhu serve`` subprocess on the tests' Redis."""
-    flags = ["--key-prefix", f"node-pack-{uuid.uuid4().hex[:8]}", "--log-level", "warning", "--grace", "1"]
-    with serve_process(redis_url, args=flags) as process:
-        yield process.target
+    with served_referee(redis_url, "node-pack") as target:
+        yield target
 
 
 @pytest.fixture(scope="module")
