@@ -5,10 +5,16 @@
 * **Decisions per second**: the expert's decisions (bids and plays) on the positions of seeded
   rounds among heuristic bots, at the budget given, in this process's CPU time, on each rules
   engine; the heuristic bot's on the same positions, as the baseline of the run. How many
-  playouts a decision made, on average, says how far the budget went.
+  playouts a decision made, on average, says how far the budget went. The positions are new to
+  each engine, as a bot meets them: a switch of engine empties what the engine keeps of the
+  plays it listed (made anew, they are new to the expert's keys of plays too; the heuristic bot
+  keeps nothing), and before the timed decisions each engine is warmed on the positions of
+  another round, untimed, as in a bot that has played a while. Both engines get the same
+  positions, so that without a time limit they make the same decisions.
 * **A quick duplicate** (in this process, ``dizhu.expert.arena``: the views a referee would show):
   ``--deals`` deals, 3p and 4p, each played with the expert in every seat in turn among heuristic
-  bots and once with heuristic bots alone; the expert's points per game minus the heuristic's in
+  bots and once with heuristic bots alone (a deal is replayed on purpose: the format cancels
+  the luck of the cards); the expert's points per game minus the heuristic's in
   the same seat of the same deal, with a 95 % interval; its share of the deals as landlord, its
   wins and points per game as landlord and as farmer. The tournaments through the referee
   (docs/bots.md) are the measure of record; this is the quick look while tuning.
@@ -35,12 +41,16 @@ from dizhu.rules import VARIANTS, Bid, Phase, Play, apply, deal, start_round
 clock = time.process_time
 
 
-def positions(variant: str, rounds: int) -> list[tuple[object, list[object], bool, int]]:
+#: Seeds of the rounds whose decisions are timed, and of those that warm an engine up before.
+TIMED_SEED, WARM_UP_SEED = 11, 12
+
+
+def positions(variant: str, rounds: int, seed: int) -> list[tuple[object, list[object], bool, int]]:
     """Every decision of ``rounds`` seeded rounds among heuristic bots: (view, legal moves, can pass, seat)."""
     chosen = VARIANTS[variant]
     bot = HeuristicBot()
     found: list[tuple[object, list[object], bool, int]] = []
-    rng = random.Random(11)
+    rng = random.Random(seed)
     for _ in range(rounds):
         state = start_round(deal(rng.randbytes(32), chosen, dealer=0))
         while not state.is_over:
@@ -123,11 +133,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="rounds whose decisions are timed, per variant")
     parser.add_argument("--engines", default=",".join(engine.available()), help="rules engines to time")
     args = parser.parse_args()
-    print(f"expert budget {args.budget}; decisions timed on {args.rounds} rounds per variant, CPU time")
+    print(
+        f"expert budget {args.budget}; decisions timed on {args.rounds} rounds per variant, CPU time; "
+        "the positions new to each engine, warmed on another round's first"
+    )
     for variant in ("3p", "4p"):
-        found = positions(variant, args.rounds)
+        found = positions(variant, args.rounds, TIMED_SEED)
+        warm_up = positions(variant, 1, WARM_UP_SEED)
         for name in args.engines.split(","):
             with engine.using(name):
+                decisions_per_second(lambda: ExpertBot(0, parse_budget(args.budget)), warm_up)
                 heuristic = decisions_per_second(HeuristicBot, found)
                 search.COUNTED.decisions = search.COUNTED.playouts = 0
                 expert = decisions_per_second(lambda: ExpertBot(1, parse_budget(args.budget)), found)
@@ -142,7 +157,8 @@ def main() -> None:
         mean, half = tally.interval()
         print(
             f"  {variant}: expert - heuristic {mean:+.2f} ± {half:.2f} points/game over {tally.games} games "
-            f"({args.deals} deals); landlord in {tally.landlord_games} ({tally.landlord_games / tally.games:.0%}), "
+            f"({args.deals} deals, each replayed with the expert in every seat); "
+            f"landlord in {tally.landlord_games} ({tally.landlord_games / tally.games:.0%}), "
             f"won {tally.landlord_wins}, {tally.landlord_points / max(1, tally.landlord_games):+.2f} points/game; "
             f"farmer in {tally.farmer_games}, won {tally.farmer_wins}, "
             f"{tally.farmer_points / max(1, tally.farmer_games):+.2f} points/game; "

@@ -3,9 +3,9 @@
 Two servers run over one Redis (append-only file on, ``everysec``), each in a process of its
 own: ``dizhu serve`` and ``bench/skeleton.py`` -- the same ``TableService.Bid/Play`` through
 the same stubs, doing only one Redis read and one Lua compare-and-set per move and no game
-logic. The load generator (this process, on the same cores) replays complete precomputed 3p
-games (tables created with preset seeds and dealer, so no rule work here) on 1 and on 64
-tables at once, alternating skeleton and referee phases, and prints for each phase:
+logic. The load generator (this process, on the same cores) replays complete 3p games planned
+before each phase (tables created with preset seeds and dealer, so no rule work here) on 1 and
+on 64 tables at once, alternating skeleton and referee phases, and prints for each phase:
 
 - throughput (moves/s) and the servers' CPU per move (user + system of the server
   process(es), table creation included: one per ~55 moves), each as a ratio of the skeleton's;
@@ -21,6 +21,11 @@ tables at once, alternating skeleton and referee phases, and prints for each pha
   of the response's size from the cost of the referee's own work;
 - ``--tls``: the referee once more, serving TLS (a certificate made up for the run), and
   its ratio to the plaintext referee.
+
+Every table plays a game never played before, as a referee meets them: the games come from one
+seeded stream (a run is reproducible) and none is given twice, to any server. A referee answers
+the moves of a game it has seen faster (it remembers the encoded forms of the deals, plays and
+views it last handled), so a few hundred games played again and again overstated its speed.
 
 Every ratio is of two figures measured in the same run, repetition by repetition; the
 median and the range over ``--repeats`` are printed. Run:
@@ -82,6 +87,13 @@ def plan_game(rng: random.Random) -> Game:
             return Game(seed, dealer, actions)
         redeal += 1
         state = start_round(deal(derive_seed(seed, "redeal", redeal), THREE_PLAYER, dealer))
+
+
+def new_games(seed: int) -> Iterator[Game]:
+    """Complete random 3p rounds, one seeded stream: a game is never given twice."""
+    rng = random.Random(seed)
+    while True:
+        yield plan_game(rng)
 
 
 def _card(card: object) -> cards_pb2.Card:
@@ -206,9 +218,12 @@ async def _phase(
 
     Tables are created beforehand (that creation measured on its own); the few created during
     the timed window are subtracted at that cost, so the figures are of Bid and Play alone.
+    Their games are planned before the window too, as many again in reserve; a game held in
+    reserve and not played is dropped, never played by another phase.
     """
     out = Timings()
     stocked = max(4 * tables, int(seconds * 40))  # about every game the phase will play
+    reserve = [next(games) for _ in range(stocked)]
     async with contextlib.AsyncExitStack() as channels:
         # Several connections, as several clients would open: the kernel spreads connections,
         # not calls, over the processes of `dizhu serve --workers N` (each channel its own
@@ -234,7 +249,7 @@ async def _phase(
             while time.perf_counter() < deadline:
                 if not stock:
                     created_late += 1
-                table = stock.pop() if stock else await create_table(stub, next(games))
+                table = stock.pop() if stock else await create_table(stub, reserve.pop() if reserve else next(games))
                 await play_game(stub, table, pace, out)
 
         pace = Pace(rate)  # the schedule starts with the timed window
@@ -468,9 +483,7 @@ def main() -> None:
         "--tls", action="store_true", help="also run the referee serving TLS (--tls-cert; needs trustme, a test extra)"
     )
     args = parser.parse_args()
-    rng = random.Random(7)
-    pool = [plan_game(rng) for _ in range(400)]
-    games = (pool[i % len(pool)] for i in range(10**9))
+    games = new_games(seed=7)
     flags = ["--log-level", "warning", *args.serve_args.split()]
     levels = [int(level) for level in args.tables.split(",")]
     with (
@@ -491,7 +504,7 @@ def main() -> None:
             servers.append(stack.enter_context(sized))
         if args.tls:
             servers.append(stack.enter_context(_tls_referee(store.url, flags, Path(data))))
-        print(f"{len(pool)} precomputed 3p games; one Redis (AOF everysec); load generator on the same cores")
+        print("3p games planned before each phase, none played twice; one Redis (AOF everysec); load on the same cores")
         highest = 0.0
         for tables in levels:
             results = compare("skeleton vs referee", servers, games, tables, args, redis_client, redis_pid)

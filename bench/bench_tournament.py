@@ -1,9 +1,13 @@
 """Tournament benchmark: games per second through the referee, and what the duplicate format buys.
 
-1. **Throughput.** The bundled bots (heuristic, random, random) play the same duplicate
-   tournament against 1 and against 2 embedded referee processes (``dizhu serve`` children
-   on one embedded Redis), every game through gRPC and Redis; games/s of the whole run
-   (referee start-up excluded) and the ratio of the two.
+1. **Throughput.** The bundled bots (heuristic, random, random) play a duplicate tournament
+   against 1 and against 2 embedded referee processes (``dizhu serve`` children on one
+   embedded Redis), every game through gRPC and Redis; games/s of the whole run (referee
+   start-up excluded) and the ratio of the two. A duplicate tournament plays each deal in all
+   6 seatings (the format's point, and what a referee then meets), so the same number of games
+   in the random format, every game a new deal, is measured beside it: their ratio is what
+   replaying a deal is worth. Every tournament has a seed of its own: no deal is played by
+   two of them.
 2. **Duplicate vs random seating.** The same number of games in the duplicate format (each
    deal played by all 6 seatings) and in the random format (a fresh deal per game, seating
    drawn at random), between ``heuristic``, ``random`` and ``greedy`` (a deterministic bot
@@ -16,7 +20,8 @@
    it exit, plain and confined (bubblewrap, its control groups made and removed), for
    ``/bin/true`` and for this Python; then games/s of one tournament -- heuristic, random
    and a Python stdio bot (plays its first legal move) -- without and with ``[sandbox]``
-   (a confined stdio bot is started for every game; an unconfined one serves them all).
+   (a confined stdio bot is started for every game; an unconfined one serves them all), each
+   tournament on deals of its own.
 
 Run: ``python bench/bench_tournament.py [--deal-sets 20] [--concurrency 6] [--repeats 2]
 [--only throughput|duplicate|confinement]``.
@@ -142,7 +147,12 @@ async def confinement(folder: Path, deal_sets: int, concurrency: int) -> None:
     rates = {}
     for label, sandbox in (("without [sandbox]", None), ("with [sandbox]", SandboxSpec(ro_paths=_python_paths()))):
         rate, cpu_ms, _ = await tournament(
-            folder, deal_sets=deal_sets, concurrency=concurrency, entrants=entrants, sandbox=sandbox
+            folder,
+            seed=f"bench-confinement-{sandbox is not None}",
+            deal_sets=deal_sets,
+            concurrency=concurrency,
+            entrants=entrants,
+            sandbox=sandbox,
         )
         rates[label] = rate
         print(f"  {label}: {rate:.2f} games/s; runner CPU {cpu_ms:.0f} ms per game")
@@ -171,16 +181,35 @@ async def main() -> None:
             await confinement(folder, args.deal_sets, args.concurrency)
 
 
+#: The throughput's formats: (format, deal sets per 6 games, what the label says of its deals).
+THROUGHPUT_FORMATS = (
+    ("duplicate", 1, "each deal replayed in all 6 seatings"),
+    ("random", 6, "every game a new deal"),
+)
+
+
 async def throughput(folder: Path, deal_sets: int, concurrency: int) -> None:
-    print(f"Throughput: {6 * deal_sets} games (3p, duplicate, bundled bots), concurrency {concurrency}")
+    print(f"Throughput: {6 * deal_sets} games (3p, bundled bots) per tournament, concurrency {concurrency}")
     rates = {}
+    for game_format, sets_per_6_games, deals in THROUGHPUT_FORMATS:
+        for referees in (1, 2):
+            rate, cpu_ms, _ = await tournament(
+                folder,
+                seed=f"bench-throughput-{game_format}-{referees}",
+                format=game_format,
+                deal_sets=deal_sets * sets_per_6_games,
+                concurrency=concurrency,
+                embedded_referees=referees,
+            )
+            rates[game_format, referees] = rate
+            print(
+                f"  {game_format} ({deals}), {referees} referee process(es): {rate:.2f} games/s; "
+                f"runner CPU {cpu_ms:.0f} ms per game"
+            )
+        print(f"  {game_format}: 2 / 1 referees: {rates[game_format, 2] / rates[game_format, 1]:.2f}x")
     for referees in (1, 2):
-        rate, cpu_ms, _ = await tournament(
-            folder, deal_sets=deal_sets, concurrency=concurrency, embedded_referees=referees
-        )
-        rates[referees] = rate
-        print(f"  {referees} referee process(es): {rate:.2f} games/s; runner CPU {cpu_ms:.0f} ms per game")
-    print(f"  2 / 1 referees: {rates[2] / rates[1]:.2f}x")
+        replayed = rates["duplicate", referees] / rates["random", referees]
+        print(f"  duplicate / random (replayed deals / new deals), {referees} referee process(es): {replayed:.2f}x")
 
 
 async def duplicate_vs_random(folder: Path, deal_sets: int, concurrency: int, repeats: int) -> None:
