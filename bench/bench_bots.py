@@ -4,7 +4,7 @@
 
 * **Decisions per second**: the expert's decisions (bids and plays) on the positions of seeded
   rounds among heuristic bots, at the budget given, in this process's CPU time, on each rules
-  engine; the heuristic bot's on the same positions, as the baseline of the run. How many
+  engine; the heuristic bot's and the learned bot's on the same positions, as the baselines of the run. How many
   playouts a decision made, on average, says how far the budget went. The positions are new to
   each engine, as a bot meets them: a switch of engine empties what the engine keeps of the
   plays it listed (made anew, they are new to the expert's keys of plays too; the heuristic bot
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from dizhu import engine
 from dizhu.client import Bot
 from dizhu.client.bots import HeuristicBot
+from dizhu.env.learned import LearnedBot
 from dizhu.expert import search
 from dizhu.expert.arena import legal_moves_for, play_round, view_for_seat
 from dizhu.expert.bot import ExpertBot, parse_budget
@@ -143,13 +144,16 @@ def main() -> None:
         for name in args.engines.split(","):
             with engine.using(name):
                 decisions_per_second(lambda: ExpertBot(0, parse_budget(args.budget)), warm_up)
+                decisions_per_second(LearnedBot, warm_up)  # its weights loaded, its tables built
                 heuristic = decisions_per_second(HeuristicBot, found)
+                learned = decisions_per_second(LearnedBot, found)
                 search.COUNTED.decisions = search.COUNTED.playouts = 0
                 expert = decisions_per_second(lambda: ExpertBot(1, parse_budget(args.budget)), found)
                 playouts = search.COUNTED.playouts / max(1, search.COUNTED.decisions)
             print(
                 f"  {variant} {name:6}: expert {expert:8.1f} decisions/s ({1000 / expert:6.1f} ms each, "
-                f"{playouts:5.1f} playouts a decision); heuristic {heuristic:8.0f}/s; ratio {heuristic / expert:6.0f}"
+                f"{playouts:5.1f} playouts a decision); heuristic {heuristic:8.0f}/s; ratio {heuristic / expert:6.0f}; "
+                f"learned {learned:6.0f}/s ({1000 / learned:5.2f} ms each)"
             )
     for variant in ("3p", "4p") if args.deals > 0 else ():
         started = time.perf_counter()
