@@ -290,12 +290,15 @@ def train(
     batch: int = 256,
     rate: float = 1e-3,
     start: MlpPolicy | None = None,
+    decay: float = 1e-4,
     checkpoint_seconds: float | None = None,
     on_checkpoint: Callable[[float, MlpPolicy], None] | None = None,
 ) -> MlpPolicy:
-    """The policy after ``seconds`` (or ``epochs``) of Adam on ``data``'s first nine tenths, from
-    ``start``'s weights or fresh ones, the rate falling linearly to a tenth; ``on_checkpoint(seconds
-    trained, policy)`` every ``checkpoint_seconds``."""
+    """The policy after ``seconds`` (or ``epochs``) of Adam (with ``decay``) on nine tenths of ``data``,
+    from ``start``'s weights or fresh ones, the rate falling linearly to a tenth: the weights of the
+    epoch that agreed best with the teacher on the tenth held out (a network this size overfits a
+    few tens of thousands of decisions within ten epochs). ``on_checkpoint(seconds trained, best
+    policy so far)`` every ``checkpoint_seconds``."""
     if (seconds is None) == (epochs is None):
         raise ValueError("train for seconds or for epochs")
     rng = np.random.default_rng(seed)
@@ -309,6 +312,7 @@ def train(
     began = time.monotonic()
     next_checkpoint = checkpoint_seconds or math.inf
     steps = 0
+    best, best_agreement = policy, -1.0
 
     def progress() -> float:
         return (time.monotonic() - began) / seconds if seconds is not None else steps / (batches * (epochs or 1))
@@ -327,22 +331,24 @@ def train(
                 squares[name] = 0.999 * squares[name] + 0.001 * gradient * gradient
                 corrected = moments[name] / (1 - 0.9**steps)
                 scale = np.sqrt(squares[name] / (1 - 0.999**steps)) + 1e-8
-                policy.weights[name] = (policy.weights[name] - step_rate * corrected / scale).astype(np.float32)
+                updated = policy.weights[name] * (1 - step_rate * decay) - step_rate * corrected / scale
+                policy.weights[name] = updated.astype(np.float32)
             trained = time.monotonic() - began
             if on_checkpoint is not None and trained >= next_checkpoint:
-                on_checkpoint(trained, policy)
+                on_checkpoint(trained, best)
                 next_checkpoint += checkpoint_seconds or math.inf
             if progress() >= 1:
                 break
         epoch += 1
-        print(  # noqa: T201
-            f"epoch {epoch}: loss {np.mean(losses):.4f}, held-out agreement with the teacher "
-            f"{agreement(policy, data, held_out[:20000]):.3f}",
-            flush=True,
-        )
+        agreed = agreement(policy, data, held_out[:20000])
+        if agreed > best_agreement:
+            best_agreement = agreed
+            best = MlpPolicy({name: value.copy() for name, value in policy.weights.items()}, policy.variant)
+        line = f"epoch {epoch}: loss {np.mean(losses):.4f}, held-out agreement with the teacher {agreed:.3f}"
+        print(line, flush=True)  # noqa: T201
     if on_checkpoint is not None:
-        on_checkpoint(time.monotonic() - began, policy)
-    return policy
+        on_checkpoint(time.monotonic() - began, best)
+    return best
 
 
 # -- 3. evaluate -----------------------------------------------------------------------------
@@ -385,53 +391,64 @@ def duplicate(policy: Policy, opponent: str, rounds: int, *, variant: str = "3p"
 
 #: The recipe's steps for a two-hour budget, in minutes (scaled to another budget): collect from the
 #: expert's play, train, collect again with the student in half the seats (DAgger), train on it all.
-STEPS = (("collect", 50.0), ("train", 15.0), ("collect with the student", 25.0), ("train", 15.0))
+STEPS = (("collect", 50.0), ("train", 10.0), ("collect with the student", 40.0), ("train", 12.0))
 #: The same steps by count, for a run of a minute or so (``--smoke``): rounds, epochs, rounds, epochs.
 SMOKE = (40, 8, 20, 4)
-CHECKPOINT_MINUTES = 5.0
+CHECKPOINT_MINUTES = 2.5
 
 
 def recipe(folder: Path, *, hours: float = 2.0, smoke: bool = False, workers: int = 2, seed: int = 0,
            teacher: str = TEACHER, variant: str = "3p") -> MlpPolicy:  # fmt: skip
-    """Runs ``STEPS`` into ``folder``: the data, ``policy.npz``, checkpoints named by the minute of the
-    recipe they were taken at (``checkpoints/*.npz``), and ``recipe.json``."""
+    """Runs ``STEPS`` into ``folder``: the data (``data-*``), each training's policy (``policy-*.npz``,
+    the last also ``policy.npz``), checkpoints named by the minute of the recipe they were taken at
+    (``checkpoints/*.npz``), and ``recipe.json``, written after each step: a recipe stopped between
+    steps goes on from the next one when run again with the same folder."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "checkpoints").mkdir(exist_ok=True)
+    progress = folder / "recipe.json"
+    log: list[dict[str, object]] = json.loads(progress.read_text())["steps"] if progress.exists() else []
     scale = hours / 2.0
-    began = time.monotonic()
-    log: list[dict[str, object]] = []
+    began = time.monotonic() - 60 * sum(float(str(step["minutes"])) for step in log)
 
     def checkpoint(_: float, policy: MlpPolicy) -> None:
         minute = (time.monotonic() - began) / 60
         policy.save(folder / "checkpoints" / f"minute-{minute:07.2f}.npz")
 
+    def policy_after(number: int) -> Path:
+        return folder / f"policy-{number + 1}.npz"
+
     policy: MlpPolicy | None = None
     folders: list[Path] = []
     for number, (step, minutes) in enumerate(STEPS):
+        collecting = step.startswith("collect")
+        if collecting:
+            folders.append(folder / f"data-{len(folders) + 1}")
+        if number < len(log):  # done before
+            if not collecting:
+                policy = MlpPolicy.load(policy_after(number))
+            continue
         started = time.monotonic()
         budget = None if smoke else minutes * 60 * scale
-        if step.startswith("collect"):
-            data_folder = folder / f"data-{len(folders) + 1}"
+        if collecting:
             student = None
             if policy is not None:
                 student = folder / "student.npz"
                 policy.save(student)
-            rounds = collect(data_folder, budget, rounds=SMOKE[number] if smoke else None, variant=variant,
+            rounds = collect(folders[-1], budget, rounds=SMOKE[number] if smoke else None, variant=variant,
                              workers=workers, seed=seed + number, teacher=teacher, student=student)  # fmt: skip
-            folders.append(data_folder)
             log.append({"step": step, "rounds": rounds})
         else:
             data = Decisions.load(folders, variant)
             policy = train(data, budget, epochs=SMOKE[number] if smoke else None, seed=seed + number, start=policy,
                            checkpoint_seconds=None if smoke else CHECKPOINT_MINUTES * 60 * scale,
                            on_checkpoint=checkpoint)  # fmt: skip
+            policy.save(policy_after(number))
             log.append({"step": step, "decisions": len(data)})
         log[-1]["minutes"] = round((time.monotonic() - started) / 60, 2)
+        progress.write_text(json.dumps({"hours": hours, "smoke": smoke, "teacher": teacher, "steps": log}, indent=1))
         print(f"{step}: {log[-1]}", flush=True)  # noqa: T201
     assert policy is not None
     policy.save(folder / "policy.npz")
-    (folder / "recipe.json").write_text(json.dumps({"hours": hours, "smoke": smoke, "teacher": teacher, "steps": log},
-                                                   indent=1) + "\n")  # fmt: skip
     return policy
 
 

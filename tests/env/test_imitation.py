@@ -81,3 +81,25 @@ def test_the_trained_bot_is_a_policy_bot_reading_the_weights_named(
     assert bot.encoding == "compact"
     trained = MlpPolicy.load(smoke_run / "policy.npz")
     assert all(np.array_equal(bot.policy.weights[name], trained.weights[name]) for name in trained.weights)
+
+
+def test_a_recipe_run_again_goes_on_from_the_step_after_the_last_done(smoke_run: Path, tmp_path: Path) -> None:
+    """A recipe stopped after its first training: run again, it collects with the student and
+    trains, and leaves the first data and training as they were."""
+    folder = tmp_path / "resumed"
+    folder.mkdir()
+    (folder / "data-1").symlink_to(smoke_run / "data-1")
+    (folder / "policy-2.npz").write_bytes((smoke_run / "policy-2.npz").read_bytes())
+    done = json.loads((smoke_run / "recipe.json").read_text())
+    (folder / "recipe.json").write_text(json.dumps({**done, "steps": done["steps"][:2]}))
+    before = sorted(path.stat().st_mtime_ns for path in (smoke_run / "data-1").iterdir())
+    command = [sys.executable, str(EXAMPLE), "recipe", "--smoke", "--workers", "1", "--teacher", TEACHER,
+               "--output", str(folder)]  # fmt: skip
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    steps = json.loads((folder / "recipe.json").read_text())["steps"]
+    assert steps[:2] == done["steps"][:2]
+    assert [step["step"] for step in steps[2:]] == ["collect with the student", "train"]
+    assert sorted(path.stat().st_mtime_ns for path in (smoke_run / "data-1").iterdir()) == before
+    assert (folder / "data-2").is_dir()
+    assert (folder / "policy.npz").is_file()

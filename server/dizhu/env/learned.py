@@ -55,9 +55,9 @@ def _layout(variant: Variant) -> tuple[dict[str, slice], Float]:
 
 
 @functools.cache
-def _action_columns(variant: Variant) -> tuple[npt.NDArray[np.int16], Float]:
-    """Per action of the variant's table: its rank counts, and its fixed features (kind, main rank,
-    size, bomb, bid)."""
+def _action_columns(variant: Variant) -> tuple[npt.NDArray[np.int16], Float, npt.NDArray[np.intp]]:
+    """Per action of the variant's table: its rank counts, its fixed features (kind, main rank,
+    size, bomb, bid), and its main rank (15, past the jokers, for the pass and the bids)."""
     table = action_table(variant)
     counts = table.counts.astype(np.int16)
     fixed = np.zeros((table.size, _KINDS + _RANKS + 2 + FIRST_PLAY), dtype=np.float32)
@@ -68,7 +68,9 @@ def _action_columns(variant: Variant) -> tuple[npt.NDArray[np.int16], Float]:
         fixed[index, _KINDS + _RANKS] = play.size / variant.landlord_hand_size
         fixed[index, _KINDS + _RANKS + 1] = play.kind in (CombinationKind.BOMB, CombinationKind.ROCKET)
     fixed[np.arange(FIRST_PLAY), _KINDS + _RANKS + 2 + np.arange(FIRST_PLAY)] = 1  # pass / bid 1..3
-    return counts, fixed
+    main = np.argmax(fixed[:, _KINDS : _KINDS + _RANKS], axis=1)
+    main[:FIRST_PLAY] = _RANKS
+    return counts, fixed, main
 
 
 def state_features(variant: Variant, observations: npt.NDArray[np.int8]) -> Float:
@@ -82,10 +84,16 @@ def action_features(
 ) -> Float:
     """One row per (observation ``rows[i]``, action ``legal[i]``): what the action plays and leaves."""
     fields, _ = _layout(variant)
-    counts, fixed = _action_columns(variant)
+    counts, fixed, main = _action_columns(variant)
     decks = 4.0 * variant.decks
     in_play = observations[rows, fields["phase"].start + 1].astype(np.float32)  # phase: [auction, play]
     hand = observations[rows, fields["hand"]].astype(np.int16)
+    # What the others may still hold above the action's main rank: could they answer it?
+    unseen = observations[:, fields["unseen"]].astype(np.int16)
+    zero = np.zeros((len(observations), 2), dtype=np.int16)
+    ranks_above = np.concatenate([np.cumsum((unseen > 0)[:, ::-1], axis=1)[:, ::-1], zero], axis=1)
+    pairs_above = np.concatenate([np.cumsum((unseen > 1)[:, ::-1], axis=1)[:, ::-1], zero], axis=1)
+    above = main[legal] + 1
     played = counts[legal]
     after = hand - played
     left = after.sum(axis=1)
@@ -100,6 +108,8 @@ def action_features(
             (after == 3).sum(axis=1) / 10,
             (after >= 4).sum(axis=1) / 4,  # bombs kept
             (held & (after > 0) & (played > 0)).sum(axis=1) / 4,  # sets broken
+            ranks_above[rows, above] / _RANKS,
+            pairs_above[rows, above] / _RANKS,
             in_play,
         ],
         axis=1,
