@@ -166,14 +166,6 @@ OWN_REFEREE_PROCESS = {
     "tests/safety/test_safety_secrets.py": "reads the process's debug log from a file",
     "tests/polyglot/test_referee_restart.py": "stops the referee and starts another on the same port",
     "tests/live/test_live_presence.py": "shares the in-process referees' key prefix; the process is killed",
-    # Each of these could pass its flags (and credentials) to served_referee; its entry goes once it does.
-    "tests/cluster/test_cluster_seeds.py": "not moved yet: served_referee(seeds, ..., flags=FLAGS)",
-    "tests/live/test_live_stream_backlog.py": "not moved yet: served_referee(..., flags=[--stream-backlog ...])",
-    "tests/play/test_play_terminal.py": "not moved yet: served_referee(..., flags=serve_flags, credentials=...)",
-    "tests/polyglot/test_unix_socket.py": "not moved yet: served_referee(..., api_key=..., flags=[--unix-socket ...])",
-    "tests/tournament/test_sandbox.py": "not moved yet: served_referee(..., flags=[--unix-socket ...])",
-    "tests/tournament/test_sandbox_hostile.py": "not moved yet: served_referee(..., api_key=..., flags=[...])",
-    "tests/tournament/test_tournament_games.py": "not moved yet: served_referee(..., flags=..., credentials=...)",
 }
 
 

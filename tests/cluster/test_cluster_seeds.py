@@ -14,11 +14,11 @@ import pytest
 
 from dizhu.cli import build_parser
 from dizhu.config import config_from_args
-from dizhu.testing import serve_process
 from dizhu.v1 import cards_pb2, table_pb2, table_service_pb2, table_service_pb2_grpc
 from tests.support.local_cluster import LocalCluster
+from tests.support.referees import served_referee
 
-FLAGS = ["--redis-cluster", "--redis-wait", "5", "--log-level", "warning", "--grace", "1"]
+FLAGS = ["--redis-cluster", "--redis-wait", "5"]
 
 
 class TestSeedNodes:
@@ -31,8 +31,8 @@ class TestSeedNodes:
             others = [node for node in faulty_cluster.nodes if not node.down]
             # A URL, then bare host:port nodes: the first item's options serve them all.
             seeds = ",".join([f"redis://{replica.address}/0", *(node.address for node in others[:2])])
-            with serve_process(seeds, args=[*FLAGS, "--key-prefix", f"seeds-{uuid.uuid4().hex[:6]}"]) as referee:
-                async with grpc.aio.insecure_channel(referee.target) as channel:
+            with served_referee(seeds, "seeds", flags=FLAGS) as target:
+                async with grpc.aio.insecure_channel(target) as channel:
                     stub = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
                     settings = table_pb2.TableSettings(variant=cards_pb2.VARIANT_THREE_PLAYER)
                     request = table_service_pb2.CreateTableRequest(settings=settings, request_id=str(uuid.uuid4()))

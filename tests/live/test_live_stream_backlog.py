@@ -15,11 +15,11 @@ import asyncio
 
 import grpc
 
-from dizhu.testing import serve_process
 from dizhu.v1 import table_pb2, table_service_pb2_grpc
 from dizhu.v1 import table_service_pb2 as pb
 from tests.support.grpc_calls import THREE, TableStub, as_seat, rid
 from tests.support.live import SOON_S, Event, Referees, create, kind
+from tests.support.referees import served_referee
 
 
 async def _until_snapshot(call: grpc.aio.UnaryStreamCall) -> list[Event]:  # type: ignore[type-arg]
@@ -61,9 +61,9 @@ class TestAStreamThatFellBehind:
         call.cancel()
 
     async def test_of_a_seat_goes_on_from_a_snapshot_with_that_seats_hand(self, redis_url: str) -> None:
-        flags = ["--log-level", "warning", "--stream-backlog", "1", "--heartbeat", "3600"]
-        with serve_process(redis_url, args=flags) as referee:
-            async with grpc.aio.insecure_channel(referee.target) as channel:
+        flags = ["--stream-backlog", "1", "--heartbeat", "3600"]
+        with served_referee(redis_url, "backlog", flags=flags) as target:
+            async with grpc.aio.insecure_channel(target) as channel:
                 tables = table_service_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
                 table = await create(tables, THREE, players=2)
                 call = tables.WatchTable(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pexpect
 import trustme
 
-from dizhu.testing import serve_process
+from tests.support.referees import served_referee
 from tests.support.tls import issue
 
 SEED = "ab" * 32
@@ -98,10 +98,11 @@ class TestPlay:
 class TestPlayAtATlsReferee:
     def test_the_person_and_the_bots_reach_a_referee_serving_tls(self, redis_url: str, tmp_path: Path) -> None:
         certificate = issue(tmp_path, trustme.CA())
-        flags = [*certificate.serve_flags, "--log-level", "warning", "--grace", "1"]
         with (
-            serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee,
-            _playing("--target", referee.target, "--tls-ca", str(certificate.authority), "--rounds", "1") as child,
+            served_referee(
+                redis_url, "play", flags=certificate.serve_flags, credentials=certificate.credentials()
+            ) as target,
+            _playing("--target", target, "--tls-ca", str(certificate.authority), "--rounds", "1") as child,
         ):
             child.expect(r"you are seat 0 against heuristic, heuristic bots")
             # The deal starts once both bots took their seats: they reached the referee too. The

@@ -10,12 +10,11 @@ of one of two 3p tables to the end.
 from __future__ import annotations
 
 import tempfile
-import uuid
 from pathlib import Path
 
-from dizhu.testing import serve_process
 from dizhu.v1 import table_pb2
 from tests.support.polyglot_tables import API_KEY, closed_view, create_table, finish, split_into_tables, start_seats
+from tests.support.referees import served_referee
 
 
 def test_every_client_plays_through_a_referee_on_a_unix_socket(
@@ -25,8 +24,7 @@ def test_every_client_plays_through_a_referee_on_a_unix_socket(
     with tempfile.TemporaryDirectory(prefix="dizhu-") as folder:
         socket = Path(folder) / "referee.sock"
         target = f"unix:{socket}"
-        flags = ["--key-prefix", f"unix-{uuid.uuid4().hex[:8]}", "--api-key", API_KEY, "--log-level", "warning"]
-        with serve_process(redis_url, args=[*flags, "--grace", "1", "--unix-socket", str(socket)]):
+        with served_referee(redis_url, "unix", api_key=API_KEY, flags=["--unix-socket", str(socket)]):
             tables = split_into_tables(every_client, seats=3)
             table_ids = [create_table(every_client["go"], target, "3p", rounds=1) for _ in tables]
             seated = {}

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ import pytest
 from dizhu.cli import build_parser
 from dizhu.client import TableClient
 from dizhu.config import config_from_args
-from dizhu.testing import serve_process
 from dizhu.tournament import load_config, run_tournament
 from dizhu.tournament.cgroups import RunGroups
 from dizhu.tournament.config import ConfigError, EntrantSpec, SandboxSpec
@@ -31,6 +29,7 @@ from dizhu.tournament.sandbox import (
     environment,
     launcher_arguments,
 )
+from tests.support.referees import served_referee
 from tests.support.sandbox import (
     add_sandbox,
     entrant_folder,
@@ -223,9 +222,8 @@ class TestRefereeUnixSocket:
         self, tmp_path: Path, redis_url: str
     ) -> None:
         socket = tmp_path / "referee.sock"
-        flags = ["--key-prefix", f"unix-{uuid.uuid4().hex[:8]}", "--unix-socket", str(socket), "--grace", "1"]
-        with serve_process(redis_url, args=flags) as referee:
-            async with TableClient(f"unix:{socket}") as over_socket, TableClient(referee.target) as over_port:
+        with served_referee(redis_url, "unix", flags=["--unix-socket", str(socket)]) as target:
+            async with TableClient(f"unix:{socket}") as over_socket, TableClient(target) as over_port:
                 created = await over_socket.create_table(player_names=["a", "b", "c"])
                 view = await over_port.for_seat(created.seat_tokens[0].token, created.table_id).get()
         assert view.table_id == created.table_id

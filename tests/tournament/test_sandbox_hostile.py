@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from dizhu.testing import serve_process
 from dizhu.tournament import load_config, run_tournament
+from tests.support.referees import served_referee
 from tests.support.sandbox import (
     HOSTILE,
     add_sandbox,
@@ -164,9 +164,8 @@ class TestHostileEntrants:
         monkeypatch.setenv("ORGANISER_TOKEN", "not for entrants")
         monkeypatch.setenv("DIZHU_API_KEY", API_KEY)
         socket = tmp_path / "referee.sock"
-        flags = ["--key-prefix", f"hostile-{uuid.uuid4().hex[:8]}", "--api-key", API_KEY, "--log-level", "warning"]
-        with serve_process(redis_url, args=[*flags, "--grace", "1", "--unix-socket", str(socket)]) as referee:
-            tcp = [referee.target, *tcp_address(redis_url)]
+        with served_referee(redis_url, "hostile", api_key=API_KEY, flags=["--unix-socket", str(socket)]) as target:
+            tcp = [target, *tcp_address(redis_url)]
             common = {"referee": f"unix:{socket}", "tcp": tcp, "redis_url": redis_url}
             baseline = await play(tmp_path / "benign", "benign", confined=False, **common)
             hostile = await play(tmp_path / "hostile", "attack", confined=True, **common)

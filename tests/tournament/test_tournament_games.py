@@ -18,9 +18,9 @@ import trustme
 
 from dizhu.referee.replay import verify
 from dizhu.referee.signing import parse_public_keys
-from dizhu.testing import serve_process
 from dizhu.tournament import cli, load_config, run_tournament, write_results
 from dizhu.tournament.runner import summary_lines
+from tests.support.referees import served_referee
 from tests.support.tls import issue
 from tests.support.tournaments import API_KEY, NODE_CLIENT, faulty_bot, write_tournament
 
@@ -248,7 +248,6 @@ class TestTls:
         self, tmp_path: Path, redis_url: str, node: str
     ) -> None:
         certificate = issue(tmp_path, trustme.CA())
-        flags = [*certificate.serve_flags, "--api-key", API_KEY, "--log-level", "warning", "--grace", "1"]
         entrants = [
             {"name": "bundled", "bot": "heuristic"},
             {"name": "node-grpc", "command": [node, str(NODE_CLIENT / "tournament-bot.mjs")]},
@@ -258,10 +257,10 @@ class TestTls:
                             "--token", "{seat_token}", "--bot", "random"],
             },
         ]  # fmt: skip
-        with serve_process(redis_url, args=flags, credentials=certificate.credentials()) as referee:
-            path = write_tournament(
-                tmp_path, entrants, referee=referee.target, redis_url=redis_url, clock={"decision_s": 10}
-            )
+        with served_referee(
+            redis_url, "tls", api_key=API_KEY, flags=certificate.serve_flags, credentials=certificate.credentials()
+        ) as target:
+            path = write_tournament(tmp_path, entrants, referee=target, redis_url=redis_url, clock={"decision_s": 10})
             status = cli.main([str(path), "--quiet", "--tls-ca", str(certificate.authority)])
         assert status == 0
         results = json.loads((tmp_path / "out" / "results.json").read_text())
