@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dizhu.client import BotRunner, HeuristicBot, TableClient
+from dizhu.client import HeuristicBot
 from dizhu.client.bots import BOT_KINDS
 from dizhu.client.command import load_bot
 from dizhu.demo import bot_kinds
@@ -19,6 +18,7 @@ from dizhu.expert.bot import ExpertBot
 from dizhu.tournament import load_config, run_tournament
 from dizhu.tournament.config import BUNDLED_BOTS
 from dizhu.v1 import table_pb2
+from tests.support.bot_tables import bots_play_a_table
 from tests.support.tournaments import write_tournament
 
 #: Quick and untimed: a few sampled deals per decision, no clock (the tests never depend on timing).
@@ -29,15 +29,7 @@ QUICK = "expert:60s,4deals"
 async def test_experts_finish_a_table_at_a_referee_with_no_move_refused(target: str, variant: str) -> None:
     players = int(variant[0])
     bots = [BOT_KINDS[QUICK](seat) for seat in range(players - 1)] + [HeuristicBot()]
-    async with TableClient(target) as creator:
-        created = await creator.create_table(
-            variant=variant, player_names=[f"p{seat}" for seat in range(players)], round_limit=2
-        )
-        runners = [
-            BotRunner(bot, creator.for_seat(token.token)) for bot, token in zip(bots, created.seat_tokens, strict=True)
-        ]
-        await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=300)
-        final = await creator.get()
+    final, runners = await bots_play_a_table(target, variant, bots)
     assert final.phase == table_pb2.PHASE_CLOSED
     assert final.close_reason == table_pb2.CLOSE_REASON_ROUND_LIMIT
     assert sum(seat.balance for seat in final.seats) == 0

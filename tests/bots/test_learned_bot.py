@@ -5,7 +5,6 @@ and as an environment opponent -- and it decides from its seat's view only."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dizhu.client import BotRunner, HeuristicBot, TableClient
+from dizhu.client import HeuristicBot
 from dizhu.client.bots import BOT_ENTRY_POINTS, BOT_KINDS, BotCatalogue
 from dizhu.client.command import load_bot
 from dizhu.demo import bot_kinds
@@ -24,6 +23,7 @@ from dizhu.rules import VARIANTS
 from dizhu.tournament import load_config, run_tournament
 from dizhu.tournament.config import BUNDLED_BOTS
 from dizhu.v1 import table_pb2
+from tests.support.bot_tables import bots_play_a_table
 from tests.support.tournaments import write_tournament
 from tests.support.web import start_web_referee, view_once_the_bots_play
 
@@ -52,15 +52,7 @@ async def test_learned_bots_finish_a_table_at_a_referee_with_no_move_refused(tar
     players = int(variant[0])
     bots = [BOT_KINDS["learned"](seat) for seat in range(players - 1)] + [HeuristicBot()]
     assert all(isinstance(bot, PolicyBot) for bot in bots[:-1])
-    async with TableClient(target) as creator:
-        created = await creator.create_table(
-            variant=variant, player_names=[f"p{seat}" for seat in range(players)], round_limit=2
-        )
-        runners = [
-            BotRunner(bot, creator.for_seat(token.token)) for bot, token in zip(bots, created.seat_tokens, strict=True)
-        ]
-        await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=300)
-        final = await creator.get()
+    final, runners = await bots_play_a_table(target, variant, bots)
     assert final.phase == table_pb2.PHASE_CLOSED
     assert sum(seat.balance for seat in final.seats) == 0
     assert [runner.refused for runner in runners] == [0] * players
