@@ -26,6 +26,7 @@ MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
     "engine/test_differential.py": ("slow",),
     "env/test_rewards_vector_leaks.py::test_no_observation_of_a_million": ("slow",),
     "env/test_baseline.py": ("slow",),
+    "env/test_imitation.py": ("slow",),
     "tournament/test_tournament_games.py": ("slow",),
     "tournament/test_tournament_processes.py": ("slow",),
     "live/test_live_presence.py::TestProcesses": ("slow",),
