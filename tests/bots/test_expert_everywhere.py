@@ -60,7 +60,7 @@ def test_the_names_the_front_ends_accept_include_the_expert_and_its_budget() -> 
     assert isinstance(bot, ExpertBot)
     assert bot.budget.seconds == pytest.approx(0.15)
     assert bot_kinds("3p", ["expert", "expert:1s", "heuristic"]) == ["expert", "expert:1s", "heuristic"]
-    with pytest.raises(ValueError, match="expert, heuristic, random"):
+    with pytest.raises(ValueError, match="expert, heuristic, learned, random"):
         bot_kinds("3p", ["expert:fast", "heuristic"])
 
 

@@ -87,5 +87,5 @@ def test_bundled_bots_are_named_as_opponents_and_seeded_by_the_reset(variant: st
 def test_an_unknown_bot_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="unknown bot 'clever'"):
         DouDizhuEnv(opponents=["clever", "random"])
-    with pytest.raises(ValueError, match="expected one of expert, heuristic, random"):
+    with pytest.raises(ValueError, match="expected one of expert, heuristic, learned, random"):
         bundled_bot("clever")

@@ -24,6 +24,7 @@ import dizhu.v1.WatchTableResponse;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -144,8 +145,8 @@ public final class DizhuBot {
         CreateTableResponse created = fail("CreateTable", () ->
             referee.call("CreateTable", referee.tables(), stub -> stub.createTable(request)));
         // The creator token closes the table (`dizhu table close`); keep it.
-        System.out.printf("{\"table_id\":\"%s\",\"creator_token\":\"%s\"}%n",
-            created.getTableId(), created.getCreatorToken());
+        printLine(String.format("{\"table_id\":\"%s\",\"creator_token\":\"%s\"}",
+            created.getTableId(), created.getCreatorToken()));
         return;
       }
       if (token.isEmpty()) {
@@ -157,9 +158,8 @@ public final class DizhuBot {
             referee.call("JoinTable", referee.tables(), stub -> stub.joinTable(join)));
         token = joined.getSeatToken();
         System.err.printf("joined table %s at seat %d as %s%n", tableId, joined.getSeat(), name);
-        System.out.printf("{\"table_id\":\"%s\",\"seat\":%d,\"seat_token\":\"%s\"}%n",
-            tableId, joined.getSeat(), token);
-        System.out.flush();
+        printLine(String.format("{\"table_id\":\"%s\",\"seat\":%d,\"seat_token\":\"%s\"}",
+            tableId, joined.getSeat(), token));
       }
       referee.useToken(token);
       DizhuBot bot = new DizhuBot(referee, tableId, seed != null ? seed : (tableId + "/" + name + "/" + token).hashCode());
@@ -169,9 +169,20 @@ public final class DizhuBot {
       for (SeatView seat : view.getSeatsList()) {
         balances.add(Long.toString(seat.getBalance()));
       }
-      System.out.printf("{\"table_id\":\"%s\",\"seat\":%d,\"decisions\":%d,\"balances\":[%s]}%n",
-          tableId, view.getYourSeat(), bot.decisions, String.join(",", balances));
+      printLine(String.format("{\"table_id\":\"%s\",\"seat\":%d,\"decisions\":%d,\"balances\":[%s]}",
+          tableId, view.getYourSeat(), bot.decisions, String.join(",", balances)));
     }
+  }
+
+  /**
+   * One line on stdout in one write: the bots of a table often share a pipe (the README's step 3),
+   * and a line printed in pieces interleaves with theirs.
+   */
+  private static void printLine(String line) {
+    byte[] bytes = (line + "\n").getBytes(StandardCharsets.UTF_8);
+    System.out.flush();
+    System.out.write(bytes, 0, bytes.length);
+    System.out.flush();
   }
 
   /** The flag's value as a whole number in [min, max]; exit status 2 (usage) if it is none. */
