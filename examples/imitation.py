@@ -1,6 +1,6 @@
-"""A policy that beats the heuristic bot: imitate the ``expert`` in ``dizhu.env``, numpy only.
+"""A policy that imitates the ``expert`` in ``dizhu.env``, numpy only: it plays the heuristic bot about even.
 
-The recipe (docs/env.md, "A policy that beats the heuristic"), in three steps that ``recipe``
+The recipe (docs/env.md, "Imitating the expert"), in three steps that ``recipe``
 runs one after the other within a time budget (two hours on two cores by default)::
 
     .venv/bin/python examples/imitation.py recipe --hours 2 --output imitation-run
@@ -453,13 +453,23 @@ def recipe(folder: Path, *, hours: float = 2.0, smoke: bool = False, workers: in
 
 
 def curve(folder: Path, *, rounds: int = 200, opponent: str = "heuristic", seed: int = 1) -> list[dict[str, float]]:
-    """Each checkpoint of a recipe against ``opponent`` (``duplicate``), by the minute it was taken at:
-    written to ``curve.json`` and drawn in ``curve.svg``."""
+    """Each checkpoint of a recipe against ``opponent`` (``duplicate``), by the minute it was taken at,
+    after the untrained network at minute 0: written to ``curve.json`` and drawn in ``curve.svg``.
+    A training keeps its best epoch so far, so checkpoints often hold the same weights: those are
+    played once."""
+    stored = sorted((folder / "checkpoints").glob("minute-*.npz"))
+    variant = MlpPolicy.load(stored[0]).variant.name if stored else "3p"
+    untrained = MlpPolicy(initial_weights(VARIANTS[variant], np.random.default_rng(seed)), variant)
+    checkpoints = [(0.0, untrained)]
+    checkpoints += [(float(path.stem.removeprefix("minute-")), MlpPolicy.load(path)) for path in stored]
+    measured: dict[bytes, dict[str, float]] = {}
     points = []
-    for path in sorted((folder / "checkpoints").glob("minute-*.npz")):
-        figures = duplicate(MlpPolicy.load(path), opponent, rounds, seed=seed)
-        points.append({"minute": float(path.stem.removeprefix("minute-")), **figures})
-        print(_report(f"minute {points[-1]['minute']:.1f} against {opponent}", figures), flush=True)  # noqa: T201
+    for minute, policy in checkpoints:
+        weights = b"".join(policy.weights[name].tobytes() for name in sorted(policy.weights))
+        if weights not in measured:
+            measured[weights] = duplicate(policy, opponent, rounds, variant=variant, seed=seed)
+        points.append({"minute": minute, **measured[weights]})
+        print(_report(f"minute {minute:.1f} against {opponent}", measured[weights]), flush=True)  # noqa: T201
     (folder / "curve.json").write_text(json.dumps(points, indent=1) + "\n")
     (folder / "curve.svg").write_text(_svg(points, opponent))
     return points

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -13,19 +11,14 @@ import pytest
 
 from dizhu.client import Bot
 from dizhu.env import DouDizhuEnv
+from tests.support.examples import EXAMPLES, load_example
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "linear_baseline.py"
+EXAMPLE = EXAMPLES / "linear_baseline.py"
 
 
 @pytest.fixture(scope="module")
 def baseline() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("linear_baseline", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["linear_baseline"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_example("linear_baseline")
 
 
 def win_rate(policy: object, games: int) -> float:

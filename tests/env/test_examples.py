@@ -12,31 +12,17 @@ says how to run the examples themselves.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 from gymnasium.utils.env_checker import check_env
 
-EXAMPLES = Path(__file__).parents[2] / "examples"
-
-
-def example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+from tests.support.examples import load_example
 
 
 def test_the_maskable_ppo_example_env_gives_masks_and_flat_observations_for_a_few_hundred_steps() -> None:
-    env = example("maskable_ppo").make_env(seed=1)
+    env = load_example("maskable_ppo").make_env(seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(env.unwrapped)
@@ -60,7 +46,7 @@ def test_the_maskable_ppo_example_env_gives_masks_and_flat_observations_for_a_fe
 
 
 def test_the_tianshou_example_env_is_what_tianshous_pettingzoo_wrapper_and_collector_read() -> None:
-    env = example("tianshou_dqn").make_env()
+    env = load_example("tianshou_dqn").make_env()
     agents = env.possible_agents
     assert all(env.observation_space(agent) == env.observation_space(agents[0]) for agent in agents)
     assert all(env.action_space(agent) == env.action_space(agents[0]) for agent in agents)

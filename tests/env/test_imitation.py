@@ -4,7 +4,6 @@ teacher) makes a policy that beats random play in duplicate, bids, enters a tour
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -18,21 +17,16 @@ import pytest
 from dizhu.env.bot import PolicyBot
 from dizhu.env.learned import MlpPolicy
 from dizhu.rules import VARIANTS
+from tests.support.examples import EXAMPLES, load_example
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "imitation.py"
+EXAMPLE = EXAMPLES / "imitation.py"
 #: A quick teacher: the expert with a few sampled deals per decision and no time limit (no timing).
 TEACHER = "expert:60s,12deals"
 
 
 @pytest.fixture(scope="module")
 def imitation() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("imitation", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["imitation"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_example("imitation")
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +57,14 @@ def test_the_smoke_run_learns_to_beat_random_play(imitation: ModuleType, smoke_r
 
 def test_the_curve_of_the_checkpoints_is_written_and_drawn(imitation: ModuleType, smoke_run: Path) -> None:
     points = imitation.curve(smoke_run, rounds=3, opponent="heuristic")
-    assert len(points) == 2  # one checkpoint at the end of each training
-    assert points[0]["minute"] < points[1]["minute"]
+    assert len(points) == 3  # the untrained network, then a checkpoint at the end of each training
+    assert points[0]["minute"] == 0 < points[1]["minute"] < points[2]["minute"]
+    assert points[0]["points"] < points[2]["points"]
     assert json.loads((smoke_run / "curve.json").read_text()) == points
     assert all(point["low"] <= point["points"] <= point["high"] for point in points)
     drawn = ElementTree.parse(smoke_run / "curve.svg").getroot()
     assert drawn.tag == "{http://www.w3.org/2000/svg}svg"
-    assert len(drawn.findall("{http://www.w3.org/2000/svg}circle")) == 2
+    assert len(drawn.findall("{http://www.w3.org/2000/svg}circle")) == 3
 
 
 def test_the_trained_bot_is_a_policy_bot_reading_the_weights_named(
