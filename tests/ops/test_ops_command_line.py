@@ -636,6 +636,9 @@ class TestPlayInterrupted:
             env={**command_env(), "TERM": "dumb"},
             encoding="utf-8",
             timeout=TIMEOUT_S,
+            # As a shell started from a terminal leaves it: an ignored SIGINT is inherited, and a
+            # worker of the whole suite has been found with SIGINT ignored (then ^C reaches nothing).
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         try:
             child.expect(r"Your (bid|play) .*> ")
