@@ -636,8 +636,8 @@ class TestPlayInterrupted:
             env={**command_env(), "TERM": "dumb"},
             encoding="utf-8",
             timeout=TIMEOUT_S,
-            # As a shell started from a terminal leaves it: an ignored SIGINT is inherited, and a
-            # worker of the whole suite has been found with SIGINT ignored (then ^C reaches nothing).
+            # As a shell at a terminal starts it: an ignored SIGINT is inherited, and a suite started
+            # in the background by a script (`pytest ... &`) has it ignored, so ^C would reach nothing.
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         try:
