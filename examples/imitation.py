@@ -457,17 +457,18 @@ def curve(folder: Path, *, rounds: int = 200, opponent: str = "heuristic", seed:
     after the untrained network at minute 0: written to ``curve.json`` and drawn in ``curve.svg``.
     A training keeps its best epoch so far, so checkpoints often hold the same weights: those are
     played once."""
-    stored = sorted((folder / "checkpoints").glob("minute-*.npz"))
-    variant = MlpPolicy.load(stored[0]).variant.name if stored else "3p"
-    untrained = MlpPolicy(initial_weights(VARIANTS[variant], np.random.default_rng(seed)), variant)
-    checkpoints = [(0.0, untrained)]
-    checkpoints += [(float(path.stem.removeprefix("minute-")), MlpPolicy.load(path)) for path in stored]
+    checkpoints = [
+        (float(path.stem.removeprefix("minute-")), MlpPolicy.load(path))
+        for path in sorted((folder / "checkpoints").glob("minute-*.npz"))
+    ]
+    variant = checkpoints[0][1].variant if checkpoints else VARIANTS["3p"]
+    checkpoints.insert(0, (0.0, MlpPolicy(initial_weights(variant, np.random.default_rng(seed)), variant)))
     measured: dict[bytes, dict[str, float]] = {}
     points = []
     for minute, policy in checkpoints:
         weights = b"".join(policy.weights[name].tobytes() for name in sorted(policy.weights))
         if weights not in measured:
-            measured[weights] = duplicate(policy, opponent, rounds, variant=variant, seed=seed)
+            measured[weights] = duplicate(policy, opponent, rounds, variant=variant.name, seed=seed)
         points.append({"minute": minute, **measured[weights]})
         print(_report(f"minute {minute:.1f} against {opponent}", measured[weights]), flush=True)  # noqa: T201
     (folder / "curve.json").write_text(json.dumps(points, indent=1) + "\n")
