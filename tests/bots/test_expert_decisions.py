@@ -112,6 +112,24 @@ class TestViewOnly:
         runs = [[list(_expert(seed).choose_play(view, moves, can_pass)) for seed in (1, 2)] for _ in range(2)]
         assert runs[0] == runs[1]
 
+    def test_the_last_search_shows_each_candidates_mean_and_the_move_played(self, variant: str) -> None:
+        state = _state_in_play(variant, 5, 2)
+        seat = state.turn
+        moves, can_pass = legal_moves_for(state, seat)
+        expert = _expert()
+        played = expert.choose_play(view_for_seat(state, seat), moves, can_pass)
+        search = expert.last_search
+        assert search is not None
+        assert len(search.candidates) == len(search.means) == len(search.deals) >= 2
+        assert search.choice in search.candidates
+        assert max(search.deals) == UNTIMED.deals  # the moves kept were played on every sampled deal
+        kept = [mean for mean, deals in zip(search.means, search.deals, strict=True) if deals == max(search.deals)]
+        assert search.means[search.candidates.index(search.choice)] == max(kept)
+        wanted = [] if search.choice is None else sorted(int(rank) + 1 for rank in search.choice.ranks)
+        assert sorted(card.rank for card in played) == wanted
+        expert.choose_bid(view_for_seat(_auction(variant, TestBids.WEAK[variant]), 0))
+        assert expert.last_search is None  # a bid searches no plays
+
 
 def _auction(variant: str, hand: str) -> RoundState:
     """A round whose first bidder, seat 0, holds ``hand`` (the other cards dealt in order)."""

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dizhu.client import Bot
 from dizhu.expert.knowledge import knowledge_of
 from dizhu.expert.rollout import ranks_of
-from dizhu.expert.search import Budget, choose_bid, choose_play
+from dizhu.expert.search import Budget, PlaySearch, choose_bid, search_play
 from dizhu.rules import legal_moves
 from dizhu.v1 import cards_pb2, rules_service_pb2, table_pb2
 
@@ -53,6 +53,8 @@ class ExpertBot(Bot):
     def __init__(self, seed: int | str | bytes | None = None, budget: Budget = DEFAULT_BUDGET) -> None:
         self.rng = random.Random(seed)  # noqa: S311 -- game choices, not secrets
         self.budget = budget
+        #: The last play's search (None after a bid or a forced move): what a learner imitates.
+        self.last_search: PlaySearch | None = None
 
     @classmethod
     def from_options(cls, seed: int | str | bytes | None, options: str) -> ExpertBot:
@@ -60,17 +62,20 @@ class ExpertBot(Bot):
         return cls(seed, parse_budget(options))
 
     def choose_bid(self, view: table_pb2.TableView) -> int:
+        self.last_search = None
         wanted = choose_bid(knowledge_of(view), self.rng, self.budget)
         return wanted if wanted in view.legal_bids else 0
 
     def choose_play(
         self, view: table_pb2.TableView, legal: list[rules_service_pb2.LegalMove], can_pass: bool
     ) -> Sequence[cards_pb2.Card]:
+        self.last_search = None
         if not legal:
             return []
         knowledge = knowledge_of(view)
         plays = legal_moves(ranks_of(knowledge.hand), knowledge.to_beat, knowledge.variant)
-        chosen = choose_play(knowledge, plays, self.rng, self.budget)
+        self.last_search = search_play(knowledge, plays, self.rng, self.budget)
+        chosen = self.last_search.choice
         if chosen is None:
             return [] if can_pass else list(legal[0].cards)
         wanted = sorted(int(rank) + 1 for rank in chosen.ranks)  # the contract numbers ranks from 1

@@ -25,7 +25,16 @@ from dizhu.expert.rollout import Playout, keys_of, play_out, rollout_choice
 from dizhu.expert.sampling import sample_hands
 from dizhu.rules import MAX_BID, Combination, CombinationKind
 
-__all__ = ["BID_THRESHOLDS", "COUNTED", "Budget", "choose_bid", "choose_play", "landlord_win_share"]
+__all__ = [
+    "BID_THRESHOLDS",
+    "COUNTED",
+    "Budget",
+    "PlaySearch",
+    "choose_bid",
+    "choose_play",
+    "landlord_win_share",
+    "search_play",
+]
 
 #: The landlord's winning share (in playouts) from which the expert bids 1, 2 and 3, by variant.
 BID_THRESHOLDS = {"3p": (0.50, 0.60, 0.70), "4p": (0.40, 0.50, 0.60)}
@@ -148,15 +157,26 @@ def _play_once(knowledge: Knowledge, hands: list[list[int]], move: Combination |
     return play_out(Playout(variant, knowledge.landlord, hands, sizes, turn, last_play, last_player, passes, doublings))
 
 
-def choose_play(
-    knowledge: Knowledge, legal: Sequence[Combination], rng: random.Random, budget: Budget
-) -> Combination | None:
-    """The expert's move (None: pass) among ``legal`` (and the pass when there is a play to beat)."""
+@dataclass(frozen=True, slots=True)
+class PlaySearch:
+    """What one play's search found: each candidate (None: the pass), the mean settlement its
+    playouts gave this seat (in stakes of the round so far) and on how many sampled deals, and the
+    move chosen. A learner can imitate the means, not only the choice (``examples/imitation.py``)."""
+
+    candidates: tuple[Combination | None, ...]
+    means: tuple[float, ...]
+    deals: tuple[int, ...]
+    choice: Combination | None
+
+
+def search_play(knowledge: Knowledge, legal: Sequence[Combination], rng: random.Random, budget: Budget) -> PlaySearch:
+    """Searches the candidate moves among ``legal`` (and the pass when there is a play to beat)."""
     candidates = _candidates(knowledge, legal)
     if len(candidates) == 1:
-        return candidates[0]
+        return PlaySearch((candidates[0],), (0.0,), (0,), candidates[0])
     deadline = _deadline(budget)
     totals = [0.0] * len(candidates)
+    seen = [0] * len(candidates)
     alive = list(range(len(candidates)))
     next_cut = 4
     made = 0
@@ -164,10 +184,11 @@ def choose_play(
         try:
             hands = sample_hands(knowledge, rng)
         except ValueError:
-            return candidates[0]
+            return PlaySearch(tuple(candidates), tuple(totals), tuple(seen), candidates[0])
         for index in alive:
             winner, doublings = _play_once(knowledge, [list(hand) for hand in hands], candidates[index])
             totals[index] += _value(knowledge, winner, doublings)
+            seen[index] += 1
         made += len(alive)
         if _over(deadline):
             break
@@ -178,7 +199,16 @@ def choose_play(
     COUNTED.decisions += 1
     COUNTED.playouts += made
     # Ties go to the earlier candidate: the policy's own choice first.
-    return candidates[max(alive, key=lambda index: (totals[index], -index))]
+    chosen = candidates[max(alive, key=lambda index: (totals[index], -index))]
+    means = tuple(total / count if count else 0.0 for total, count in zip(totals, seen, strict=True))
+    return PlaySearch(tuple(candidates), means, tuple(seen), chosen)
+
+
+def choose_play(
+    knowledge: Knowledge, legal: Sequence[Combination], rng: random.Random, budget: Budget
+) -> Combination | None:
+    """The expert's move (None: pass) among ``legal`` (and the pass when there is a play to beat)."""
+    return search_play(knowledge, legal, rng, budget).choice
 
 
 def landlord_win_share(knowledge: Knowledge, rng: random.Random, budget: Budget) -> float:
