@@ -23,6 +23,7 @@ _TEN = int(Rank.TEN)
 _QUEEN = int(Rank.QUEEN)
 _ACE = int(Rank.ACE)
 _TWO = int(Rank.TWO)
+_BLACK_JOKER = int(Rank.BLACK_JOKER)
 _BOMB = CombinationKind.BOMB
 _ROCKET = CombinationKind.ROCKET
 _SINGLE = CombinationKind.SINGLE
@@ -101,9 +102,17 @@ def keys_of(play: Combination) -> PlayKeys:
     return keys
 
 
+#: ``_REPEATED[rank][n]``: ``n`` of ``rank``, for ``ranks_of`` (a playout lists a hand's ranks every turn).
+_REPEATED = tuple(tuple((rank,) * n for n in range(9)) for rank in RANKS)
+
+
 def ranks_of(counts: Sequence[int]) -> tuple[Rank, ...]:
     """A hand's ranks, low to high, from its rank counts."""
-    return tuple(RANKS[rank] for rank, n in enumerate(counts) if n for _ in range(n))
+    ranks: tuple[Rank, ...] = ()
+    for rank, n in enumerate(counts):
+        if n:
+            ranks += _REPEATED[rank][n]
+    return ranks
 
 
 def _breaks(keys: PlayKeys, hand: Sequence[int]) -> bool:
@@ -112,7 +121,12 @@ def _breaks(keys: PlayKeys, hand: Sequence[int]) -> bool:
 
 
 def _splits_bomb(keys: PlayKeys, hand: Sequence[int]) -> bool:
-    return not keys.bomb and any(hand[rank] >= 4 and rank < Rank.BLACK_JOKER for rank, _ in keys.parts)
+    return not keys.bomb and any(hand[rank] >= 4 and rank < _BLACK_JOKER for rank, _ in keys.parts)
+
+
+def _holds_bomb(hand: Sequence[int]) -> bool:
+    """Whether any play could split a bomb of the hand (most hands hold none: the check is skipped)."""
+    return max(hand[:_BLACK_JOKER]) >= 4
 
 
 def rollout_choice(
@@ -135,9 +149,10 @@ def rollout_choice(
     for key in keys:
         if key.size == size:
             return key.play  # going out ends the round
+    bombs_held = _holds_bomb(hand)
     if leading:
         plain = [key for key in keys if not key.bomb]
-        pool = [key for key in plain if not _splits_bomb(key, hand)] or plain or keys
+        pool = (plain if not bombs_held else [key for key in plain if not _splits_bomb(key, hand)]) or plain or keys
         if partner_min == 1 and opponent_min > 1:
             singles = [key for key in pool if key.play.kind is _SINGLE]
             if singles:
@@ -150,7 +165,7 @@ def rollout_choice(
                 return max(pool, key=lambda key: key.main).play
         return min(pool, key=lambda key: key.lead_order).play
     danger = opponent_min <= danger_at
-    same = [key for key in keys if not key.bomb and not _splits_bomb(key, hand)]
+    same = [key for key in keys if not key.bomb and not (bombs_held and _splits_bomb(key, hand))]
     whole = [key for key in same if not _breaks(key, hand)]
     best = whole[0] if whole else (same[0] if same else None)
     if best is not None and whole and same[0] is not best and best.main - same[0].main > 4:
