@@ -11,13 +11,15 @@ runs one after the other within a time budget (two hours on two cores by default
 
 1. ``collect``: tables of ``dizhu.env.DouDizhuEnv`` where every seat is labelled by the expert
    bot (``dizhu.expert``, a determinized search): each decision's compact observation, its legal
-   actions and the expert's choice are kept. With ``--student`` (DAgger) a share of the seats
+   actions, the expert's choice and, for a play it searched, the mean settlement each candidate
+   move reached in its playouts are kept. With ``--student`` (DAgger) a share of the seats
    play the student's own choices while the expert still labels them, so that the data holds
    the positions the student reaches, not only the expert's.
 2. ``train``: ``dizhu.env.learned.MlpPolicy`` (a two-layer perceptron scoring each legal action
    from the state's and the action's features) fitted by softmax cross-entropy over each
-   decision's legal actions on the expert's choice, with Adam; the last tenth of the data is
-   held out and its agreement with the expert printed.
+   decision's legal actions, with Adam, against a target that is half the expert's choice and
+   half the softmax of its candidates' means (``SOFT_SHARE``, ``SOFT_TEMPERATURE``); a tenth of
+   the data is held out and its agreement with the expert printed.
 3. ``evaluate``: the policy against two heuristic bots (and against random play) in
    duplicate, in-process: every deal is played with the policy in each seat, so that the luck
    of the cards cancels; points per game with a 95 % interval.
@@ -44,17 +46,25 @@ import numpy as np
 import numpy.typing as npt
 
 from dizhu.env import DouDizhuEnv
+from dizhu.env.actions import ActionTable
 from dizhu.env.bot import PolicyBot
 from dizhu.env.encodings import encoding
 from dizhu.env.learned import MlpPolicy, action_features, shipped_weights, state_features
 from dizhu.env.opponents import BotOpponent, bundled_bot
 from dizhu.env.single import Policy
+from dizhu.expert.search import PlaySearch
 from dizhu.rules import VARIANTS, Variant
 
 #: The expert as a teacher: its default 96 sampled deals per decision, with no time limit (so the
 #: labels do not depend on how loaded the machine is).
 TEACHER = "expert:60s,96deals"
 HIDDEN = (256, 128)
+#: The target of a play the expert searched: this share of it is the softmax of the mean settlements
+#: its search found for its candidates (at this temperature, in stakes), the rest its choice. The
+#: means say which moves were nearly as good and which were blunders, where the choice alone says
+#: only which one won a noisy contest: the student learns more from each labelled decision.
+SOFT_SHARE = 0.5
+SOFT_TEMPERATURE = 0.25
 
 
 # -- 1. collect ------------------------------------------------------------------------------
@@ -73,12 +83,29 @@ class Labelled(BotOpponent):
         observation = game.observe(_compact(game.variant), seat)
         label = super().act(game, bids)
         if label in legal:
-            self.log.append((observation, np.array(legal, dtype=np.int32), label, seat))
+            actions, means = _searched(self.bot, game.table, legal)
+            self.log.append((observation, np.array(legal, dtype=np.int32), label, seat, actions, means))
         if self.student is None:
             return label
         mask = np.zeros(game.table.size, dtype=np.int8)
         mask[legal] = 1
         return int(self.student(observation, mask))
+
+
+def _searched(bot: object, table: ActionTable, legal: list[int]) -> tuple[list[int], list[float]]:
+    """The legal actions the teacher's last search played out (at least two) and their mean settlements."""
+    search: PlaySearch | None = getattr(bot, "last_search", None)
+    if search is None:
+        return [], []
+    found = [
+        (table.index_of(candidate), mean)
+        for candidate, mean, deals in zip(search.candidates, search.means, search.deals, strict=True)
+        if deals > 0
+    ]
+    found = [(action, mean) for action, mean in found if action in legal]
+    if len(found) < 2:
+        return [], []
+    return [action for action, _ in found], [mean for _, mean in found]
 
 
 def _compact(variant: Variant):  # type: ignore[no-untyped-def]
@@ -122,6 +149,7 @@ def _collect_worker(job: tuple[str, Path, float | None, int | None, int, int, st
 
 def _write_shard(path: Path, log: list[tuple], rewards: list[float]) -> None:  # type: ignore[type-arg]
     legal = [entry[1] for entry in log]
+    searched = [len(entry[4]) for entry in log]
     np.savez_compressed(
         path,
         observations=np.stack([entry[0] for entry in log]),
@@ -130,6 +158,9 @@ def _write_shard(path: Path, log: list[tuple], rewards: list[float]) -> None:  #
         labels=np.array([entry[2] for entry in log], dtype=np.int32),
         seats=np.array([entry[3] for entry in log], dtype=np.int8),
         rewards=np.array(rewards, dtype=np.float32),
+        searched_offsets=np.concatenate([[0], np.cumsum(searched)]).astype(np.int64),
+        searched_actions=np.array([action for entry in log for action in entry[4]], dtype=np.int32),
+        searched_means=np.array([mean for entry in log for mean in entry[5]], dtype=np.float32),
     )
 
 
@@ -164,30 +195,47 @@ def collect(
 
 @dataclass
 class Decisions:
-    """Labelled decisions: observations, each one's legal actions (``legal[offsets[i]:offsets[i+1]]``)
-    and the teacher's choice."""
+    """Labelled decisions: observations, each one's legal actions (``legal[offsets[i]:offsets[i+1]]``),
+    the teacher's choice, and the searched actions' soft targets: pairs ``searched[i]:searched[i+1]``
+    of each decision's (position among its legal actions, share of the target)."""
 
     variant: Variant
     observations: npt.NDArray[np.int8]
     offsets: npt.NDArray[np.int64]
     legal: npt.NDArray[np.int32]
     labels: npt.NDArray[np.int32]
+    searched: npt.NDArray[np.int64]
+    soft_positions: npt.NDArray[np.int64]
+    soft_targets: npt.NDArray[np.float32]
 
     @classmethod
     def load(cls, folders: list[Path], variant: str) -> Decisions:
         shards = sorted(path for folder in folders for path in folder.glob("shard-*.npz"))
         if not shards:
             raise SystemExit(f"no shard-*.npz in {', '.join(map(str, folders))}: run collect first")
-        observations, legal, labels, sizes = [], [], [], []
+        observations, legal, labels, sizes, searched, actions, means = [], [], [], [], [], [], []
         for path in shards:
             with np.load(path) as shard:
                 observations.append(shard["observations"])
                 legal.append(shard["legal"])
                 labels.append(shard["labels"])
                 sizes.append(np.diff(shard["offsets"]))
+                searched.append(np.diff(shard["searched_offsets"]))
+                actions.append(shard["searched_actions"])
+                means.append(shard["searched_means"])
         offsets = np.concatenate([[0], np.cumsum(np.concatenate(sizes))]).astype(np.int64)
+        pairs = np.concatenate([[0], np.cumsum(np.concatenate(searched))]).astype(np.int64)
+        all_legal = np.concatenate(legal)
+        positions, targets = _soft_targets(offsets, all_legal, pairs, np.concatenate(actions), np.concatenate(means))
         return cls(
-            VARIANTS[variant], np.concatenate(observations), offsets, np.concatenate(legal), np.concatenate(labels)
+            VARIANTS[variant],
+            np.concatenate(observations),
+            offsets,
+            all_legal,
+            np.concatenate(labels),
+            pairs,
+            positions,
+            targets,
         )
 
     def __len__(self) -> int:
@@ -198,13 +246,57 @@ class Decisions:
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
         """For decisions ``picked``: each row's decision (0..len-1), each row's action, each decision's
         first row, and the row of each decision's label."""
-        sizes = self.offsets[picked + 1] - self.offsets[picked]
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        rows = np.repeat(np.arange(len(picked)), sizes)
-        within = np.arange(int(sizes.sum())) - starts[rows]
+        rows, within, starts = _ranges(self.offsets, picked)
         actions = self.legal[self.offsets[picked][rows] + within]
         labelled = np.flatnonzero(actions == self.labels[picked][rows])
         return rows, actions.astype(np.intp), starts, labelled
+
+    def targets(
+        self, picked: npt.NDArray[np.intp], rows: npt.NDArray[np.intp], starts: npt.NDArray[np.intp],
+        labelled: npt.NDArray[np.intp],
+    ) -> npt.NDArray[np.float32]:  # fmt: skip
+        """Each row's share of its decision's target: ``SOFT_SHARE`` of the searched means' softmax
+        where the teacher searched, the rest (all where it did not) on the teacher's choice."""
+        target = np.zeros(len(rows), dtype=np.float32)
+        pair_rows, within, _ = _ranges(self.searched, picked)
+        soft = np.zeros(len(picked), dtype=bool)
+        soft[pair_rows] = True
+        target[labelled] = np.where(soft, 1 - SOFT_SHARE, 1.0)
+        pairs = self.searched[picked][pair_rows] + within
+        np.add.at(target, starts[pair_rows] + self.soft_positions[pairs], SOFT_SHARE * self.soft_targets[pairs])
+        return target
+
+
+def _ranges(
+    offsets: npt.NDArray[np.int64], picked: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """For the ranges ``offsets[i]:offsets[i+1]`` of ``picked``, laid end to end: each element's range
+    (0..len-1), its place within its range, and where each range starts."""
+    sizes = offsets[picked + 1] - offsets[picked]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    ranges = np.repeat(np.arange(len(picked)), sizes)
+    return ranges, np.arange(int(sizes.sum())) - starts[ranges], starts
+
+
+def _soft_targets(
+    offsets: npt.NDArray[np.int64], legal: npt.NDArray[np.int32], pairs: npt.NDArray[np.int64],
+    actions: npt.NDArray[np.int32], means: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:  # fmt: skip
+    """Each searched pair's position among its decision's (ascending) legal actions, and its share of
+    the softmax of its decision's means at ``SOFT_TEMPERATURE``."""
+    # Each decision's legal actions ascend, and decisions follow each other: (decision, action) keys
+    # are sorted, so one search finds every pair.
+    stride = np.int64(1 << 20)
+    keys = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets)) * stride + legal
+    decisions = np.repeat(np.arange(len(pairs) - 1, dtype=np.int64), np.diff(pairs))
+    positions = np.searchsorted(keys, decisions * stride + actions) - offsets[decisions]
+    sizes = np.diff(pairs)
+    firsts, groups = pairs[:-1][sizes > 0], np.repeat(np.arange(int((sizes > 0).sum())), sizes[sizes > 0])
+    scaled = means / SOFT_TEMPERATURE
+    if not len(scaled):
+        return positions, scaled.astype(np.float32)
+    exps = np.exp(scaled - np.maximum.reduceat(scaled, firsts)[groups])
+    return positions, (exps / np.add.reduceat(exps, firsts)[groups]).astype(np.float32)
 
 
 def initial_weights(variant: Variant, rng: np.random.Generator) -> dict[str, npt.NDArray[np.float32]]:
@@ -237,6 +329,7 @@ def _gradients(
     weights, variant = policy.weights, policy.variant
     observations = data.observations[picked]
     rows, actions, starts, labelled = data.batch(picked)
+    target = data.targets(picked, rows, starts, labelled)
     states = state_features(variant, observations)
     acts = action_features(variant, observations, rows, actions)
     first = states @ weights["state"] + 0  # (decisions, hidden)
@@ -250,11 +343,9 @@ def _gradients(
     sums = np.add.reduceat(exps, starts)
     probability = exps / sums[rows]
     count = len(picked)
-    loss = float(-np.log(probability[labelled] + 1e-12).mean())
+    loss = float(-(target * np.log(probability + 1e-12)).sum() / count)
     agreement = float((scores[labelled] >= top - 1e-7).mean())
-    d_scores = probability
-    d_scores[labelled] -= 1
-    d_scores /= count
+    d_scores = (probability - target) / count
     d_h2 = np.outer(d_scores, weights["w3"]) * (z2 > 0)
     d_h1 = (d_h2 @ weights["w2"].T) * (z1 > 0)
     d_first = np.add.reduceat(d_h1, starts)
@@ -391,7 +482,7 @@ def duplicate(policy: Policy, opponent: str, rounds: int, *, variant: str = "3p"
 
 #: The recipe's steps for a two-hour budget, in minutes (scaled to another budget): collect from the
 #: expert's play, train, collect again with the student in half the seats (DAgger), train on it all.
-STEPS = (("collect", 50.0), ("train", 10.0), ("collect with the student", 40.0), ("train", 12.0))
+STEPS = (("collect", 55.0), ("train", 5.0), ("collect with the student", 47.0), ("train", 5.0))
 #: The same steps by count, for a run of a minute or so (``--smoke``): rounds, epochs, rounds, epochs.
 SMOKE = (40, 8, 20, 4)
 CHECKPOINT_MINUTES = 2.5

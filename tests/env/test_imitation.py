@@ -98,3 +98,31 @@ def test_a_recipe_run_again_goes_on_from_the_step_after_the_last_done(smoke_run:
     assert sorted(path.stat().st_mtime_ns for path in (smoke_run / "data-1").iterdir()) == before
     assert (folder / "data-2").is_dir()
     assert (folder / "policy.npz").is_file()
+
+
+def test_the_targets_hold_the_choice_and_the_softmax_of_the_searched_means(
+    imitation: ModuleType, smoke_run: Path
+) -> None:
+    """Where the expert searched, its means (softmax at ``SOFT_TEMPERATURE``) are ``SOFT_SHARE`` of the
+    target and its choice the rest; a bid or a forced move is its choice alone."""
+    data = imitation.Decisions.load([smoke_run / "data-1"], "3p")
+    picked = np.arange(len(data))
+    rows, actions, starts, labelled = data.batch(picked)
+    target = data.targets(picked, rows, starts, labelled)
+    assert np.allclose(np.add.reduceat(target, starts), 1, atol=1e-5)
+    searched = np.flatnonzero(np.diff(data.searched) >= 2)
+    assert len(searched) > len(data) // 4  # most plays were searched among several candidates
+    with np.load(sorted((smoke_run / "data-1").glob("shard-*.npz"))[0]) as shard:
+        pairs, means = shard["searched_offsets"], shard["searched_means"]
+        first = int(np.flatnonzero(np.diff(pairs) >= 2)[0])
+        span = slice(pairs[first], pairs[first + 1])
+        expected = np.exp((means[span] - means[span].max()) / imitation.SOFT_TEMPERATURE)
+        expected = imitation.SOFT_SHARE * expected / expected.sum()
+        rows_of_first = slice(starts[first], starts[first] + data.offsets[first + 1] - data.offsets[first])
+        found = target[rows_of_first][data.soft_positions[span]] - (
+            (1 - imitation.SOFT_SHARE) * (actions[rows_of_first][data.soft_positions[span]] == data.labels[first])
+        )
+        assert np.allclose(found, expected, atol=1e-5), (found, expected)
+    unsearched = np.flatnonzero(np.diff(data.searched) == 0)
+    assert len(unsearched) > 0  # the bids at least
+    assert np.allclose(target[labelled[unsearched]], 1)
