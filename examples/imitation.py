@@ -1,4 +1,4 @@
-"""A policy that imitates the ``expert`` in ``dizhu.env``, numpy only: it plays the heuristic bot about even.
+"""A policy that imitates the ``expert`` in ``dizhu.env``, numpy only: it beats the heuristic bot.
 
 The recipe (docs/env.md, "Imitating the expert"), in three steps that ``recipe``
 runs one after the other within a time budget (two hours on two cores by default)::
