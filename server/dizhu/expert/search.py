@@ -183,8 +183,8 @@ def search_play(knowledge: Knowledge, legal: Sequence[Combination], rng: random.
     for dealt in range(1, budget.deals + 1):
         try:
             hands = sample_hands(knowledge, rng)
-        except ValueError:
-            return PlaySearch(tuple(candidates), tuple(totals), tuple(seen), candidates[0])
+        except ValueError:  # no deal fits what the seat saw: the policy's own move
+            return PlaySearch(tuple(candidates), _means(totals, seen), tuple(seen), candidates[0])
         for index in alive:
             winner, doublings = _play_once(knowledge, [list(hand) for hand in hands], candidates[index])
             totals[index] += _value(knowledge, winner, doublings)
@@ -200,8 +200,12 @@ def search_play(knowledge: Knowledge, legal: Sequence[Combination], rng: random.
     COUNTED.playouts += made
     # Ties go to the earlier candidate: the policy's own choice first.
     chosen = candidates[max(alive, key=lambda index: (totals[index], -index))]
-    means = tuple(total / count if count else 0.0 for total, count in zip(totals, seen, strict=True))
-    return PlaySearch(tuple(candidates), means, tuple(seen), chosen)
+    return PlaySearch(tuple(candidates), _means(totals, seen), tuple(seen), chosen)
+
+
+def _means(totals: list[float], seen: list[int]) -> tuple[float, ...]:
+    """Each candidate's mean settlement over the deals it was played on (0 where none)."""
+    return tuple(total / count if count else 0.0 for total, count in zip(totals, seen, strict=True))
 
 
 def choose_play(
