@@ -97,12 +97,11 @@ def _searched(bot: object, table: ActionTable, legal: list[int]) -> tuple[list[i
     search: PlaySearch | None = getattr(bot, "last_search", None)
     if search is None:
         return [], []
-    found = [
-        (table.index_of(candidate), mean)
-        for candidate, mean, deals in zip(search.candidates, search.means, search.deals, strict=True)
-        if deals > 0
-    ]
-    found = [(action, mean) for action, mean in found if action in legal]
+    found = []
+    for candidate, mean, deals in zip(search.candidates, search.means, search.deals, strict=True):
+        action = table.index_of(candidate)
+        if deals and action in legal:
+            found.append((action, mean))
     if len(found) < 2:
         return [], []
     return [action for action, _ in found], [mean for _, mean in found]

@@ -152,7 +152,8 @@ def rollout_choice(
     bombs_held = _holds_bomb(hand)
     if leading:
         plain = [key for key in keys if not key.bomb]
-        pool = (plain if not bombs_held else [key for key in plain if not _splits_bomb(key, hand)]) or plain or keys
+        unsplit = [key for key in plain if not _splits_bomb(key, hand)] if bombs_held else plain
+        pool = unsplit or plain or keys
         if partner_min == 1 and opponent_min > 1:
             singles = [key for key in pool if key.play.kind is _SINGLE]
             if singles:
