@@ -17,7 +17,9 @@ PROPTEST_CASES = "2000"
 def _cargo(*args: str) -> subprocess.CompletedProcess[str]:
     cargo = shutil.which("cargo")
     assert cargo is not None, "cargo is not on the PATH: install Rust (rustup) to build and test the native engine"
-    env = os.environ | {"PROPTEST_CASES": PROPTEST_CASES, "PYO3_PYTHON": sys.executable}
+    # Without incremental compilation: its records cost a cold build (the suite's, CI's) about a tenth
+    # more CPU for cargo test (33 against 29 s) and save a rebuild of this small crate little.
+    env = os.environ | {"PROPTEST_CASES": PROPTEST_CASES, "PYO3_PYTHON": sys.executable, "CARGO_INCREMENTAL": "0"}
     return subprocess.run([cargo, *args], cwd=CRATE, env=env, capture_output=True, text=True, check=False, timeout=900)
 
 

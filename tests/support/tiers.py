@@ -18,8 +18,6 @@ MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
     "web/test_web_build.py": ("tooling", "slow"),
     "web/test_web_events.py": ("tooling", "slow"),
     "web/test_web_cards.py": ("tooling", "slow"),
-    "web/test_browser.py": ("browser", "slow"),
-    "web/test_web_pages.py": ("browser", "slow"),
     "node/": ("node", "slow"),
     "polyglot/": ("polyglot", "slow"),
     "cluster/": ("cluster", "slow"),
@@ -29,8 +27,12 @@ MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
     "env/test_imitation.py": ("slow",),
     "tournament/test_tournament_games.py": ("slow",),
     "tournament/test_tournament_processes.py": ("slow",),
+    "tournament/test_sandbox.py": ("slow",),
+    "tournament/test_across_machines.py": ("slow",),
     "live/test_live_presence.py::TestProcesses": ("slow",),
 }
+#: Marks given by a fixture a test uses, wherever it lives: ``browser`` is a real chromium.
+MARKS_BY_FIXTURE: Final[dict[str, tuple[str, ...]]] = {"browser": ("browser", "slow")}
 _TESTS: Final = Path(__file__).resolve().parents[1]
 
 #: The tiers that start a run, in this order: the longest items first (the example bots' builds,
@@ -62,6 +64,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         where = item.path.resolve().relative_to(_TESTS).as_posix() + "::" + item.nodeid.partition("::")[2]
         for prefix, marks in MARKS_BY_PATH.items():
             if where.startswith(prefix):
+                for mark in marks:
+                    item.add_marker(mark)
+        for fixture, marks in MARKS_BY_FIXTURE.items():
+            if fixture in getattr(item, "fixturenames", ()):
                 for mark in marks:
                     item.add_marker(mark)
     # Whole modules move (their module-scoped fixtures are set up once), in a stable order.

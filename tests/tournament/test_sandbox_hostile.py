@@ -114,7 +114,7 @@ async def play(tmp_path: Path, mode: str, *, referee: str, tcp: list[str], redis
         seed="hostile",
         concurrency=10,
         # A bank absorbs a busy machine's delays of the bundled bots: their games must not differ by a timeout.
-        clock={"decision_s": 1, "time_bank_s": 5, "timeout_policy": "auto_play"},
+        clock={"decision_s": 0.5, "time_bank_s": 5, "timeout_policy": "auto_play"},
     )
     if confined:
         add_sandbox(path, **LIMITS)
