@@ -30,6 +30,7 @@ MARKS_BY_PATH: Final[dict[str, tuple[str, ...]]] = {
     "tournament/test_sandbox.py": ("slow",),
     "tournament/test_across_machines.py": ("slow",),
     "live/test_live_presence.py::TestProcesses": ("slow",),
+    "live/test_live_stream_lagging_for_hours.py": ("slow",),
 }
 #: Marks given by a fixture a test uses, wherever it lives: ``browser`` is a real chromium.
 MARKS_BY_FIXTURE: Final[dict[str, tuple[str, ...]]] = {"browser": ("browser", "slow")}
