@@ -4,7 +4,8 @@
   Redis Cluster (``on_each_store``), and a ``TableStore`` over it;
 * ``tests.support.redis_fixtures``: the Redis server of the session and a flushed client per test;
 * ``tests.support.engine_fixtures``: the rules engine as a parameter (``each_engine``);
-* ``tests.support.tiers``: the marks given by where a test lives, and the order a run starts in.
+* ``tests.support.tiers``: the marks given by where a test lives, and the order a run starts in;
+* ``tests.support.cpu_report``: ``--cpu-report=FILE``, each test's CPU seconds.
 """
 
 from __future__ import annotations
@@ -47,4 +48,5 @@ pytest_plugins = [
     "tests.support.redis_fixtures",
     "tests.support.engine_fixtures",
     "tests.support.tiers",
+    "tests.support.cpu_report",
 ]

@@ -1,0 +1,52 @@
+"""``pytest --cpu-report=FILE``: each test's CPU seconds and wall seconds, one JSON line per test.
+
+A test's CPU is its worker's own and that of the child processes the worker waited for while the
+test ran (``os.times``): a referee or bot started and stopped by the test counts, one started for
+the whole module counts where it is stopped. Under ``-n`` every worker appends to FILE (a line is
+written at once, whole, by one ``write``). The suite is CPU-bound on two cores: this says where its
+minutes go (docs/testing.md, Wall time); ``--durations`` says only how long each test waited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Generator
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cpu-report",
+        metavar="FILE",
+        default=None,
+        help="append each test's CPU and wall seconds to FILE as JSON lines (tests/support/cpu_report.py)",
+    )
+
+
+def _cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    report = item.config.getoption("--cpu-report")
+    if report is None:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.monotonic()
+    yield
+    line = {
+        "test": item.nodeid,
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "cpu_s": round(_cpu_seconds() - cpu, 3),
+        "wall_s": round(time.monotonic() - wall, 3),
+    }
+    descriptor = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(descriptor, (json.dumps(line) + "\n").encode())
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,56 @@
+"""``pytest --cpu-report=FILE`` (tests/support/cpu_report.py), run by pytest itself in a child process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_each_test_gets_a_line_counting_the_children_it_waited_for(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makeconftest('pytest_plugins = ["tests.support.cpu_report"]')
+    pytester.makepyfile(
+        test_work="""
+        import subprocess
+        import sys
+        import time
+
+        BUSY = "import os\\nsum(range(3_000_000))\\nt = os.times()\\nprint(t.user + t.system)"
+
+
+        def test_a_busy_child(tmp_path):
+            spent = subprocess.run([sys.executable, "-c", BUSY], capture_output=True, text=True, check=True)
+            (tmp_path.parent / "child_cpu").write_text(spent.stdout)
+
+
+        def test_a_sleep():
+            time.sleep(0.2)
+        """
+    )
+    report = pytester.path / "cpu.jsonl"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--cpu-report={report}", "--basetemp=tmp")
+    result.assert_outcomes(passed=2)
+    lines = {line["test"]: line for line in map(json.loads, report.read_text().splitlines())}
+    assert lines.keys() == {"test_work.py::test_a_busy_child", "test_work.py::test_a_sleep"}
+    busy, sleep = lines["test_work.py::test_a_busy_child"], lines["test_work.py::test_a_sleep"]
+    assert busy["worker"] == sleep["worker"] == "main"
+    child_cpu = float((pytester.path / "tmp" / "child_cpu").read_text())
+    assert busy["cpu_s"] >= round(child_cpu, 3) - 0.001  # the child's CPU, counted once it was waited for
+    assert sleep["wall_s"] >= 0.2
+
+
+def test_without_the_option_nothing_is_written(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makeconftest('pytest_plugins = ["tests.support.cpu_report"]')
+    pytester.makepyfile(test_one="def test_one():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert sorted(path.name for path in pytester.path.iterdir() if path.suffix == ".jsonl") == []
