@@ -9,14 +9,16 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-def test_each_test_gets_a_line_counting_the_children_it_waited_for(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A pytest of its own, with the plugin and nothing else of the suite's."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
     pytester.makeconftest('pytest_plugins = ["tests.support.cpu_report"]')
+    return pytester
+
+
+def test_each_test_gets_a_line_counting_the_children_it_waited_for(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_work="""
         import subprocess
@@ -47,9 +49,7 @@ def test_each_test_gets_a_line_counting_the_children_it_waited_for(
     assert sleep["wall_s"] >= 0.2
 
 
-def test_without_the_option_nothing_is_written(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    pytester.makeconftest('pytest_plugins = ["tests.support.cpu_report"]')
+def test_without_the_option_nothing_is_written(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_one="def test_one():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
