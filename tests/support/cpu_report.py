@@ -41,7 +41,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     yield
     line = {
         "test": item.nodeid,
-        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        # The worker of this run (a pytest started by a test inherits its worker's environment).
+        "worker": getattr(item.config, "workerinput", {}).get("workerid", "main"),
         "cpu_s": round(_cpu_seconds() - cpu, 3),
         "wall_s": round(time.monotonic() - wall, 3),
     }
