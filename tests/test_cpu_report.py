@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cpu_report import by_module
+
 pytest_plugins = ["pytester"]
 
 
@@ -54,3 +56,11 @@ def test_without_the_option_nothing_is_written(pytester: pytest.Pytester) -> Non
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert sorted(path.name for path in pytester.path.iterdir() if path.suffix == ".jsonl") == []
+
+
+def test_the_summary_adds_each_modules_tests_and_puts_the_costliest_first() -> None:
+    lines = [
+        json.dumps({"test": test, "worker": "gw0", "cpu_s": cpu, "wall_s": wall})
+        for test, cpu, wall in [("a.py::t1", 1.0, 2.0), ("b.py::t", 5.0, 1.0), ("a.py::t2[x]", 0.5, 0.25)]
+    ]
+    assert by_module(lines) == [("b.py", 5.0, 1.0, 1), ("a.py", 1.5, 2.25, 2)]

@@ -5,14 +5,17 @@ test ran (``os.times``): a referee or bot started and stopped by the test counts
 the whole module counts where it is stopped. Under ``-n`` every worker appends to FILE (a line is
 written at once, whole, by one ``write``). The suite is CPU-bound on two cores: this says where its
 minutes go (docs/testing.md, Wall time); ``--durations`` says only how long each test waited.
+``python -m tests.support.cpu_report FILE`` sums it by module, the costliest first.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import os
+import sys
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 
 import pytest
 
@@ -51,3 +54,33 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         os.write(descriptor, (json.dumps(line) + "\n").encode())
     finally:
         os.close(descriptor)
+
+
+def by_module(lines: Iterable[str]) -> list[tuple[str, float, float, int]]:
+    """Each module's CPU seconds, wall seconds and tests, the most CPU first."""
+    totals: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0])
+    for line in lines:
+        test = json.loads(line)
+        total = totals[test["test"].partition("::")[0]]
+        total[0] += test["cpu_s"]
+        total[1] += test["wall_s"]
+        total[2] += 1
+    rows = [(module, cpu, wall, int(tests)) for module, (cpu, wall, tests) in totals.items()]
+    return sorted(rows, key=lambda row: (-row[1], row[0]))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m tests.support.cpu_report FILE", file=sys.stderr)
+        return 2
+    with open(argv[0]) as report:
+        rows = by_module(report)
+    print(f"{sum(row[1] for row in rows):.0f} CPU s in {sum(row[3] for row in rows)} tests")
+    print(f"{'CPU s':>8} {'wall s':>8} {'tests':>6}  module")
+    for module, cpu, wall, tests in rows:
+        print(f"{cpu:8.1f} {wall:8.1f} {tests:6d}  {module}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
