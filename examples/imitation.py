@@ -287,9 +287,9 @@ def _soft_targets(
     # are sorted, so one search finds every pair.
     stride = np.int64(1 << 20)
     keys = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets)) * stride + legal
-    decisions = np.repeat(np.arange(len(pairs) - 1, dtype=np.int64), np.diff(pairs))
-    positions = np.searchsorted(keys, decisions * stride + actions) - offsets[decisions]
     sizes = np.diff(pairs)
+    decisions = np.repeat(np.arange(len(pairs) - 1, dtype=np.int64), sizes)
+    positions = np.searchsorted(keys, decisions * stride + actions) - offsets[decisions]
     firsts, groups = pairs[:-1][sizes > 0], np.repeat(np.arange(int((sizes > 0).sum())), sizes[sizes > 0])
     scaled = means / SOFT_TEMPERATURE
     if not len(scaled):

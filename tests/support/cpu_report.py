@@ -58,15 +58,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 def by_module(lines: Iterable[str]) -> list[tuple[str, float, float, int]]:
     """Each module's CPU seconds, wall seconds and tests, the most CPU first."""
-    totals: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0])
+    cpu: collections.Counter[str] = collections.Counter()
+    wall: collections.Counter[str] = collections.Counter()
+    tests: collections.Counter[str] = collections.Counter()
     for line in lines:
         test = json.loads(line)
-        total = totals[test["test"].partition("::")[0]]
-        total[0] += test["cpu_s"]
-        total[1] += test["wall_s"]
-        total[2] += 1
-    rows = [(module, cpu, wall, int(tests)) for module, (cpu, wall, tests) in totals.items()]
-    return sorted(rows, key=lambda row: (-row[1], row[0]))
+        module = test["test"].partition("::")[0]
+        cpu[module] += test["cpu_s"]
+        wall[module] += test["wall_s"]
+        tests[module] += 1
+    return sorted(
+        ((module, cpu[module], wall[module], tests[module]) for module in tests), key=lambda row: (-row[1], row[0])
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -63,14 +63,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         # A file's path under tests/, then its test's name: a prefix marks a file or some of its tests.
         where = item.path.resolve().relative_to(_TESTS).as_posix() + "::" + item.nodeid.partition("::")[2]
-        for prefix, marks in MARKS_BY_PATH.items():
-            if where.startswith(prefix):
-                for mark in marks:
-                    item.add_marker(mark)
-        for fixture, marks in MARKS_BY_FIXTURE.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                for mark in marks:
-                    item.add_marker(mark)
+        fixtures = getattr(item, "fixturenames", ())
+        given = [marks for prefix, marks in MARKS_BY_PATH.items() if where.startswith(prefix)]
+        given += [marks for fixture, marks in MARKS_BY_FIXTURE.items() if fixture in fixtures]
+        for mark in (mark for marks in given for mark in marks):
+            item.add_marker(mark)
     # Whole modules move (their module-scoped fixtures are set up once), in a stable order.
     module_rank: dict[Path, int] = {}
     for item in items:
