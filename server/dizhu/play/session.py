@@ -336,15 +336,15 @@ class _Turns:
                 await self.seat.read()
         return True
 
+    async def _next_line(self) -> tuple[str, float]:
+        """The next line and the event loop's time it came at, taken in the step that received it: a
+        done callback would run an iteration later, after a question shown meanwhile, and the line
+        typed before that question would pass for an answer to it."""
+        line = await anext(self.lines)
+        return line, asyncio.get_running_loop().time()
+
     async def run(self) -> int:
-        pending: asyncio.Future[str] | None = None
-        loop = asyncio.get_running_loop()
-        arrived = 0.0
-
-        def note_arrival(_: asyncio.Future[str]) -> None:
-            nonlocal arrived
-            arrived = loop.time()
-
+        pending: asyncio.Future[tuple[str, float]] | None = None
         try:
             while True:
                 self.seat.changed.clear()  # before the view is read: a change while showing it is not lost
@@ -359,13 +359,12 @@ class _Turns:
                 phase = _phase(view, self.seat.settled_round)
                 await self._show(view, phase)
                 if pending is None:
-                    pending = asyncio.ensure_future(anext(self.lines))
-                    pending.add_done_callback(note_arrival)
+                    pending = asyncio.ensure_future(self._next_line())
                 countdown = _next_countdown(view) if phase in ("auction", "play") else None
                 if not await self._line(pending, countdown):
                     continue
                 try:
-                    line = pending.result()
+                    line, arrived = pending.result()
                 except StopAsyncIteration:
                     self.seat.answered()
                     await self._leave(self.seat.view, "End of input: you left the table.")
