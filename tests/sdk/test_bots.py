@@ -24,6 +24,16 @@ AUTOMATIC = table_pb2.NEXT_ROUND_AUTOMATIC
 SETTLED = table_pb2.NEXT_ROUND_WHEN_ALL_SETTLED
 
 
+class _CountingReads(TableClient):
+    """A seat's client that counts its ``GetTable`` calls."""
+
+    reads = 0
+
+    async def get(self) -> table_pb2.TableView:
+        self.reads += 1
+        return await super().get()
+
+
 async def _play_table(
     target: str,
     bots: list[Bot],
@@ -43,7 +53,7 @@ async def _play_table(
         )
         runners = []
         for bot, token in zip(bots, created.seat_tokens, strict=True):
-            seat = creator.for_seat(token.token)
+            seat = _CountingReads(creator.channel, table_id=creator.table_id, token=token.token)
             views: ViewSource | None = PollingViews(seat) if polling else None
             runners.append(BotRunner(bot, seat, views=views, on_decision=decisions.append))
         await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=120)
@@ -104,6 +114,29 @@ class TestWholeTables:
         assert all(view.phase == table_pb2.PHASE_CLOSED for view in finals)
         assert sum(seat.balance for seat in finals[0].seats) == 0
         assert sorted(seat.player_name for seat in finals[0].seats) == ["p0", "p1", "p2"]
+
+
+class TestReads:
+    @pytest.mark.parametrize("variant", ["3p", "4p"])
+    async def test_a_streaming_seat_reads_the_table_for_its_own_turns_not_after_every_move(
+        self, target: str, variant: str
+    ) -> None:
+        """The events of a bid or play say whose turn is next (next_seat): a seat reads its view when a
+        change may ask something of it, not after every move of the other seats."""
+        players = 3 if variant == "3p" else 4
+        bots: list[Bot] = [HeuristicBot() for _ in range(players)]
+        final, runners, decisions = await _play_table(target, bots, variant=variant, next_round=AUTOMATIC, rounds=1)
+        assert final.phase == table_pb2.PHASE_CLOSED
+        deals = len({(d.before.round, d.before.deal_number) for d in decisions if d.action == "bid"})
+        for runner in runners:
+            client = runner.client
+            assert isinstance(client, _CountingReads)
+            own = sum(1 for d in decisions if d.seat == client.seat)
+            others = len(decisions) - own
+            # One read to start; per deal, its start and its auction's end; one per turn of its own;
+            # the round's end; the close.
+            assert client.reads <= 1 + 2 * deals + own + 2, (client.reads, own, deals)
+            assert client.reads < others, (client.reads, others)
 
 
 class TestHeuristicBot:

@@ -34,8 +34,8 @@ thinks in a thread with ``asyncio.to_thread``): the runner awaits what they retu
 
 The runner learns that the table changed from a ``WatchTable`` stream
 (:class:`StreamingViews`, the default: it reads the seat's view with ``GetTable`` as soon
-as an event announces a newer version, so a bot answers within a round trip of the
-change, well before any turn deadline) or by polling ``GetTable`` (:class:`PollingViews`).
+as an event announces a change that may ask something of the seat, so a bot answers within a
+round trip of its turn, well before any turn deadline) or by polling ``GetTable`` (:class:`PollingViews`).
 Both implement :class:`ViewSource`; a bot never sees the difference.
 """
 
@@ -190,9 +190,13 @@ class StreamingViews:
 
     The stream (opened with the client's token at the first :meth:`next_view`) says *when*
     the table changed; the view itself is read with ``GetTable``, once per change that
-    is newer than the view the runner holds (events of one change share its version; a
-    burst of changes costs one read). Events are only signals here, so unknown kinds
-    within v1 are handled like any other, and nothing is rebuilt from them.
+    is newer than the view the runner holds and may ask something of the seat (events of
+    one change share its version; a burst of changes costs one read). A change whose every
+    event is a bid or play that hands the turn to another seat (``next_seat``), another
+    seat's ``Settle`` or a seat's presence asks nothing of this one and is not read: in a
+    3p game a seat reads once per turn of its own rather than after every move. Events are
+    only signals here, so unknown kinds within v1 are read like any change, and nothing is
+    rebuilt from them.
 
     Each heartbeat (an idle table) also triggers a read, as a check that the stream
     missed nothing: a broken feed costs a heartbeat interval, never a hung bot.
@@ -210,6 +214,8 @@ class StreamingViews:
         self.last_sequence: int | None = None
         #: The highest version an event announced (0: none yet).
         self.latest_version = 0
+        #: The highest version of a change that may ask something of this seat (0: none yet).
+        self.concerning_version = 0
         #: Whether the stream said the table is closed.
         self.closed = False
         #: Streams opened, and reconnections after a lost stream (for reports and tests).
@@ -246,25 +252,46 @@ class StreamingViews:
         if kind == "heartbeat":
             return kind
         self.latest_version = max(self.latest_version, event.version)
+        if self._concerns_the_seat(event, kind):
+            self.concerning_version = max(self.concerning_version, event.version)
         if kind == "table_closed" or (kind == "snapshot" and event.snapshot.phase == _CLOSED):
             self.closed = True
         return kind
 
+    def _concerns_the_seat(self, event: events_pb2.TableEvent, kind: str) -> bool:
+        """Whether the change ``event`` is part of may ask something of this seat (a turn, a
+        settlement, a new deal, a closed table): anything but a bid or play that hands the turn
+        to another seat, another seat's settle, a clock started for another seat or a presence.
+        Unknown: yes (a seat not known yet, an event without ``next_seat``, a kind of event
+        this runner does not know)."""
+        seat = self.client.seat
+        if seat is None:
+            return True
+        if kind in ("bid_made", "cards_played"):
+            move = event.bid_made if kind == "bid_made" else event.cards_played
+            return not move.HasField("next_seat") or move.next_seat == seat
+        if kind == "seat_settled":
+            return event.seat_settled.seat == seat
+        if kind == "turn_deadline":
+            return event.turn_deadline.seat == seat
+        return kind != "seat_presence"
+
     async def next_view(self, after_version: int) -> table_pb2.TableView:
         while True:
-            while not self.closed and self.latest_version <= after_version:
+            while not self.closed and self.concerning_version <= after_version:
                 if await self._pump() == "heartbeat":
                     # An idle stream: check that it missed nothing (it never should).
                     view = await self.client.get()
-                    if view.version > after_version or view.phase == _CLOSED:
+                    if view.version > self.latest_version or view.phase == _CLOSED:
                         self.missed += 1
                         _log.info("version %d found on a heartbeat, before (or without) its event", view.version)
+                    if view.version > after_version or view.phase == _CLOSED:
                         return view
             view = await self.client.get()
             if view.version > after_version or view.phase == _CLOSED:
                 return view
             # An event announced a change this read does not show yet: ask again shortly.
-            self.latest_version = view.version
+            self.latest_version = self.concerning_version = view.version
             await asyncio.sleep(0.01)
 
     async def aclose(self) -> None:
