@@ -34,9 +34,9 @@ thinks in a thread with ``asyncio.to_thread``): the runner awaits what they retu
 
 The runner learns that the table changed from a ``WatchTable`` stream
 (:class:`StreamingViews`, the default: it reads the seat's view with ``GetTable`` as soon
-as an event announces a change that may ask something of the seat, so a bot answers within a
-round trip of its turn, well before any turn deadline) or by polling ``GetTable`` (:class:`PollingViews`).
-Both implement :class:`ViewSource`; a bot never sees the difference.
+as an event announces a change that may ask something of the seat, so a bot answers within
+a round trip of its turn, well before any turn deadline) or by polling ``GetTable``
+(:class:`PollingViews`). Both implement :class:`ViewSource`; a bot never sees the difference.
 """
 
 from __future__ import annotations
