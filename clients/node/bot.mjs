@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // A random dizhu bot in Node.js: it takes a seat (or plays a seat token it is given),
-// follows the table with WatchTable, and whenever the table changes reads its view with
-// GetTable; on its turn it bids at random, or asks RulesService.ListLegalMoves for the
-// moves of its exact hand and plays one of them at random (passing included when
-// allowed), until the table closes.
+// follows the table with WatchTable, and whenever a change may ask something of its seat
+// (concernsSeat) reads its view with GetTable; on its turn it bids at random, or asks
+// RulesService.ListLegalMoves for the moves of its exact hand and plays one of them at
+// random (passing included when allowed), until the table closes.
 //
 //   node bot.mjs --target 127.0.0.1:50051 --table <table id> [--token <seat token> | --name <name>] [--seed 7]
 //
@@ -13,8 +13,8 @@
 // bot rides out a restart of the referee.
 //
 // As a module: `playSeat({ target, tableId, token, name, seed, log })` resolves to
-// { seat, standings, decisions, resumes, view } once the table is closed (the standings
-// are those of the TableClosed event).
+// { seat, standings, decisions, reads, resumes, view } once the table is closed (the standings
+// are those of the TableClosed event; reads counts its GetTable calls).
 
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -135,6 +135,31 @@ export function toBeat(view) {
 }
 
 const version = (view) => BigInt(view.version ?? 0);
+
+/**
+ * Whether the change `event` is part of may ask something of `seat` (a turn, a deal, the end of
+ * the auction or the round, the close): anything but a bid or play that hands the turn to
+ * another seat (its next_seat), another seat's Settle or clock, or a presence. Unknown: yes (the
+ * seat not known yet, a move without next_seat, a kind of event this bot does not know).
+ */
+export function concernsSeat(event, seat) {
+  if (seat === undefined) return true;
+  switch (event.payload) {
+    case "bid_made":
+    case "cards_played": {
+      const next = event[event.payload].next_seat; // optional: a seat 0 stays 0, an unset one undefined
+      return next === undefined || next === seat;
+    }
+    case "seat_settled":
+      return (event.seat_settled.seat ?? 0) === seat;
+    case "turn_deadline":
+      return (event.turn_deadline.seat ?? 0) === seat;
+    case "seat_presence":
+      return false;
+    default:
+      return true;
+  }
+}
 const myTurn = (view) => view.turn_seat !== undefined && view.your_seat !== undefined && view.turn_seat === view.your_seat;
 // The table moved on (a reason of the MOVED_ON category, from the error's ErrorInfo): read it
 // again and decide again.
@@ -171,7 +196,8 @@ export async function playSeat({
       log(`joined seat ${joined.seat} as ${name}`);
       onJoined({ table_id: tableId, seat: joined.seat ?? 0, seat_token: token });
     }
-    const state = { latest: 0n, closed: false, standings: null, resumes: 0, wake: null };
+    // latest: the highest version of a change that may ask something of the seat (concernsSeat).
+    const state = { latest: 0n, seat: undefined, closed: false, standings: null, resumes: 0, wake: null };
     const changed = () => {
       state.wake?.();
       state.wake = null;
@@ -180,7 +206,7 @@ export async function playSeat({
       const events = watchTable(tables, tableId, token, { onResume: () => (state.resumes += 1) });
       for await (const event of events) {
         if (event.payload === "heartbeat") continue;
-        if (version(event) > state.latest) state.latest = version(event);
+        if (version(event) > state.latest && concernsSeat(event, state.seat)) state.latest = version(event);
         if (event.payload === "table_closed") {
           state.closed = true;
           state.standings = event.table_closed.standings ?? [];
@@ -194,7 +220,11 @@ export async function playSeat({
     })();
     following.catch(() => changed()); // surfaced below
 
-    const read = async () => (await call(tables, "GetTable", { table_id: tableId }, token)).table;
+    let reads = 0;
+    const read = async () => {
+      reads += 1;
+      return (await call(tables, "GetTable", { table_id: tableId }, token)).table;
+    };
     const waitForChange = async (seen) => {
       while (!state.closed && state.latest <= seen) {
         await Promise.race([new Promise((resolve) => (state.wake = resolve)), following]);
@@ -235,6 +265,7 @@ export async function playSeat({
 
     let view = await read();
     const seat = view.your_seat;
+    state.seat = seat;
     while (view.phase !== "PHASE_CLOSED") {
       let after = null;
       try {
@@ -262,7 +293,7 @@ export async function playSeat({
     await Promise.race([following, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
     clearTimeout(timer);
     if (state.standings === null) throw new Error("the stream ended without the table_closed event");
-    return { seat, standings: plainStandings(state.standings), decisions, resumes: state.resumes, view };
+    return { seat, standings: plainStandings(state.standings), decisions, reads, resumes: state.resumes, view };
   } finally {
     close();
   }

@@ -4,7 +4,8 @@
 //
 //   node play-table.mjs --target 127.0.0.1:50051 [--variant 3p|4p] [--rounds 1] [--seed 1] [--verbose]
 //
-// Output: {"table_id": "...", "rounds": 1, "standings": [{"place": 1, "seat": 2, "player_name": "node-2", "balance": 4}, ...]}
+// Output: {"table_id": "...", "rounds": 1, "standings": [{"place": 1, "seat": 2, "player_name": "node-2", "balance": 4}, ...],
+//          "seats": [{"seat": 0, "decisions": 17, "reads": 18}, ...]}
 
 import { parseArgs } from "node:util";
 
@@ -59,7 +60,8 @@ async function main() {
   const standings = results[0].standings;
   const decisions = results.reduce((sum, result) => sum + result.decisions, 0);
   console.error(`closed after ${decisions} decisions`);
-  console.log(JSON.stringify({ table_id: created.table_id, rounds, standings }));
+  const seats = results.map(({ seat, decisions, reads }) => ({ seat: seat ?? 0, decisions, reads }));
+  console.log(JSON.stringify({ table_id: created.table_id, rounds, standings, seats }));
 }
 
 main().catch((error) => {

@@ -79,6 +79,14 @@ class TestNodeClient:
         assert sorted(entry["player_name"] for entry in standings) == ["node-0", "node-1", "node-2"]
         assert sum(entry["balance"] for entry in standings) == 0
         assert [entry["place"] for entry in standings] == sorted(entry["place"] for entry in standings)
+        # Each bot reads its view when a change may ask something of its seat (concernsSeat: the
+        # events' next_seat), not after every move of the others.
+        seats = output["seats"]
+        assert isinstance(seats, list)
+        assert sorted(entry["seat"] for entry in seats) == [0, 1, 2]
+        decisions = sum(entry["decisions"] for entry in seats)
+        for entry in seats:
+            assert entry["reads"] < decisions - entry["decisions"], seats
 
     def test_the_table_is_closed_for_python_too(self, node: str, referee: str) -> None:
         """The Node bots' table read back through the Python SDK: closed by its round limit, same balances."""
