@@ -1,8 +1,9 @@
 """The example bots of clients/<language>, each built with its own toolchain, play against a real referee.
 
 For each language, three bots create and join a 3p table, bid, play the moves RulesService
-lists until the table closes by its round limit; and a refusal's google.rpc details are read
-and printed (status, ErrorInfo reason without the ERROR_REASON_ prefix, metadata).
+lists until the table closes by its round limit, reading the table only when a change may ask
+something of their seat; and a refusal's google.rpc details are read and printed (status,
+ErrorInfo reason without the ERROR_REASON_ prefix, metadata).
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def test_three_bots_of_a_language_play_a_3p_table_to_its_round_limit(
     assert all(result["balances"] == balances for result in finished.values())
     assert sum(balances) == 0
     assert sorted(seat.player_name for seat in view.seats) == [f"{language}-{n}" for n in range(3)]
+    # Each bot reads its view when a change may ask something of its seat (the events' next_seat),
+    # not after every move of the others.
+    decisions = sum(result["decisions"] for result in finished.values())
+    for result in finished.values():
+        assert 0 < result["reads"] < decisions - result["decisions"], finished
 
 
 def test_a_refusal_is_read_from_its_error_info(language_bot: tuple[str, list[str]], referee: str) -> None:

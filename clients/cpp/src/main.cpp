@@ -10,7 +10,7 @@
 //
 // Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
 // DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints
-// {"table_id", "seat", "decisions", "balances"} as one line of JSON.
+// {"table_id", "seat", "decisions", "reads", "balances"} as one line of JSON.
 
 #include <grpcpp/grpcpp.h>
 
@@ -274,6 +274,28 @@ class Referee {
   milliseconds call_timeout_{10000};
 };
 
+// Whether the change `event` is part of may ask something of `seat` (a turn, a deal, the end of
+// the auction or the round, the close): anything but a bid or play that hands the turn to another
+// seat (its next_seat), another seat's Settle or clock, or a presence. Unknown: yes (the seat not
+// known yet, a move without next_seat, a kind of event this bot does not know).
+bool Concerns(const dizhu::v1::TableEvent& event, std::optional<uint32_t> seat) {
+  if (!seat) return true;
+  switch (event.payload_case()) {
+    case dizhu::v1::TableEvent::kBidMade:
+      return !event.bid_made().has_next_seat() || event.bid_made().next_seat() == *seat;
+    case dizhu::v1::TableEvent::kCardsPlayed:
+      return !event.cards_played().has_next_seat() || event.cards_played().next_seat() == *seat;
+    case dizhu::v1::TableEvent::kSeatSettled:
+      return event.seat_settled().seat() == *seat;
+    case dizhu::v1::TableEvent::kTurnDeadline:
+      return event.turn_deadline().seat() == *seat;
+    case dizhu::v1::TableEvent::kSeatPresence:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // Plays one seat of one table at random among the legal choices.
 class Bot {
  public:
@@ -281,6 +303,7 @@ class Bot {
       : referee_(referee), table_id_(std::move(table_id)), random_(seed) {}
 
   int decisions() const { return decisions_; }
+  int reads() const { return reads_; }
 
   // Plays the seat until the table closes; the closed table's view.
   TableView Play() {
@@ -320,6 +343,7 @@ class Bot {
 
  private:
   TableView Read() {
+    ++reads_;
     dizhu::v1::GetTableRequest request;
     request.set_table_id(table_id_);
     return referee_
@@ -330,12 +354,15 @@ class Bot {
         .table();
   }
 
-  // Follows the table with WatchTable and tells of every new version. A lost or silent stream is
-  // opened again after the last event received (after_sequence, after_write_id), with a capped
-  // backoff, for up to kRetryHorizon without a message.
+  // Follows the table with WatchTable and tells of every new version of a change that may ask
+  // something of the seat (Concerns). A lost or silent stream is opened again after the last event
+  // received (after_sequence, after_write_id), with a capped backoff, for up to kRetryHorizon
+  // without a message.
   void Follow() {
     dizhu::v1::WatchTableRequest request;
     request.set_table_id(table_id_);
+    // The seat, from the stream's snapshot (the stream is opened with its token).
+    std::optional<uint32_t> seat;
     const RetryPolicy& policy = RetryPolicy::Shared();
     milliseconds delay = policy.initial_backoff;
     std::optional<Clock::time_point> lost_since;
@@ -355,9 +382,12 @@ class Bot {
         request.set_after_write_id(message.event().write_id());
         lost_since.reset();
         delay = policy.initial_backoff;
+        if (message.event().has_snapshot() && message.event().snapshot().has_your_seat()) {
+          seat = message.event().snapshot().your_seat();
+        }
         std::lock_guard<std::mutex> lock(mutex_);
         last_message_ = Clock::now();
-        latest_version_ = std::max(latest_version_, message.event().version());
+        if (Concerns(message.event(), seat)) latest_version_ = std::max(latest_version_, message.event().version());
         changed_.notify_all();
       }
       grpc::Status status = stream->Finish();
@@ -478,6 +508,7 @@ class Bot {
   const std::string table_id_;
   std::mt19937_64 random_;
   int decisions_ = 0;
+  int reads_ = 0;
   uint32_t settled_round_ = 0;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -640,7 +671,8 @@ int main(int argc, char** argv) {
     std::ostringstream balances;
     for (int i = 0; i < view.seats_size(); ++i) balances << (i ? "," : "") << view.seats(i).balance();
     std::cout << "{\"table_id\":\"" << table_id << "\",\"seat\":" << view.your_seat()
-              << ",\"decisions\":" << bot.decisions() << ",\"balances\":[" << balances.str() << "]}" << std::endl;
+              << ",\"decisions\":" << bot.decisions() << ",\"reads\":" << bot.reads() << ",\"balances\":["
+              << balances.str() << "]}" << std::endl;
   } catch (const Refused& refused) {
     std::cerr << refused.call << ": " << ErrorDetails::Of(refused.status).ToString() << std::endl;
     return 1;

@@ -10,7 +10,7 @@
 //!
 //! Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
 //! DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints
-//! {"table_id", "seat", "decisions", "balances"} as one line of JSON.
+//! {"table_id", "seat", "decisions", "reads", "balances"} as one line of JSON.
 
 mod facts;
 mod referee;
@@ -37,10 +37,11 @@ pub mod dizhu {
     }
 }
 
+use dizhu::v1::table_event::Payload;
 use dizhu::v1::{
     BidRequest, CardSet, CreateTableRequest, GetTableRequest, JoinTableRequest,
-    ListLegalMovesRequest, Phase, PlayRequest, SettleRequest, TableSettings, TableView, Variant,
-    WatchTableRequest,
+    ListLegalMovesRequest, Phase, PlayRequest, SettleRequest, TableEvent, TableSettings, TableView,
+    Variant, WatchTableRequest,
 };
 
 /// What the WatchTable task tells the player: the latest version seen, and whether the stream
@@ -52,17 +53,36 @@ struct Followed {
     error: Option<Status>,
 }
 
+/// Whether the change `event` is part of may ask something of `seat` (a turn, a deal, the end of
+/// the auction or the round, the close): anything but a bid or play that hands the turn to another
+/// seat (its next_seat), another seat's Settle or clock, or a presence. Unknown: yes (the seat not
+/// known yet, a move without next_seat, a kind of event this bot does not know).
+fn concerns(event: &TableEvent, seat: Option<u32>) -> bool {
+    let Some(seat) = seat else { return true };
+    match &event.payload {
+        Some(Payload::BidMade(bid)) => bid.next_seat.is_none_or(|next| next == seat),
+        Some(Payload::CardsPlayed(play)) => play.next_seat.is_none_or(|next| next == seat),
+        Some(Payload::SeatSettled(settled)) => settled.seat == seat,
+        Some(Payload::TurnDeadline(deadline)) => deadline.seat == seat,
+        Some(Payload::SeatPresence(_)) => false,
+        _ => true,
+    }
+}
+
 /// Plays one seat of one table at random among the legal choices.
 struct Bot {
     referee: Referee,
     table_id: String,
     random: StdRng,
     decisions: u32,
+    /// Its GetTable calls.
+    reads: u32,
     settled_round: u32,
 }
 
 impl Bot {
-    async fn read(&self) -> Result<TableView, Status> {
+    async fn read(&mut self) -> Result<TableView, Status> {
+        self.reads += 1;
         let request = GetTableRequest {
             table_id: self.table_id.clone(),
         };
@@ -76,9 +96,10 @@ impl Bot {
         Ok(response.table.unwrap_or_default())
     }
 
-    /// Follows the table with WatchTable and tells of every new version. A lost or silent
-    /// stream is opened again after the last event received (after_sequence, after_write_id),
-    /// with a capped backoff, for up to RETRY_HORIZON without a message.
+    /// Follows the table with WatchTable and tells of every new version of a change that may ask
+    /// something of the seat (`concerns`). A lost or silent stream is opened again after the last
+    /// event received (after_sequence, after_write_id), with a capped backoff, for up to
+    /// RETRY_HORIZON without a message.
     fn follow(&self) -> watch::Receiver<Followed> {
         let (sender, receiver) = watch::channel(Followed::default());
         let referee = self.referee.clone();
@@ -89,6 +110,8 @@ impl Bot {
         tokio::spawn(async move {
             let mut delay = facts::initial_backoff();
             let mut lost_since: Option<tokio::time::Instant> = None;
+            // The seat, from the stream's snapshot (the stream is opened with its token).
+            let mut seat = None;
             let error = loop {
                 let request = referee.request(resume.clone(), None);
                 let mut tables = referee.tables.clone();
@@ -103,9 +126,14 @@ impl Bot {
                                     let event = message.event.unwrap_or_default();
                                     resume.after_sequence = Some(event.sequence);
                                     resume.after_write_id = event.write_id;
-                                    sender.send_modify(|state| {
-                                        state.version = state.version.max(event.version)
-                                    });
+                                    if let Some(Payload::Snapshot(view)) = &event.payload {
+                                        seat = view.your_seat.or(seat);
+                                    }
+                                    if concerns(&event, seat) {
+                                        sender.send_modify(|state| {
+                                            state.version = state.version.max(event.version)
+                                        });
+                                    }
                                 }
                                 Ok(Ok(None)) => break Ok(()), // OK: after TableClosed
                                 Ok(Err(status)) => break Err(status),
@@ -467,6 +495,7 @@ async fn main() -> ExitCode {
         table_id: options.table_id.clone(),
         random: StdRng::seed_from_u64(seed),
         decisions: 0,
+        reads: 0,
         settled_round: 0,
     };
     match bot.play().await {
@@ -477,10 +506,11 @@ async fn main() -> ExitCode {
                 .map(|seat| seat.balance.to_string())
                 .collect();
             println!(
-                "{{\"table_id\":\"{}\",\"seat\":{},\"decisions\":{},\"balances\":[{}]}}",
+                "{{\"table_id\":\"{}\",\"seat\":{},\"decisions\":{},\"reads\":{},\"balances\":[{}]}}",
                 options.table_id,
                 view.your_seat.unwrap_or_default(),
                 bot.decisions,
+                bot.reads,
                 balances.join(",")
             );
             ExitCode::SUCCESS

@@ -10,7 +10,7 @@
 //
 // Without flags it reads the seat from DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and
 // DIZHU_TLS, DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant (docs/tournaments.md).
-// At the end it prints {"table_id", "seat", "decisions", "balances"} as one line of JSON.
+// At the end it prints {"table_id", "seat", "decisions", "reads", "balances"} as one line of JSON.
 package main
 
 import (
@@ -96,7 +96,7 @@ func main() {
 		balances[seat.GetSeat()] = seat.GetBalance()
 	}
 	printLine(map[string]any{
-		"table_id": *tableID, "seat": view.GetYourSeat(), "decisions": bot.Decisions, "balances": balances,
+		"table_id": *tableID, "seat": view.GetYourSeat(), "decisions": bot.Decisions, "reads": bot.Reads, "balances": balances,
 	})
 }
 

@@ -22,6 +22,8 @@ type Bot struct {
 	random  *rand.Rand
 	// Decisions counts the bids, plays and settlements the referee accepted from the bot.
 	Decisions int
+	// Reads counts its GetTable calls.
+	Reads int
 }
 
 // idleStream is the silence after which a WatchTable stream counts as lost: the referee sends a
@@ -29,10 +31,11 @@ type Bot struct {
 // dead connection nobody told the bot about.
 const idleStream = 45 * time.Second
 
-// changes follows the table with WatchTable and tells of every new version; it closes
-// `closed` once the table is (the stream ends with OK after TableClosed). A lost or silent
-// stream is opened again after the last event received (after_sequence, after_write_id),
-// with a capped backoff, for up to retryHorizon without a message.
+// changes follows the table with WatchTable and tells of every new version of a change that
+// may ask something of the seat (concerns); it closes `closed` once the table is (the stream
+// ends with OK after TableClosed). A lost or silent stream is opened again after the last
+// event received (after_sequence, after_write_id), with a capped backoff, for up to
+// retryHorizon without a message.
 type changes struct {
 	mu      sync.Mutex
 	version uint64
@@ -41,9 +44,35 @@ type changes struct {
 	err     error
 }
 
+// concerns reports whether the change `event` is part of may ask something of `seat` (a turn,
+// a deal, the end of the auction or the round, the close): anything but a bid or play that
+// hands the turn to another seat (its next_seat), another seat's Settle or clock, or a
+// presence. Unknown: yes (the seat not known yet, a move without next_seat, a kind of event
+// this bot does not know).
+func concerns(event *dizhuv1.TableEvent, seat *uint32) bool {
+	if seat == nil {
+		return true
+	}
+	switch payload := event.GetPayload().(type) {
+	case *dizhuv1.TableEvent_BidMade:
+		return payload.BidMade.NextSeat == nil || payload.BidMade.GetNextSeat() == *seat
+	case *dizhuv1.TableEvent_CardsPlayed:
+		return payload.CardsPlayed.NextSeat == nil || payload.CardsPlayed.GetNextSeat() == *seat
+	case *dizhuv1.TableEvent_SeatSettled:
+		return payload.SeatSettled.GetSeat() == *seat
+	case *dizhuv1.TableEvent_TurnDeadline:
+		return payload.TurnDeadline.GetSeat() == *seat
+	case *dizhuv1.TableEvent_SeatPresence:
+		return false
+	}
+	return true
+}
+
 func (b *Bot) follow(ctx context.Context, c *changes) {
 	defer close(c.closed)
 	request := &dizhuv1.WatchTableRequest{TableId: b.tableID}
+	// The seat, from the stream's snapshot (the stream is opened with its token).
+	var seat *uint32
 	delay := policy.InitialBackoff
 	lostSince := time.Time{}
 	for ctx.Err() == nil {
@@ -58,9 +87,14 @@ func (b *Bot) follow(ctx context.Context, c *changes) {
 				lostSince, delay = time.Time{}, policy.InitialBackoff
 				event := message.GetEvent()
 				request.AfterSequence, request.AfterWriteId = &event.Sequence, event.GetWriteId()
-				c.mu.Lock()
-				c.version = max(c.version, event.GetVersion())
-				c.mu.Unlock()
+				if snapshot := event.GetSnapshot(); snapshot != nil && snapshot.YourSeat != nil {
+					seat = snapshot.YourSeat
+				}
+				if concerns(event, seat) {
+					c.mu.Lock()
+					c.version = max(c.version, event.GetVersion())
+					c.mu.Unlock()
+				}
 				select {
 				case c.signal <- struct{}{}:
 				default:
@@ -111,6 +145,7 @@ func (c *changes) waitBeyond(ctx context.Context, seen uint64) error {
 }
 
 func (b *Bot) read(ctx context.Context) (*dizhuv1.TableView, error) {
+	b.Reads++
 	resp, err := call(ctx, b.referee, "GetTable", &dizhuv1.GetTableRequest{TableId: b.tableID}, b.referee.Tables.GetTable)
 	return resp.GetTable(), err
 }

@@ -17,6 +17,7 @@ import dizhu.v1.SeatView;
 import dizhu.v1.SettleRequest;
 import dizhu.v1.SettleResponse;
 import dizhu.v1.TableSettings;
+import dizhu.v1.TableEvent;
 import dizhu.v1.TableView;
 import dizhu.v1.Variant;
 import dizhu.v1.WatchTableRequest;
@@ -54,7 +55,7 @@ import java.util.concurrent.TimeUnit;
  *
  * Without flags it reads DIZHU_TARGET, DIZHU_TABLE_ID and DIZHU_SEAT_TOKEN (and DIZHU_TLS,
  * DIZHU_TLS_CA), as `dizhu tournament` starts a gRPC entrant. At the end it prints {"table_id",
- * "seat", "decisions", "balances"} as one line of JSON.
+ * "seat", "decisions", "reads", "balances"} as one line of JSON.
  */
 public final class DizhuBot {
   /**
@@ -74,6 +75,8 @@ public final class DizhuBot {
   private Context.CancellableContext stream;
   private long lastMessageNanos;
   private int decisions;
+  /** Its GetTable calls. */
+  private int reads;
   private long settledRound;
 
   private DizhuBot(Referee referee, String tableId, long seed) {
@@ -169,8 +172,8 @@ public final class DizhuBot {
       for (SeatView seat : view.getSeatsList()) {
         balances.add(Long.toString(seat.getBalance()));
       }
-      printLine(String.format("{\"table_id\":\"%s\",\"seat\":%d,\"decisions\":%d,\"balances\":[%s]}",
-          tableId, view.getYourSeat(), bot.decisions, String.join(",", balances)));
+      printLine(String.format("{\"table_id\":\"%s\",\"seat\":%d,\"decisions\":%d,\"reads\":%d,\"balances\":[%s]}",
+          tableId, view.getYourSeat(), bot.decisions, bot.reads, String.join(",", balances)));
     }
   }
 
@@ -220,17 +223,41 @@ public final class DizhuBot {
   }
 
   private TableView read() {
+    reads++;
     GetTableRequest request = GetTableRequest.newBuilder().setTableId(tableId).build();
     return referee.call("GetTable", referee.tables(), stub -> stub.getTable(request)).getTable();
   }
 
   /**
-   * Follows the table with WatchTable and tells of every new version. A lost or silent stream is
-   * opened again after the last event received (after_sequence, after_write_id), with a capped
-   * backoff, for up to Referee.RETRY_HORIZON_MS without a message.
+   * Whether the change {@code event} is part of may ask something of {@code seat} (a turn, a deal,
+   * the end of the auction or the round, the close): anything but a bid or play that hands the
+   * turn to another seat (its next_seat), another seat's Settle or clock, or a presence. Unknown:
+   * yes (the seat not known yet, a move without next_seat, a kind of event this bot does not know).
+   */
+  static boolean concerns(TableEvent event, Integer seat) {
+    if (seat == null) {
+      return true;
+    }
+    return switch (event.getPayloadCase()) {
+      case BID_MADE -> !event.getBidMade().hasNextSeat() || event.getBidMade().getNextSeat() == seat;
+      case CARDS_PLAYED -> !event.getCardsPlayed().hasNextSeat() || event.getCardsPlayed().getNextSeat() == seat;
+      case SEAT_SETTLED -> event.getSeatSettled().getSeat() == seat;
+      case TURN_DEADLINE -> event.getTurnDeadline().getSeat() == seat;
+      case SEAT_PRESENCE -> false;
+      default -> true;
+    };
+  }
+
+  /**
+   * Follows the table with WatchTable and tells of every new version of a change that may ask
+   * something of the seat ({@link #concerns}). A lost or silent stream is opened again after the
+   * last event received (after_sequence, after_write_id), with a capped backoff, for up to
+   * Referee.RETRY_HORIZON_MS without a message.
    */
   private void follow() {
     WatchTableRequest.Builder request = WatchTableRequest.newBuilder().setTableId(tableId);
+    // The seat, from the stream's snapshot (the stream is opened with its token).
+    Integer seat = null;
     long delayMs = ReasonFacts.INITIAL_BACKOFF_MS;
     long lostSince = 0;
     ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(task -> {
@@ -249,13 +276,18 @@ public final class DizhuBot {
       try {
         Iterator<WatchTableResponse> events = referee.tables().watchTable(request.build());
         while (events.hasNext()) {
-          WatchTableResponse message = events.next();
-          request.setAfterSequence(message.getEvent().getSequence()).setAfterWriteId(message.getEvent().getWriteId());
+          TableEvent event = events.next().getEvent();
+          request.setAfterSequence(event.getSequence()).setAfterWriteId(event.getWriteId());
           lostSince = 0;
           delayMs = ReasonFacts.INITIAL_BACKOFF_MS;
+          if (event.hasSnapshot() && event.getSnapshot().hasYourSeat()) {
+            seat = event.getSnapshot().getYourSeat();
+          }
           synchronized (changed) {
             lastMessageNanos = System.nanoTime();
-            latestVersion = Math.max(latestVersion, message.getEvent().getVersion());
+            if (concerns(event, seat)) {
+              latestVersion = Math.max(latestVersion, event.getVersion());
+            }
             changed.notifyAll();
           }
         }
