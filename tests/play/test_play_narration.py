@@ -41,11 +41,12 @@ class Terminal(io.StringIO):
 
     def write(self, text: str) -> int:
         written = super().write(text)
-        if QUESTION.search(self.getvalue()[-200:]):
+        shown = self.getvalue()
+        if QUESTION.search(shown[-200:]):
             self.asked.set()
-        for awaited, shown in self._awaited.items():
-            if awaited in self.getvalue()[-len(awaited) - len(text) :]:
-                shown.set()
+        for awaited, event in self._awaited.items():
+            if awaited in shown[-len(awaited) - len(text) :]:
+                event.set()
         return written
 
     def when_shown(self, text: str) -> asyncio.Event:

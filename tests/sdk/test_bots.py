@@ -53,7 +53,7 @@ async def _play_table(
         )
         runners = []
         for bot, token in zip(bots, created.seat_tokens, strict=True):
-            seat = _CountingReads(creator.channel, table_id=creator.table_id, token=token.token)
+            seat = _CountingReads(creator.channel, table_id=creator.table_id, token=token.token, retry=creator.retry)
             views: ViewSource | None = PollingViews(seat) if polling else None
             runners.append(BotRunner(bot, seat, views=views, on_decision=decisions.append))
         await asyncio.wait_for(asyncio.gather(*(runner.run() for runner in runners)), timeout=120)
