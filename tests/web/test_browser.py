@@ -48,8 +48,13 @@ MINE = re.compile(r"\bmine\b")
 
 
 @pytest.fixture
-def screenshots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("DIZHU_SCREENSHOTS") or tmp_path)
+def screenshots() -> Path | None:
+    """Where the pages' screenshots go (docs/img, for docs/front-ends.md), when ``DIZHU_SCREENSHOTS``
+    names a folder; otherwise none are taken: a picture asserts nothing, and drawing and encoding
+    a run's cost chromium about four CPU seconds. The layout checks of ``_shoot`` run either way."""
+    if not (named := os.environ.get("DIZHU_SCREENSHOTS")):
+        return None
+    folder = Path(named)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -96,7 +101,7 @@ async def _new_table(page: Page, browser: Browser, page_referee: WebReferee, pla
 
 
 async def _play_the_round(
-    page: Page, spectator: Page, page_referee: WebReferee, table_id: str, screenshots: Path, players: int
+    page: Page, spectator: Page, page_referee: WebReferee, table_id: str, screenshots: Path | None, players: int
 ) -> tuple[bool, bool]:
     """The person plays the round through the page with the mouse, checking at each turn that
     neither page shows a hidden card; when leading first, it tries two unlike cards, and after
@@ -193,7 +198,7 @@ def _shot(name: str, players: int) -> str:
     return f"{name}-4p" if players == 4 else name
 
 
-async def _shoot_both(page: Page, screenshots: Path, name: str) -> None:
+async def _shoot_both(page: Page, screenshots: Path | None, name: str) -> None:
     """Screenshots of the page at both widths (ending at the width it had)."""
     before = page.viewport_size or DESKTOP
     for viewport in (PHONE, DESKTOP) if before["width"] >= 500 else (DESKTOP, PHONE):
@@ -201,11 +206,13 @@ async def _shoot_both(page: Page, screenshots: Path, name: str) -> None:
         await _shoot(page, screenshots, name)
 
 
-async def _shoot(page: Page, screenshots: Path, name: str) -> None:
-    """A screenshot of the page as it is now, at the width of the page's viewport (``-phone`` below 500 px)."""
+async def _shoot(page: Page, screenshots: Path | None, name: str) -> None:
+    """The page as it is now fits its viewport's width, and its screenshot (``-phone`` below 500 px)
+    is taken where ``screenshots`` names a folder."""
     width = (page.viewport_size or {"width": 1100})["width"]
-    suffix = "-phone" if width < 500 else ""
-    await page.screenshot(path=str(screenshots / f"{name}{suffix}.png"), full_page=True)
+    if screenshots is not None:
+        suffix = "-phone" if width < 500 else ""
+        await page.screenshot(path=str(screenshots / f"{name}{suffix}.png"), full_page=True)
     assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
         f"{name} scrolls sideways at {width} px"
     )
@@ -268,7 +275,7 @@ class TestWebTable:
         self,
         page_referee: WebReferee,
         browser: Browser,
-        screenshots: Path,
+        screenshots: Path | None,
         axe_script: Path,
         players: int,
         viewport: ViewportSize,
@@ -329,7 +336,7 @@ class TestWebTable:
         self,
         page_referee: WebReferee,
         browser: Browser,
-        screenshots: Path,
+        screenshots: Path | None,
         axe_script: Path,
         players: int,
         viewport: ViewportSize,
