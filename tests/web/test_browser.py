@@ -50,8 +50,8 @@ MINE = re.compile(r"\bmine\b")
 @pytest.fixture
 def screenshots() -> Path | None:
     """Where the pages' screenshots go (docs/img, for docs/front-ends.md), when ``DIZHU_SCREENSHOTS``
-    names a folder; otherwise none are taken: a picture asserts nothing, and drawing and encoding
-    a run's cost chromium about four CPU seconds. The layout checks of ``_shoot`` run either way."""
+    names a folder; otherwise none are taken: a picture asserts nothing, and a run's screenshots
+    cost chromium about four CPU seconds. The layout checks of ``_shoot`` run either way."""
     if not (named := os.environ.get("DIZHU_SCREENSHOTS")):
         return None
     folder = Path(named)
@@ -199,7 +199,7 @@ def _shot(name: str, players: int) -> str:
 
 
 async def _shoot_both(page: Page, screenshots: Path | None, name: str) -> None:
-    """Screenshots of the page at both widths (ending at the width it had)."""
+    """``_shoot`` at both widths (ending at the width the page had)."""
     before = page.viewport_size or DESKTOP
     for viewport in (PHONE, DESKTOP) if before["width"] >= 500 else (DESKTOP, PHONE):
         await page.set_viewport_size(viewport)
